@@ -1,0 +1,350 @@
+//! The per-match protocol: render → claim → shorten → post → record. Returns an [`Outcome`];
+//! losing a claim is an outcome, not an error.
+//!
+//! The post is rendered *before* the claim, so a post that cannot be made (too long, template
+//! failure) never leaves a claim behind. After a failed post the claim keeps exactly the state
+//! the failure proves (see [`crate::post::Verdict`]).
+
+use crate::claim::{Checked, Claim, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Transition};
+use crate::cricket::{Match, MatchKey};
+use crate::post::{Post, PostError, PostReceipt, TooLong, Verdict, XClient};
+use crate::shorten::Shortener;
+use crate::template::{Template, TemplateError};
+use chrono::Utc;
+use serde::Serialize;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use url::Url;
+
+/// What happened to one match.
+#[derive(Debug)]
+pub enum Outcome {
+    /// We won the claim and X created the post.
+    Posted(PostReceipt),
+    /// Someone else holds the claim (or, in dry run, would be skipped because of it).
+    Skipped {
+        /// The holder's record: owner, since, state.
+        holder: Claim,
+    },
+    /// We won the claim and the post failed.
+    PostFailed {
+        /// Whether the claim still blocks the match (false: released for a later attempt).
+        claim_kept: bool,
+        /// What the failure proves.
+        verdict: Verdict,
+        /// The failure.
+        error: PostError,
+    },
+    /// Dry run: this post would be sent.
+    WouldPost(Post),
+}
+
+/// A match that could not be processed. The claim, if any, is in a known state.
+#[derive(Debug, thiserror::Error)]
+pub enum AnnounceError {
+    /// The store could not answer; nothing was posted.
+    #[error("match {key}: {source}")]
+    Store {
+        /// The match.
+        key: MatchKey,
+        /// The store's error.
+        #[source]
+        source: ClaimError,
+    },
+    /// The template failed for this match; nothing was claimed.
+    #[error("match {key}: {source}")]
+    Template {
+        /// The match.
+        key: MatchKey,
+        /// The template's error.
+        #[source]
+        source: TemplateError,
+    },
+    /// The rendered post is too long for X; nothing was claimed.
+    #[error("match {key}: template {template}: {source}")]
+    TooLong {
+        /// The match.
+        key: MatchKey,
+        /// The template's path.
+        template: String,
+        /// The length.
+        #[source]
+        source: TooLong,
+    },
+    /// Writing the dry-run output failed.
+    #[error("cannot write dry-run output: {0}")]
+    Output(#[source] std::io::Error),
+}
+
+/// Where dry-run posts are printed, shared by clones.
+pub type Output = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// How posts leave the process.
+#[derive(Clone)]
+pub enum Mode {
+    /// Claim in the store and post to X.
+    Live(XClient),
+    /// Only peek at claims; print each post to `out` (as JSON lines when `json`).
+    DryRun {
+        /// Where posts are printed.
+        out: Output,
+        /// One JSON object per post instead of text.
+        json: bool,
+        /// Whether to call the shortener.
+        shorten: bool,
+    },
+}
+
+/// Announces matches. Cheap to clone; clones share the store, HTTP clients and output.
+#[derive(Clone)]
+pub struct Announcer {
+    store: ClaimStore,
+    template: Arc<Template>,
+    shortener: Option<Shortener>,
+    mode: Mode,
+    ttl: Duration,
+    halted: Arc<Mutex<Option<String>>>,
+}
+
+#[derive(Serialize)]
+struct DryRunLine<'a> {
+    match_key: &'a str,
+    source: String,
+    state: &'a str,
+    weighted_length: usize,
+    text: &'a str,
+}
+
+impl Announcer {
+    /// An announcer claiming in `store` with `ttl`, rendering with `template`.
+    pub fn new(
+        store: ClaimStore,
+        template: Template,
+        shortener: Option<Shortener>,
+        mode: Mode,
+        ttl: Duration,
+    ) -> Announcer {
+        Announcer {
+            store,
+            template: Arc::new(template),
+            shortener,
+            mode,
+            ttl,
+            halted: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The store this announcer claims in.
+    pub fn store(&self) -> &ClaimStore {
+        &self.store
+    }
+
+    /// Why posting stopped for this process (bad credentials, credits depleted, permission),
+    /// if it did. Once set, callers must not announce further matches.
+    pub fn halted(&self) -> Option<String> {
+        self.halted.lock().ok().and_then(|h| h.clone())
+    }
+
+    fn render(&self, key: &MatchKey, m: &Match, link: &Url) -> Result<Post, AnnounceError> {
+        let text = self
+            .template
+            .render(m, link)
+            .map_err(|source| AnnounceError::Template {
+                key: key.clone(),
+                source,
+            })?;
+        Post::new(&text).map_err(|source| AnnounceError::TooLong {
+            key: key.clone(),
+            template: self.template.path().display().to_string(),
+            source,
+        })
+    }
+
+    async fn link(&self, m: &Match) -> Url {
+        let Some(shortener) = &self.shortener else {
+            return m.url.clone();
+        };
+        match shortener.shorten(&m.url).await {
+            Ok(short) => short,
+            Err(e) => {
+                tracing::warn!(url = %m.url, error.message = %e, "shortener failed; posting the long link");
+                m.url.clone()
+            }
+        }
+    }
+
+    /// Runs the protocol for one match; see the module documentation.
+    ///
+    /// # Errors
+    /// [`AnnounceError`] when the store cannot answer (nothing posted), or the post cannot be
+    /// rendered (nothing claimed).
+    #[tracing::instrument(skip_all, fields(match_key = %MatchKey::for_match(m), source = %m.alias()))]
+    pub async fn announce(&self, m: &Match) -> Result<Outcome, AnnounceError> {
+        let key = MatchKey::for_match(m);
+        // Rendered with the long link first: a URL weighs 23 whatever its length, so the
+        // shortened post has the same weighted length and cannot fail where this one passed.
+        let draft = self.render(&key, m, &m.url)?;
+        let store_err = |source| AnnounceError::Store {
+            key: key.clone(),
+            source,
+        };
+        match &self.mode {
+            Mode::DryRun { out, json, shorten } => {
+                if let Some(holder) = self.store.peek(&key).await.map_err(store_err)? {
+                    log_skip(&key, &holder, "dry run: would skip");
+                    return Ok(Outcome::Skipped { holder });
+                }
+                let post = if *shorten {
+                    self.render(&key, m, &self.link(m).await)?
+                } else {
+                    draft
+                };
+                let mut out = out
+                    .lock()
+                    .map_err(|_| AnnounceError::Output(std::io::Error::other("output poisoned")))?;
+                if *json {
+                    let line = DryRunLine {
+                        match_key: key.as_str(),
+                        source: m.alias(),
+                        state: m.state.as_str(),
+                        weighted_length: post.weighted_length(),
+                        text: post.text(),
+                    };
+                    let json = serde_json::to_string(&line).map_err(|e| AnnounceError::Output(e.into()))?;
+                    writeln!(out, "{json}").map_err(AnnounceError::Output)?;
+                } else {
+                    writeln!(
+                        out,
+                        "--- {key} ({}; weighted length {}/{})\n{}\n",
+                        m.alias(),
+                        post.weighted_length(),
+                        crate::post::MAX_WEIGHTED_LENGTH,
+                        post.text()
+                    )
+                    .map_err(AnnounceError::Output)?;
+                }
+                out.flush().map_err(AnnounceError::Output)?;
+                Ok(Outcome::WouldPost(post))
+            }
+            Mode::Live(x) => {
+                let title = format!(
+                    "{}{}",
+                    m.title(),
+                    m.description.as_deref().map(|d| format!(", {d}")).unwrap_or_default()
+                );
+                let token = match self.store.claim(&key, &title, self.ttl).await.map_err(store_err)? {
+                    ClaimOutcome::HeldBy(holder) => {
+                        log_skip(&key, &holder, "skipped: match already claimed");
+                        // A still-listed match must never expire into a second announcement.
+                        if let Err(e) = self.store.refresh(&key, self.ttl).await {
+                            tracing::warn!(error.message = %e, "could not refresh the claim's TTL");
+                        }
+                        return Ok(Outcome::Skipped { holder });
+                    }
+                    ClaimOutcome::Won(token) => token,
+                };
+                tracing::info!(owner = %token.claim().owner, "claim won");
+                let link = self.link(m).await;
+                let post = self.render(&key, m, &link).unwrap_or(draft);
+                match x.post(&post, &token).await {
+                    Ok(receipt) => {
+                        tracing::info!(tweet_id = %receipt.tweet_id, "posted");
+                        let change = Transition::Posted {
+                            tweet_id: Some(receipt.tweet_id.clone()),
+                            detail: None,
+                        };
+                        self.record(&token, &change).await;
+                        Ok(Outcome::Posted(receipt))
+                    }
+                    Err(error) => Ok(self.after_failure(&token, error).await),
+                }
+            }
+        }
+    }
+
+    /// Leaves the claim in the state `error` proves, and halts posting when no later post can
+    /// succeed.
+    async fn after_failure(&self, token: &ClaimToken, error: PostError) -> Outcome {
+        let verdict = error.verdict();
+        let reason = error.to_string();
+        if error.halts_posting() {
+            tracing::error!(error.message = %error, "X refused the credentials or account; posting stops for this process");
+            if let Ok(mut h) = self.halted.lock() {
+                *h = Some(reason.clone());
+            }
+        }
+        let claim_kept = match verdict {
+            Verdict::NotPosted => {
+                tracing::warn!(error.message = %error, "post refused, nothing was created; releasing the claim");
+                match self.store.release(token).await {
+                    Ok(Checked::Applied(_)) => false,
+                    Ok(other) => {
+                        warn_not_ours(token, &other);
+                        true
+                    }
+                    Err(e) => {
+                        tracing::error!(error.message = %e, "could not release the claim; it stays claimed");
+                        true
+                    }
+                }
+            }
+            Verdict::AlreadyPosted => {
+                tracing::warn!(error.message = %error, "X says this was posted before; recording it as posted");
+                self.record(
+                    token,
+                    &Transition::Posted {
+                        tweet_id: None,
+                        detail: Some(reason),
+                    },
+                )
+                .await;
+                true
+            }
+            Verdict::Unknown => {
+                tracing::error!(error.message = %error, "post outcome unknown; keeping the claim, not retrying");
+                self.record(token, &Transition::Unknown { reason }).await;
+                true
+            }
+        };
+        Outcome::PostFailed {
+            claim_kept,
+            verdict,
+            error,
+        }
+    }
+
+    async fn record(&self, token: &ClaimToken, change: &Transition) {
+        match self.store.transition(token, change).await {
+            Ok(Checked::Applied(_)) => {}
+            Ok(other) => warn_not_ours(token, &other),
+            Err(e) => {
+                tracing::error!(error.message = %e, "could not record the post's outcome; the claim stays `claimed`")
+            }
+        }
+    }
+}
+
+fn warn_not_ours(token: &ClaimToken, found: &Checked) {
+    match found {
+        Checked::NotOurs(other) => tracing::warn!(
+            match_key = %token.key(),
+            holder = %other.owner,
+            state = %other.state,
+            "our claim expired and another worker holds the match now; left its record untouched"
+        ),
+        _ => tracing::warn!(match_key = %token.key(), "our claim is gone (expired or released); nothing recorded"),
+    }
+}
+
+fn log_skip(key: &MatchKey, holder: &Claim, message: &'static str) {
+    let age = holder.age(Utc::now()).as_secs();
+    tracing::info!(
+        match_key = %key,
+        owner = %holder.owner,
+        since = %holder.claimed_at.format("%Y-%m-%dT%H:%M:%SZ"),
+        age_secs = age,
+        state = %holder.state,
+        "{message}"
+    );
+}

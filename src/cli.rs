@@ -1,0 +1,67 @@
+//! The command line: global flags, the settings (each also an environment variable) and the
+//! commands.
+
+use crate::config::Settings;
+use clap::{Parser, Subcommand};
+
+/// Watches cricket score pages and announces each match exactly once on X.
+#[derive(Parser)]
+#[command(name = "cricket-announcer", version, about, long_about = None)]
+pub struct Cli {
+    /// Print each post exactly as it would be sent, with its weighted length; write nothing to
+    /// any store and send nothing.
+    #[arg(long, global = true)]
+    pub dry_run: bool,
+    /// Machine-readable output: one JSON object per line.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// A source, KIND=LOCATION or LOCATION (repeatable); replaces SOURCES.
+    #[arg(long = "source", value_name = "SOURCE", global = true)]
+    pub source: Vec<String>,
+    /// In dry run, shorten links too (calls the configured shortener).
+    #[arg(long, global = true)]
+    pub shorten: bool,
+    /// Settings, each also readable from the environment or .env.
+    #[command(flatten)]
+    pub settings: Settings,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Poll every source every POLL_INTERVAL_SECS until SIGINT or SIGTERM.
+    Run,
+    /// Read every source once, announce what is new, print a summary and exit (0 only if every
+    /// source was read).
+    Backfill,
+    /// Inspect the claims in the store.
+    Claims {
+        /// What to do with claims.
+        #[command(subcommand)]
+        action: ClaimsCommand,
+    },
+}
+
+/// Operator commands on claims.
+#[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
+pub enum ClaimsCommand {
+    /// List every live claim.
+    List,
+    /// Show the claim on one match key.
+    Show {
+        /// The match key, as `claims list` prints it.
+        key: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

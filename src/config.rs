@@ -1,0 +1,357 @@
+//! Configuration: the only place that reads the environment (through clap's `env`, after
+//! `.env` is loaded). [`Settings`] is what the user typed; [`Config`] is the validated, typed
+//! result. A bad value is a [`ConfigError`] naming the variable.
+
+use crate::post::XCredentials;
+use crate::shorten::Provider;
+use crate::source::SourceSpec;
+use secrecy::SecretString;
+use std::path::PathBuf;
+use std::time::Duration;
+use url::Url;
+
+/// Default claim TTL: ten days, so a five-day Test listed before and after play stays claimed.
+pub const DEFAULT_CLAIM_TTL_SECS: u64 = 10 * 24 * 3600;
+/// The shortest claim TTL accepted: one day. A shorter one would let a match still on the page
+/// expire and be announced again.
+pub const MIN_CLAIM_TTL_SECS: u64 = 24 * 3600;
+
+/// Raw settings from flags and environment variables (and `.env`). Each flag has the variable
+/// named in its help; the flag wins over the variable.
+#[derive(clap::Args, Clone)]
+pub struct Settings {
+    /// Redis URL (redis://[:password@]host:port/db). Unset: the embedded SQLite store.
+    #[arg(long, env = "REDIS_URL", hide_env_values = true, global = true)]
+    pub redis_url: Option<String>,
+    /// Embedded store file, used when REDIS_URL is unset.
+    #[arg(long, env = "STORE_PATH", default_value = "cricket-announcer.db", global = true)]
+    pub store_path: PathBuf,
+    /// Prefix of every store key (keys are <prefix>match:<match key>).
+    #[arg(long, env = "KEY_PREFIX", default_value = "cricket-announcer:", global = true)]
+    pub key_prefix: String,
+    /// Claim time to live, seconds (at least 86400).
+    #[arg(long, env = "CLAIM_TTL_SECS", default_value_t = DEFAULT_CLAIM_TTL_SECS.to_string(), global = true)]
+    pub claim_ttl_secs: String,
+    /// Seconds between polls in `run`.
+    #[arg(long, env = "POLL_INTERVAL_SECS", default_value = "300", global = true)]
+    pub poll_interval_secs: String,
+    /// Sources, separated by commas or whitespace: KIND=LOCATION or LOCATION (URL or file).
+    #[arg(long, env = "SOURCES", default_value = "", hide_default_value = true, global = true)]
+    pub sources: String,
+    /// X API base URL.
+    #[arg(long, env = "X_API_BASE_URL", default_value = "https://api.x.com", global = true)]
+    pub x_api_base_url: String,
+    /// X consumer key (OAuth 1.0a).
+    #[arg(long, env = "X_API_KEY", hide_env_values = true, global = true)]
+    pub x_api_key: Option<String>,
+    /// X consumer secret.
+    #[arg(long, env = "X_API_SECRET", hide_env_values = true, global = true)]
+    pub x_api_secret: Option<String>,
+    /// X access token of the posting account.
+    #[arg(long, env = "X_ACCESS_TOKEN", hide_env_values = true, global = true)]
+    pub x_access_token: Option<String>,
+    /// X access token secret.
+    #[arg(long, env = "X_ACCESS_TOKEN_SECRET", hide_env_values = true, global = true)]
+    pub x_access_token_secret: Option<String>,
+    /// Seconds a post to X may take; past it the outcome is unknown and the claim is kept.
+    #[arg(long, env = "POST_TIMEOUT_SECS", default_value = "30", global = true)]
+    pub post_timeout_secs: String,
+    /// Link shortener: none, isgd or bitly.
+    #[arg(long, env = "SHORTENER", default_value = "none", global = true)]
+    pub shortener: String,
+    /// Shortener base URL (default: the provider's own).
+    #[arg(long, env = "SHORTENER_BASE_URL", global = true)]
+    pub shortener_base_url: Option<String>,
+    /// Bitly access token (SHORTENER=bitly).
+    #[arg(long, env = "BITLY_TOKEN", hide_env_values = true, global = true)]
+    pub bitly_token: Option<String>,
+    /// Post template file.
+    #[arg(long, env = "TEMPLATE_PATH", default_value = crate::template::DEFAULT_TEMPLATE_PATH, global = true)]
+    pub template_path: PathBuf,
+    /// This instance's name in claim records (default: <hostname>:<pid>).
+    #[arg(long, env = "INSTANCE_ID", global = true)]
+    pub instance_id: Option<String>,
+    /// Largest page accepted from a source, bytes.
+    #[arg(long, env = "FETCH_MAX_BYTES", default_value_t = crate::source::fetch::DEFAULT_MAX_BYTES.to_string(), global = true)]
+    pub fetch_max_bytes: String,
+    /// Log filter (tracing EnvFilter syntax), e.g. info or cricket_announcer=debug.
+    #[arg(long = "log", env = "RUST_LOG", default_value = "info", global = true)]
+    pub log: String,
+}
+
+/// A configuration value that cannot be used. Names the variable.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    /// A value that does not parse or is out of range.
+    #[error("invalid {var}={value:?}: {reason}")]
+    Invalid {
+        /// The environment variable (and flag) name.
+        var: &'static str,
+        /// The value given.
+        value: String,
+        /// What is wrong and what is expected.
+        reason: String,
+    },
+    /// A required value is missing.
+    #[error("{var} is not set: {why}")]
+    Missing {
+        /// The environment variable name.
+        var: &'static str,
+        /// Why it is needed here.
+        why: &'static str,
+    },
+}
+
+/// Where claims are kept.
+#[derive(Clone)]
+pub enum StoreConfig {
+    /// Redis at this URL (may hold a password, hence secret).
+    Redis(SecretString),
+    /// SQLite file at this path.
+    Embedded(PathBuf),
+}
+
+/// The shortener to use and where it lives.
+#[derive(Clone, Debug)]
+pub struct ShortenerConfig {
+    /// Which service.
+    pub provider: Provider,
+    /// Its base URL.
+    pub base: Url,
+}
+
+/// Validated configuration. Holds secrets only as [`SecretString`].
+#[derive(Clone)]
+pub struct Config {
+    /// Claim store.
+    pub store: StoreConfig,
+    /// Key prefix.
+    pub key_prefix: String,
+    /// Claim TTL (whole seconds, at least one day).
+    pub claim_ttl: Duration,
+    /// Poll interval of `run`.
+    pub poll_interval: Duration,
+    /// Sources to read.
+    pub sources: Vec<SourceSpec>,
+    /// X API base URL.
+    pub x_api_base: Url,
+    /// X credentials; `None` only in dry run or for commands that do not post.
+    pub x_credentials: Option<XCredentials>,
+    /// Time bound of one post.
+    pub post_timeout: Duration,
+    /// Shortener, if any.
+    pub shortener: Option<ShortenerConfig>,
+    /// Template file.
+    pub template_path: PathBuf,
+    /// Owner name written into claims.
+    pub instance_id: String,
+    /// Page size cap, bytes.
+    pub fetch_max_bytes: usize,
+    /// Print posts instead of sending them; write nothing.
+    pub dry_run: bool,
+    /// In dry run, shorten links too (calls the shortener).
+    pub shorten_in_dry_run: bool,
+    /// Machine-readable output.
+    pub json: bool,
+}
+
+/// What the command needs of the configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Posting (`run`, `backfill` without `--dry-run`): X credentials are required.
+    Posting,
+    /// Reading only (dry run, `claims`): no X credentials needed.
+    NoPosting,
+}
+
+fn secs(var: &'static str, raw: &str, min: u64) -> Result<Duration, ConfigError> {
+    let invalid = |reason: String| ConfigError::Invalid {
+        var,
+        value: raw.to_string(),
+        reason,
+    };
+    let n: u64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| invalid("expected a whole number of seconds".into()))?;
+    if n < min {
+        return Err(invalid(format!("must be at least {min} seconds")));
+    }
+    Ok(Duration::from_secs(n))
+}
+
+fn url(var: &'static str, raw: &str) -> Result<Url, ConfigError> {
+    let u = Url::parse(raw.trim()).map_err(|e| ConfigError::Invalid {
+        var,
+        value: raw.to_string(),
+        reason: e.to_string(),
+    })?;
+    if !matches!(u.scheme(), "http" | "https") {
+        return Err(ConfigError::Invalid {
+            var,
+            value: raw.to_string(),
+            reason: "expected an http(s) URL".into(),
+        });
+    }
+    Ok(u)
+}
+
+fn secret(var: &'static str, value: &Option<String>, needs: Needs) -> Result<Option<SecretString>, ConfigError> {
+    match value.as_deref().map(str::trim) {
+        Some(v) if !v.is_empty() => Ok(Some(SecretString::from(v.to_string()))),
+        _ if needs == Needs::Posting => Err(ConfigError::Missing {
+            var,
+            why: "posting to X needs all four X credentials (use --dry-run to try the bot without them)",
+        }),
+        _ => Ok(None),
+    }
+}
+
+/// `<hostname>:<pid>`, the default owner name in claims.
+fn default_instance_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    format!("{host}:{}", std::process::id())
+}
+
+impl Config {
+    /// Validates `settings`. `extra_sources` (from `--source`) replace `SOURCES` when given.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the first variable that is invalid, or missing for `needs`.
+    pub fn from_settings(
+        s: &Settings,
+        extra_sources: &[String],
+        needs: Needs,
+        dry_run: bool,
+        shorten_in_dry_run: bool,
+        json: bool,
+    ) -> Result<Config, ConfigError> {
+        let store = match s.redis_url.as_deref().map(str::trim) {
+            Some(u) if !u.is_empty() => {
+                if !(u.starts_with("redis://") || u.starts_with("rediss://") || u.starts_with("unix://")) {
+                    return Err(ConfigError::Invalid {
+                        var: "REDIS_URL",
+                        value: "(hidden)".into(),
+                        reason: "expected redis://, rediss:// or unix://".into(),
+                    });
+                }
+                StoreConfig::Redis(SecretString::from(u.to_string()))
+            }
+            _ => StoreConfig::Embedded(s.store_path.clone()),
+        };
+        let raw_sources: Vec<String> = if extra_sources.is_empty() {
+            s.sources
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .map(str::to_string)
+                .collect()
+        } else {
+            extra_sources.to_vec()
+        };
+        let sources = raw_sources
+            .iter()
+            .filter(|r| !r.trim().is_empty())
+            .map(|r| {
+                r.parse::<SourceSpec>().map_err(|reason| ConfigError::Invalid {
+                    var: if extra_sources.is_empty() {
+                        "SOURCES"
+                    } else {
+                        "--source"
+                    },
+                    value: r.clone(),
+                    reason,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let x_credentials = {
+            let key = secret("X_API_KEY", &s.x_api_key, needs)?;
+            let secret_ = secret("X_API_SECRET", &s.x_api_secret, needs)?;
+            let token = secret("X_ACCESS_TOKEN", &s.x_access_token, needs)?;
+            let token_secret = secret("X_ACCESS_TOKEN_SECRET", &s.x_access_token_secret, needs)?;
+            match (key, secret_, token, token_secret) {
+                (Some(api_key), Some(api_secret), Some(access_token), Some(access_token_secret)) => {
+                    Some(XCredentials {
+                        api_key,
+                        api_secret,
+                        access_token,
+                        access_token_secret,
+                    })
+                }
+                _ => None,
+            }
+        };
+        let shortener = match s.shortener.trim().to_ascii_lowercase().as_str() {
+            "" | "none" | "off" => None,
+            name @ ("isgd" | "is.gd" | "bitly") => {
+                let provider = if name == "bitly" {
+                    match s.bitly_token.as_deref().map(str::trim) {
+                        Some(t) if !t.is_empty() => Provider::Bitly(SecretString::from(t.to_string())),
+                        _ => {
+                            return Err(ConfigError::Missing {
+                                var: "BITLY_TOKEN",
+                                why: "SHORTENER=bitly needs a Bitly access token",
+                            })
+                        }
+                    }
+                } else {
+                    Provider::Isgd
+                };
+                let base = match &s.shortener_base_url {
+                    Some(b) if !b.trim().is_empty() => url("SHORTENER_BASE_URL", b)?,
+                    _ => provider.default_base(),
+                };
+                Some(ShortenerConfig { provider, base })
+            }
+            other => {
+                return Err(ConfigError::Invalid {
+                    var: "SHORTENER",
+                    value: other.to_string(),
+                    reason: "expected none, isgd or bitly".into(),
+                })
+            }
+        };
+        let fetch_max_bytes = s
+            .fetch_max_bytes
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| ConfigError::Invalid {
+                var: "FETCH_MAX_BYTES",
+                value: s.fetch_max_bytes.clone(),
+                reason: "expected a positive whole number of bytes".into(),
+            })?;
+        let key_prefix = s.key_prefix.clone();
+        if key_prefix.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(ConfigError::Invalid {
+                var: "KEY_PREFIX",
+                value: key_prefix,
+                reason: "must not contain whitespace or control characters".into(),
+            });
+        }
+        Ok(Config {
+            store,
+            key_prefix,
+            claim_ttl: secs("CLAIM_TTL_SECS", &s.claim_ttl_secs, MIN_CLAIM_TTL_SECS)?,
+            poll_interval: secs("POLL_INTERVAL_SECS", &s.poll_interval_secs, 1)?,
+            sources,
+            x_api_base: url("X_API_BASE_URL", &s.x_api_base_url)?,
+            x_credentials,
+            post_timeout: secs("POST_TIMEOUT_SECS", &s.post_timeout_secs, 1)?,
+            shortener,
+            template_path: s.template_path.clone(),
+            instance_id: s
+                .instance_id
+                .clone()
+                .filter(|i| !i.trim().is_empty())
+                .unwrap_or_else(default_instance_id),
+            fetch_max_bytes,
+            dry_run,
+            shorten_in_dry_run,
+            json,
+        })
+    }
+}

@@ -1,0 +1,232 @@
+//! The domain nouns: a [`Match`] as a score page describes it, and the [`MatchKey`] that
+//! identifies the match itself (not any one page's id) for claims.
+//!
+//! Nothing here does I/O; parsers in [`crate::source`] build these values from page text.
+
+mod key;
+
+pub use key::MatchKey;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use url::Url;
+
+/// The site (or feed) a match was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Site {
+    /// www.cricbuzz.com pages (the 2026 Next.js layout).
+    Cricbuzz,
+    /// www.espncricinfo.com pages carrying `__NEXT_DATA__`.
+    Espncricinfo,
+}
+
+impl Site {
+    /// The site's name as used in logs, config and claim aliases (`cricbuzz`, `espncricinfo`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Site::Cricbuzz => "cricbuzz",
+            Site::Espncricinfo => "espncricinfo",
+        }
+    }
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One side of a match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Team {
+    /// Full name as the page prints it ("Zimbabwe", "Chennai Super Kings").
+    pub name: String,
+    /// Abbreviation as the page prints it ("ZIM", "CSK"), when the page gives one.
+    pub short_name: Option<String>,
+}
+
+impl Team {
+    /// True when the page does not yet know this team: "TBC", "TBA", "TBD" and the like.
+    ///
+    /// Such matches are never claimed or announced: a post saying "TBC v TBC" would be useless,
+    /// and the claim would block the real announcement once the teams are known.
+    pub fn is_placeholder(&self) -> bool {
+        let n = self.name.trim().to_ascii_lowercase();
+        n.is_empty()
+            || matches!(
+                n.as_str(),
+                "tbc" | "tba" | "tbd" | "to be confirmed" | "to be announced"
+            )
+            || n.starts_with("tbc ")
+            || n.starts_with("tba ")
+            || n.starts_with("tbd ")
+    }
+}
+
+/// The form of the game. Pages spell these many ways; parsers map them here.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Test match (international, up to five days).
+    Test,
+    /// One Day International (50 overs).
+    Odi,
+    /// Twenty20 International.
+    T20i,
+    /// Domestic or franchise Twenty20 (IPL, MLC, …).
+    T20,
+    /// Domestic multi-day (first-class) cricket.
+    FirstClass,
+    /// Domestic one-day (List A) cricket.
+    ListA,
+    /// The Hundred and other 100-ball cricket.
+    Hundred,
+    /// Anything else, with the page's own word for it.
+    Other(String),
+}
+
+impl Format {
+    /// Maps a page's format word ("TEST", "odi", "T20I", "T20", "first-class"…) to a [`Format`].
+    ///
+    /// Unknown words become [`Format::Other`] holding the trimmed original.
+    pub fn parse(raw: &str) -> Format {
+        let t = raw.trim();
+        match t.to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+            "test" | "tests" => Format::Test,
+            "odi" | "odis" | "one-day-international" => Format::Odi,
+            "t20i" | "t20is" | "twenty20-international" | "it20" => Format::T20i,
+            "t20" | "twenty20" => Format::T20,
+            "first-class" | "firstclass" | "fc" | "multi-day" => Format::FirstClass,
+            "list-a" | "lista" | "one-day" => Format::ListA,
+            "the-hundred" | "hundred" | "100-ball" => Format::Hundred,
+            _ => Format::Other(t.to_string()),
+        }
+    }
+
+    /// The usual printed name: "Test", "ODI", "T20I", "T20", "First-class", "List A", "The Hundred".
+    pub fn label(&self) -> &str {
+        match self {
+            Format::Test => "Test",
+            Format::Odi => "ODI",
+            Format::T20i => "T20I",
+            Format::T20 => "T20",
+            Format::FirstClass => "First-class",
+            Format::ListA => "List A",
+            Format::Hundred => "The Hundred",
+            Format::Other(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Where the match is in its life, as the page reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MatchState {
+    /// Scheduled, not started (Cricbuzz "Preview"/"Upcoming", ESPNcricinfo "PRE").
+    Upcoming,
+    /// In progress, including breaks (toss, innings break, stumps, rain delay).
+    Live,
+    /// Finished with a result (Cricbuzz "Complete", ESPNcricinfo "POST").
+    Complete,
+    /// Abandoned, cancelled or no result.
+    Abandoned,
+    /// A state the parser did not recognise.
+    Other,
+}
+
+impl MatchState {
+    /// Whether a match in this state is announced by default: upcoming and live matches are,
+    /// finished, abandoned and unknown ones are not.
+    pub fn is_announceable(self) -> bool {
+        matches!(self, MatchState::Upcoming | MatchState::Live)
+    }
+
+    /// Lower-case name used in logs and templates: `upcoming`, `live`, `complete`, `abandoned`, `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchState::Upcoming => "upcoming",
+            MatchState::Live => "live",
+            MatchState::Complete => "complete",
+            MatchState::Abandoned => "abandoned",
+            MatchState::Other => "other",
+        }
+    }
+}
+
+impl fmt::Display for MatchState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The ground a match is played at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Venue {
+    /// Ground name ("Queens Sports Club").
+    pub ground: String,
+    /// Town or city, when the page gives it ("Bulawayo").
+    pub city: Option<String>,
+}
+
+impl fmt::Display for Venue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.city {
+            Some(city) if !city.is_empty() && city != &self.ground => {
+                write!(f, "{}, {}", self.ground, city)
+            }
+            _ => f.write_str(&self.ground),
+        }
+    }
+}
+
+/// A match as one source describes it. Parsers fill what the page says and nothing more.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Match {
+    /// The site the match was read from.
+    pub site: Site,
+    /// The site's own id for the match (Cricbuzz `matchId`, ESPNcricinfo `objectId`).
+    pub source_id: String,
+    /// The two sides, in the page's order (home or first-listed side first).
+    pub teams: [Team; 2],
+    /// Series or tournament name ("Bangladesh tour of Zimbabwe, 2026").
+    pub series: Option<String>,
+    /// The match's place in its series ("2nd T20I", "Final", "Match 12").
+    pub description: Option<String>,
+    /// The form of the game.
+    pub format: Format,
+    /// Where it is played.
+    pub venue: Option<Venue>,
+    /// Scheduled start, in UTC.
+    pub start_time: Option<DateTime<Utc>>,
+    /// Where the match is in its life.
+    pub state: MatchState,
+    /// The page's one-line status ("Match starts at Jul 17, 10:30 GMT", "IND won by 7 runs").
+    pub status: Option<String>,
+    /// The match's own page on the source site (absolute URL).
+    pub url: Url,
+}
+
+impl Match {
+    /// "Zimbabwe v Bangladesh": the two full team names, in the page's order.
+    pub fn title(&self) -> String {
+        format!("{} v {}", self.teams[0].name, self.teams[1].name)
+    }
+
+    /// True when either side is a placeholder ("TBC"); see [`Team::is_placeholder`].
+    pub fn has_placeholder_team(&self) -> bool {
+        self.teams.iter().any(Team::is_placeholder)
+    }
+
+    /// `site:source_id`, the alias under which this page knows the match.
+    pub fn alias(&self) -> String {
+        format!("{}:{}", self.site, self.source_id)
+    }
+}

@@ -1,0 +1,38 @@
+//! cricket-announcer watches cricket score pages and announces each match exactly once on X,
+//! with a link to the match page.
+//!
+//! On a match's first sighting the bot *claims* it in a store with one atomic write whose reply
+//! says who won; only the winner renders, shortens and posts. Losers log who holds the claim,
+//! since when and in which state. A failed post leaves exactly the state the failure proves.
+//!
+//! # Layout
+//! - [`cli`]: flags and commands; [`config`]: the only reader of the environment, validation.
+//! - [`telemetry`]: logging setup.
+//! - [`app`]: wiring and the poll cycle (`run`, `backfill`).
+//! - [`announcer`]: the per-match protocol (render → claim → shorten → post → record).
+//! - [`cricket`]: domain nouns (`Match`, `MatchKey`, `Format`, …).
+//! - [`source`]: fetching pages and the pure parsers for each layout.
+//! - [`claim`]: claim records, tokens, and the Redis and embedded SQLite stores.
+//! - [`template`]: post templates; [`text`]: making scraped text safe.
+//! - [`post`]: the X client and failure classification; [`shorten`]: link shorteners.
+#![deny(missing_docs)]
+
+pub mod announcer;
+pub mod app;
+pub mod claim;
+pub mod cli;
+pub mod config;
+pub mod cricket;
+pub mod post;
+pub mod shorten;
+pub mod source;
+pub mod telemetry;
+pub mod template;
+pub mod text;
+
+/// The User-Agent of every HTTP request: the bot's name and version.
+pub const USER_AGENT: &str = concat!(
+    "cricket-announcer/",
+    env!("CARGO_PKG_VERSION"),
+    " (+https://github.com/cricket-announcer)"
+);

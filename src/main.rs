@@ -1,0 +1,27 @@
+//! The `cricket-announcer` binary: parse the command line, set up logging, run a command.
+
+use clap::Parser;
+use cricket_announcer::cli::Cli;
+use std::process::ExitCode;
+
+mod commands;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    if let Err(e) = dotenvy::dotenv() {
+        if !e.not_found() {
+            eprintln!("error: cannot read .env: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let cli = Cli::parse();
+    cricket_announcer::telemetry::init(&cli.settings.log);
+    match commands::dispatch(cli).await {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::error!(error.cause_chain = ?e, "{e:#}");
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
