@@ -50,7 +50,8 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 ClaimsCommand::Show { key } => {
                     let key = MatchKey::parse(key).with_context(|| format!("{key:?} is not a match key"))?;
                     let claim = store.peek(&key).await?.with_context(|| format!("no claim on {key}"))?;
-                    vec![ListedClaim { key, claim, ttl: None }]
+                    let ttl = store.ttl(&key).await?;
+                    vec![ListedClaim { key, claim, ttl }]
                 }
             };
             print_claims(&claims, config.json)?;

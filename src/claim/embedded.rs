@@ -231,11 +231,7 @@ impl EmbeddedClaims {
             .collect())
     }
 
-    /// Remaining TTL of the claim on `key`, if there is one (for tests and `claims show`).
-    ///
-    /// # Errors
-    /// [`ClaimError::Embedded`] when the file cannot be read.
-    pub async fn ttl(&self, key: &MatchKey) -> Result<Option<Duration>, ClaimError> {
+    pub(super) async fn ttl(&self, key: &MatchKey) -> Result<Option<Duration>, ClaimError> {
         let k = store_key(&self.prefix, key);
         let left: Option<i64> = self
             .with("ttl", move |conn| {

@@ -358,6 +358,18 @@ impl ClaimStore {
         }
     }
 
+    /// Remaining time to live of the claim on `key`: `None` when there is no claim,
+    /// `Some(Duration::MAX)` for a key without expiry (which this bot never writes).
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn ttl(&self, key: &MatchKey) -> Result<Option<Duration>, ClaimError> {
+        match self {
+            ClaimStore::Redis(s) => s.ttl(key).await,
+            ClaimStore::Embedded(s) => s.ttl(key).await,
+        }
+    }
+
     /// Lists every live claim under this store's prefix, sorted by key.
     ///
     /// # Errors

@@ -130,6 +130,20 @@ impl RedisClaims {
             .map_err(err("refresh"))
     }
 
+    pub(super) async fn ttl(&self, key: &MatchKey) -> Result<Option<Duration>, ClaimError> {
+        let secs: i64 = self
+            .conn
+            .clone()
+            .ttl(store_key(&self.prefix, key))
+            .await
+            .map_err(err("ttl"))?;
+        Ok(match secs {
+            -2 => None,
+            -1 => Some(Duration::MAX),
+            s => Some(Duration::from_secs(u64::try_from(s).unwrap_or(0))),
+        })
+    }
+
     pub(super) async fn list(&self) -> Result<Vec<ListedClaim>, ClaimError> {
         let mut conn = self.conn.clone();
         let pattern = format!("{}match:*", escape_glob(&self.prefix));

@@ -18,8 +18,12 @@ use url::Url;
 pub enum Site {
     /// www.cricbuzz.com pages (the 2026 Next.js layout).
     Cricbuzz,
-    /// www.espncricinfo.com pages carrying `__NEXT_DATA__`.
+    /// www.espncricinfo.com pages and feeds.
     Espncricinfo,
+    /// CricketData.org (cricapi) JSON API.
+    Cricketdata,
+    /// Any other site, read through an operator's CSS-selector profile.
+    Web,
 }
 
 impl Site {
@@ -28,6 +32,8 @@ impl Site {
         match self {
             Site::Cricbuzz => "cricbuzz",
             Site::Espncricinfo => "espncricinfo",
+            Site::Cricketdata => "cricketdata",
+            Site::Web => "web",
         }
     }
 }

@@ -92,6 +92,18 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     Ok(matches)
 }
 
+/// One `matchInfo` object turned into a [`Match`] exactly as [`parse`] turns a listing the markup
+/// does not link: same cleaning, state and format mapping, URL built from the record's fields.
+/// `None` when it has no id or lacks a team name.
+///
+/// Shared with the `cricbuzz_json` parser: Cricbuzz's JSON API carries the same `matchInfo` objects.
+pub(crate) fn match_from_info(info: &serde_json::Value) -> Option<Match> {
+    RawMatchInfo::deserialize(info)
+        .ok()
+        .and_then(Record::from_raw)?
+        .into_match(&HashMap::new())
+}
+
 /// Concatenates the decoded string literals of all `self.__next_f.push([1,"…"])` chunks, or
 /// `None` when the page has none that decode.
 fn rsc_payload(page: &str) -> Option<String> {

@@ -1,1 +1,6 @@
+//! One integration-test crate: real Redis, real SQLite files, real HTTP servers on loopback.
 
+mod announce;
+mod claim;
+mod cli;
+mod helpers;

@@ -1,0 +1,149 @@
+//! The per-match protocol against a real store and a mock X API on loopback.
+
+use crate::helpers::{self, capture_logs, live_announcer, store, unique_prefix, x_accepts, zim_v_ban, Kind};
+use cricket_announcer::announcer::{Announcer, Mode, Outcome};
+use cricket_announcer::claim::ClaimState;
+use cricket_announcer::cricket::MatchKey;
+use std::time::Duration;
+use tracing::instrument::WithSubscriber;
+use wiremock::matchers::{body_json, header_exists, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const ZIM_V_BAN_TEXT: &str = "Coming up: Zimbabwe v Bangladesh, 2nd T20I
+Bangladesh tour of Zimbabwe, 2026
+📍 Queens Sports Club, Bulawayo
+🕒 Fri 17 Jul, 10:30 UTC
+https://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i-bangladesh-tour-of-zimbabwe-2026";
+
+async fn ten_concurrent_announcements_post_once(kind: Kind) {
+    let x = MockServer::start().await;
+    x_accepts(&x, 1).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let m = zim_v_ban();
+    let (logs, buffer) = capture_logs();
+    let mut tasks = Vec::new();
+    for i in 0..10 {
+        // Each replica has its own store connection, as separate processes would.
+        let s = store(kind, &prefix, &format!("replica-{i}"), &dir.path().join("claims.db")).await;
+        let announcer = live_announcer(s, &x);
+        let m = m.clone();
+        tasks.push(tokio::spawn(async move { announcer.announce(&m).await.unwrap() }.with_subscriber(logs.clone())));
+    }
+    let mut posted = Vec::new();
+    let mut holders = Vec::new();
+    for t in tasks {
+        match t.await.unwrap() {
+            Outcome::Posted(r) => posted.push(r),
+            Outcome::Skipped { holder } => holders.push(holder),
+            other => panic!("unexpected outcome {other:?}"),
+        }
+    }
+    assert_eq!(posted.len(), 1, "exactly one post");
+    assert_eq!(posted[0].tweet_id, "1800000000000000001");
+    assert_eq!(holders.len(), 9);
+    let check = store(kind, &prefix, "checker", &dir.path().join("claims.db")).await;
+    let record = check.peek(&MatchKey::for_match(&m)).await.unwrap().unwrap();
+    assert_eq!(record.state, ClaimState::Posted);
+    assert_eq!(record.tweet_id.as_deref(), Some("1800000000000000001"));
+    assert!(holders.iter().all(|h| h.owner == record.owner), "every skip names the winner");
+    let log = buffer.text();
+    let skips: Vec<&str> = log.lines().filter(|l| l.contains("skipped: match already claimed")).collect();
+    assert_eq!(skips.len(), 9, "nine skip lines:\n{log}");
+    for line in skips {
+        assert!(line.contains(&format!("owner={}", record.owner)), "{line}");
+        assert!(line.contains("state=") && line.contains("since=") && line.contains("age_secs="), "{line}");
+        assert!(line.contains("match_key=2026-07-17_bangladesh-v-zimbabwe_2nd-t20i"), "{line}");
+    }
+    x.verify().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ten_concurrent_announcements_on_redis_post_exactly_once() {
+    ten_concurrent_announcements_post_once(Kind::Redis).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ten_concurrent_announcements_on_the_embedded_store_post_exactly_once() {
+    ten_concurrent_announcements_post_once(Kind::Embedded).await;
+}
+
+#[tokio::test]
+async fn the_post_sent_to_x_is_the_exact_rendered_text_signed_with_oauth1() {
+    let x = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/2/tweets"))
+        .and(header_exists("authorization"))
+        .and(body_json(serde_json::json!({ "text": ZIM_V_BAN_TEXT })))
+        .respond_with(ResponseTemplate::new(201).set_body_json(serde_json::json!({"data": {"id": "7", "text": "t"}})))
+        .expect(1)
+        .mount(&x)
+        .await;
+    let s = store(Kind::Redis, &unique_prefix(), "solo", std::path::Path::new("")).await;
+    let outcome = live_announcer(s, &x).announce(&zim_v_ban()).await.unwrap();
+    assert!(matches!(outcome, Outcome::Posted(ref r) if r.tweet_id == "7"), "{outcome:?}");
+    let requests = x.received_requests().await.unwrap();
+    let auth = requests[0].headers.get("authorization").unwrap().to_str().unwrap().to_string();
+    assert!(auth.starts_with("OAuth "), "{auth}");
+    for part in ["oauth_consumer_key=\"test-consumer-key\"", "oauth_token=\"test-access-token\"", "oauth_signature_method=\"HMAC-SHA1\"", "oauth_signature="] {
+        assert!(auth.contains(part), "missing {part} in {auth}");
+    }
+    assert!(!auth.contains("test-consumer-secret") && !auth.contains("test-access-secret"));
+}
+
+#[tokio::test]
+async fn a_dry_run_prints_the_exact_post_and_writes_no_claim() {
+    let prefix = unique_prefix();
+    let s = store(Kind::Redis, &prefix, "dry", std::path::Path::new("")).await;
+    let out = helpers::Buffer::default();
+    let mode = Mode::DryRun { out: out.output(), json: false, shorten: false };
+    let announcer = Announcer::new(s, helpers::template(), None, mode, Duration::from_secs(86_400));
+    let outcome = announcer.announce(&zim_v_ban()).await.unwrap();
+    let Outcome::WouldPost(post) = outcome else { panic!("{outcome:?}") };
+    assert_eq!(post.text(), ZIM_V_BAN_TEXT);
+    assert_eq!(post.weighted_length(), 157);
+    assert_eq!(
+        out.text(),
+        format!("--- 2026-07-17_bangladesh-v-zimbabwe_2nd-t20i (cricbuzz:158062; weighted length 157/280)\n{ZIM_V_BAN_TEXT}\n\n")
+    );
+    assert!(helpers::keys(&prefix).await.is_empty(), "dry run wrote to Redis");
+}
+
+/// A post that fails leaves the state its failure proves.
+async fn outcome_of(status: u16, body: serde_json::Value) -> (Outcome, Option<ClaimState>, u64) {
+    let x = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/2/tweets"))
+        .respond_with(ResponseTemplate::new(status).set_body_json(body))
+        .mount(&x)
+        .await;
+    let prefix = unique_prefix();
+    let s = store(Kind::Redis, &prefix, "solo", std::path::Path::new("")).await;
+    let m = zim_v_ban();
+    let outcome = live_announcer(s.clone(), &x).announce(&m).await.unwrap();
+    let state = s.peek(&MatchKey::for_match(&m)).await.unwrap().map(|c| c.state);
+    let sent = x.received_requests().await.unwrap().len() as u64;
+    (outcome, state, sent)
+}
+
+#[tokio::test]
+async fn a_5xx_keeps_the_claim_as_unknown() {
+    let (outcome, state, sent) = outcome_of(503, serde_json::json!({"title": "Service Unavailable"})).await;
+    assert!(matches!(outcome, Outcome::PostFailed { claim_kept: true, .. }), "{outcome:?}");
+    assert_eq!((state, sent), (Some(ClaimState::Unknown), 1));
+}
+
+#[tokio::test]
+async fn a_400_proves_nothing_was_posted_and_releases_the_claim() {
+    let (outcome, state, sent) = outcome_of(400, serde_json::json!({"title": "Invalid Request"})).await;
+    assert!(matches!(outcome, Outcome::PostFailed { claim_kept: false, .. }), "{outcome:?}");
+    assert_eq!((state, sent), (None, 1));
+}
+
+#[tokio::test]
+async fn a_duplicate_content_403_is_recorded_as_posted() {
+    let body = serde_json::json!({"detail": "You are not allowed to create a Tweet with duplicate content.", "status": 403, "title": "Forbidden"});
+    let (outcome, state, sent) = outcome_of(403, body).await;
+    assert!(matches!(outcome, Outcome::PostFailed { claim_kept: true, .. }), "{outcome:?}");
+    assert_eq!((state, sent), (Some(ClaimState::Posted), 1));
+}

@@ -1,0 +1,189 @@
+//! The store contract, run against Redis and the embedded store alike.
+
+use crate::helpers::{self, keys, raw_redis, store, unique_prefix, Kind};
+use cricket_announcer::claim::{Checked, ClaimOutcome, ClaimState, ClaimStore, Transition};
+use cricket_announcer::cricket::MatchKey;
+use std::time::Duration;
+
+const DAY: Duration = Duration::from_secs(86_400);
+
+/// A fresh pair of stores (two owners) on one backend, plus what keeps it alive.
+struct Pair {
+    a: ClaimStore,
+    b: ClaimStore,
+    prefix: String,
+    _dir: tempfile::TempDir,
+}
+
+async fn pair(kind: Kind) -> Pair {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("claims.db");
+    let prefix = unique_prefix();
+    Pair {
+        a: store(kind, &prefix, "worker-a", &file).await,
+        b: store(kind, &prefix, "worker-b", &file).await,
+        prefix,
+        _dir: dir,
+    }
+}
+
+fn key(s: &str) -> MatchKey {
+    MatchKey::parse(s).unwrap()
+}
+
+macro_rules! contract {
+    ($($name:ident),* $(,)?) => {
+        mod redis_store {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name(super::Kind::Redis).await })*
+        }
+        mod embedded_store {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name(super::Kind::Embedded).await })*
+        }
+    };
+}
+
+contract!(
+    the_first_claim_wins_and_the_loser_sees_holder_since_and_state,
+    a_transition_with_our_token_changes_the_state_and_keeps_the_ttl,
+    a_wrong_token_can_neither_overwrite_nor_release_anothers_claim,
+    a_released_claim_can_be_won_again,
+    refreshing_extends_the_ttl_without_touching_the_record,
+    peeking_writes_nothing,
+    ten_concurrent_claims_on_separate_connections_have_one_winner,
+    list_shows_every_claim_with_its_state,
+);
+
+async fn the_first_claim_wins_and_the_loser_sees_holder_since_and_state(kind: Kind) {
+    let p = pair(kind).await;
+    let k = key("2026-07-17_bangladesh-v-zimbabwe_2nd-t20i");
+    let ClaimOutcome::Won(token) = p.a.claim(&k, "Zimbabwe v Bangladesh", DAY).await.unwrap() else {
+        panic!("the first claim must win")
+    };
+    assert_eq!(token.claim().owner, "worker-a");
+    let ClaimOutcome::HeldBy(holder) = p.b.claim(&k, "Zimbabwe v Bangladesh", DAY).await.unwrap() else {
+        panic!("the second claim must lose")
+    };
+    assert_eq!(holder.owner, "worker-a");
+    assert_eq!(holder.state, ClaimState::Claimed);
+    assert_eq!(holder.claimed_at, token.claim().claimed_at);
+    assert_eq!(holder.title.as_deref(), Some("Zimbabwe v Bangladesh"));
+    let ttl = p.a.ttl(&k).await.unwrap().unwrap();
+    assert!(ttl > DAY - Duration::from_secs(5) && ttl <= DAY, "ttl {ttl:?}");
+}
+
+async fn a_transition_with_our_token_changes_the_state_and_keeps_the_ttl(kind: Kind) {
+    let p = pair(kind).await;
+    let k = key("k1");
+    let ClaimOutcome::Won(token) = p.a.claim(&k, "A v B", DAY).await.unwrap() else { panic!() };
+    let change = Transition::Posted { tweet_id: Some("42".into()), detail: None };
+    let Checked::Applied(after) = p.a.transition(&token, &change).await.unwrap() else { panic!("must apply") };
+    assert_eq!(after.state, ClaimState::Posted);
+    let seen = p.b.peek(&k).await.unwrap().unwrap();
+    assert_eq!((seen.state, seen.tweet_id.as_deref(), seen.owner.as_str()), (ClaimState::Posted, Some("42"), "worker-a"));
+    let ttl = p.b.ttl(&k).await.unwrap().unwrap();
+    assert!(ttl > DAY - Duration::from_secs(5) && ttl <= DAY, "ttl kept: {ttl:?}");
+}
+
+async fn a_wrong_token_can_neither_overwrite_nor_release_anothers_claim(kind: Kind) {
+    let p = pair(kind).await;
+    let k = key("k2");
+    let ClaimOutcome::Won(stale) = p.a.claim(&k, "A v B", Duration::from_secs(1)).await.unwrap() else { panic!() };
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    let ClaimOutcome::Won(_fresh) = p.b.claim(&k, "A v B", DAY).await.unwrap() else {
+        panic!("an expired claim must be claimable")
+    };
+    let change = Transition::Unknown { reason: "late".into() };
+    let Checked::NotOurs(other) = p.a.transition(&stale, &change).await.unwrap() else { panic!("must refuse") };
+    assert_eq!(other.owner, "worker-b");
+    let Checked::NotOurs(_) = p.a.release(&stale).await.unwrap() else { panic!("must refuse") };
+    let now = p.b.peek(&k).await.unwrap().unwrap();
+    assert_eq!((now.owner.as_str(), now.state), ("worker-b", ClaimState::Claimed));
+}
+
+async fn a_released_claim_can_be_won_again(kind: Kind) {
+    let p = pair(kind).await;
+    let k = key("k3");
+    let ClaimOutcome::Won(token) = p.a.claim(&k, "A v B", DAY).await.unwrap() else { panic!() };
+    assert!(matches!(p.a.release(&token).await.unwrap(), Checked::Applied(_)));
+    assert_eq!(p.a.peek(&k).await.unwrap(), None);
+    assert!(matches!(p.a.release(&token).await.unwrap(), Checked::Gone));
+    assert!(matches!(p.b.claim(&k, "A v B", DAY).await.unwrap(), ClaimOutcome::Won(_)));
+}
+
+async fn refreshing_extends_the_ttl_without_touching_the_record(kind: Kind) {
+    let p = pair(kind).await;
+    let k = key("k4");
+    let ClaimOutcome::Won(_t) = p.a.claim(&k, "A v B", Duration::from_secs(100)).await.unwrap() else { panic!() };
+    let before = p.a.peek(&k).await.unwrap().unwrap();
+    assert!(p.b.refresh(&k, DAY).await.unwrap());
+    let ttl = p.a.ttl(&k).await.unwrap().unwrap();
+    assert!(ttl > Duration::from_secs(100), "refreshed: {ttl:?}");
+    assert_eq!(p.a.peek(&k).await.unwrap().unwrap(), before);
+    assert!(!p.b.refresh(&key("absent"), DAY).await.unwrap());
+}
+
+async fn peeking_writes_nothing(kind: Kind) {
+    let p = pair(kind).await;
+    let k = key("k5");
+    assert_eq!(p.a.peek(&k).await.unwrap(), None);
+    assert!(p.a.list().await.unwrap().is_empty());
+    if kind == Kind::Redis {
+        assert!(keys(&p.prefix).await.is_empty());
+    }
+}
+
+async fn ten_concurrent_claims_on_separate_connections_have_one_winner(kind: Kind) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("claims.db");
+    let prefix = unique_prefix();
+    let mut stores = Vec::new();
+    for i in 0..10 {
+        stores.push(store(kind, &prefix, &format!("worker-{i}"), &file).await);
+    }
+    let k = key("k6");
+    let tasks: Vec<_> = stores
+        .into_iter()
+        .map(|s| {
+            let k = k.clone();
+            tokio::spawn(async move { s.claim(&k, "A v B", DAY).await.unwrap() })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    let mut holders = Vec::new();
+    for t in tasks {
+        match t.await.unwrap() {
+            ClaimOutcome::Won(token) => winners.push(token.claim().owner.clone()),
+            ClaimOutcome::HeldBy(c) => holders.push(c.owner),
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one winner");
+    assert_eq!(holders.len(), 9);
+    assert!(holders.iter().all(|h| *h == winners[0]), "every loser names the winner");
+}
+
+async fn list_shows_every_claim_with_its_state(kind: Kind) {
+    let p = pair(kind).await;
+    let ClaimOutcome::Won(t1) = p.a.claim(&key("m-1"), "A v B", DAY).await.unwrap() else { panic!() };
+    let ClaimOutcome::Won(_t2) = p.b.claim(&key("m-2"), "C v D", DAY).await.unwrap() else { panic!() };
+    p.a.transition(&t1, &Transition::Unknown { reason: "timeout".into() }).await.unwrap();
+    let listed = p.a.list().await.unwrap();
+    let summary: Vec<_> = listed.iter().map(|l| (l.key.as_str(), l.claim.state, l.claim.owner.as_str())).collect();
+    assert_eq!(summary, vec![("m-1", ClaimState::Unknown, "worker-a"), ("m-2", ClaimState::Claimed, "worker-b")]);
+    assert!(listed.iter().all(|l| l.ttl.is_some_and(|t| t <= DAY && t > Duration::ZERO)));
+}
+
+#[tokio::test]
+async fn a_foreign_value_at_a_claim_key_reads_as_held_never_as_free() {
+    let prefix = unique_prefix();
+    let mut conn = raw_redis().await;
+    let _: () = redis::cmd("SET").arg(format!("{prefix}match:legacy")).arg("1").arg("EX").arg(600).query_async(&mut conn).await.unwrap();
+    let s = store(Kind::Redis, &prefix, "worker-a", std::path::Path::new("")).await;
+    let ClaimOutcome::HeldBy(c) = s.claim(&key("legacy"), "A v B", DAY).await.unwrap() else {
+        panic!("a bare 1 must not be overwritten")
+    };
+    assert_eq!(c.state, ClaimState::Unknown);
+    assert_eq!(c.owner, "(unreadable record)");
+    let _ = helpers::root();
+}

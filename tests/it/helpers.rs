@@ -1,0 +1,161 @@
+//! Shared test setup: a real Redis with a per-test key prefix, embedded stores in temporary
+//! files, wiremock servers for X and score pages, log capture.
+
+use cricket_announcer::announcer::{Announcer, Mode, Output};
+use cricket_announcer::claim::{ClaimStore, EmbeddedClaims, RedisClaims};
+use cricket_announcer::cricket::Match;
+use cricket_announcer::post::{XClient, XCredentials};
+use cricket_announcer::source::SourceKind;
+use cricket_announcer::template::Template;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// The Redis the tests use: `TEST_REDIS_URL`, default the local server `.ci/run` starts.
+pub fn redis_url() -> String {
+    std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".to_string())
+}
+
+/// A key prefix no other test uses.
+pub fn unique_prefix() -> String {
+    format!("test:{}:", uuid::Uuid::new_v4().simple())
+}
+
+/// A raw connection for inspecting keys. Fails the test loudly when Redis is down.
+pub async fn raw_redis() -> redis::aio::MultiplexedConnection {
+    let client = redis::Client::open(redis_url()).expect("TEST_REDIS_URL is not a valid Redis URL");
+    client.get_multiplexed_async_connection().await.unwrap_or_else(|e| {
+        panic!("Redis is not reachable at {}: {e}. Start it (see README, `.ci/run`).", redis_url())
+    })
+}
+
+/// Every key under `prefix`.
+pub async fn keys(prefix: &str) -> Vec<String> {
+    let mut conn = raw_redis().await;
+    let mut keys: Vec<String> = redis::cmd("KEYS").arg(format!("{prefix}*")).query_async(&mut conn).await.unwrap();
+    keys.sort();
+    keys
+}
+
+/// Which store a test runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Redis,
+    Embedded,
+}
+
+/// A store of `kind` for `owner`. For the embedded kind, `file` is the SQLite file (several
+/// stores opened on one file are separate connections, like separate processes).
+pub async fn store(kind: Kind, prefix: &str, owner: &str, file: &Path) -> ClaimStore {
+    match kind {
+        Kind::Redis => ClaimStore::Redis(
+            RedisClaims::connect(&redis_url(), prefix, owner)
+                .await
+                .unwrap_or_else(|e| panic!("Redis is not reachable at {}: {e}", redis_url())),
+        ),
+        Kind::Embedded => ClaimStore::Embedded(EmbeddedClaims::open(file, prefix, owner).unwrap()),
+    }
+}
+
+/// The repository root (for fixtures and templates).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixture(rel: &str) -> String {
+    std::fs::read_to_string(root().join("fixtures").join(rel)).unwrap()
+}
+
+/// The matches of the Cricbuzz 2026 fixture.
+pub fn cricbuzz_matches() -> Vec<Match> {
+    SourceKind::Cricbuzz.parse(&fixture("cricbuzz/live-scores_2026-07-17.html")).unwrap()
+}
+
+/// Zimbabwe v Bangladesh, 2nd T20I (cricbuzz 158062), an upcoming match of the fixture.
+pub fn zim_v_ban() -> Match {
+    cricbuzz_matches().into_iter().find(|m| m.source_id == "158062").unwrap()
+}
+
+pub fn credentials() -> XCredentials {
+    XCredentials {
+        api_key: "test-consumer-key".into(),
+        api_secret: "test-consumer-secret".into(),
+        access_token: "test-access-token".into(),
+        access_token_secret: "test-access-secret".into(),
+    }
+}
+
+/// Mounts a `POST /2/tweets` that answers 201 with tweet id `id`, expected `times` times.
+pub async fn x_accepts(server: &MockServer, times: u64) {
+    Mock::given(method("POST"))
+        .and(path("/2/tweets"))
+        .respond_with(
+            ResponseTemplate::new(201).set_body_json(serde_json::json!({"data": {"id": "1800000000000000001", "text": "ok"}})),
+        )
+        .expect(times)
+        .mount(server)
+        .await;
+}
+
+pub fn template() -> Template {
+    Template::load(&root().join("templates/announce.txt")).unwrap()
+}
+
+/// A live announcer posting to `x` (a wiremock server) and claiming in `store`.
+pub fn live_announcer(store: ClaimStore, x: &MockServer) -> Announcer {
+    let base = url::Url::parse(&x.uri()).unwrap();
+    let client = XClient::new(&base, credentials(), Duration::from_secs(5), Duration::from_secs(2)).unwrap();
+    Announcer::new(store, template(), None, Mode::Live(client), Duration::from_secs(86_400))
+}
+
+/// Captured output, shared by clones.
+#[derive(Clone, Default)]
+pub struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Buffer {
+    pub fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+    pub fn output(&self) -> Output {
+        Arc::new(Mutex::new(Box::new(self.clone())))
+    }
+}
+
+impl Write for Buffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A log dispatcher writing into a buffer (plus stderr when `TEST_LOG` is set).
+pub fn capture_logs() -> (tracing::Dispatch, Buffer) {
+    let buffer = Buffer::default();
+    let sink = buffer.clone();
+    let echo = std::env::var_os("TEST_LOG").is_some();
+    let subscriber = cricket_announcer::telemetry::subscriber("info", move || {
+        let b = sink.clone();
+        Tee(b, echo)
+    }, false);
+    (tracing::Dispatch::new(subscriber), buffer)
+}
+
+pub struct Tee(Buffer, bool);
+
+impl Write for Tee {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.1 {
+            let _ = std::io::stderr().write_all(buf);
+        }
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
