@@ -46,8 +46,23 @@ impl EmbeddedClaims {
     pub fn open(path: &Path, prefix: &str, owner: &str) -> Result<EmbeddedClaims, ClaimError> {
         let conn = Connection::open(path).map_err(err("open"))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(err("open"))?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(err("open"))?;
-        conn.execute_batch(SCHEMA).map_err(err("open"))?;
+        // Switching to WAL needs a lock that SQLite does not wait for (busy_timeout does not
+        // apply), so processes opening a new file together retry for a bounded time.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            let setup = conn
+                .pragma_update(None, "journal_mode", "WAL")
+                .and_then(|()| conn.execute_batch(SCHEMA));
+            match setup {
+                Ok(()) => break,
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(err("open")(e)),
+            }
+        }
         Ok(EmbeddedClaims {
             conn: Arc::new(Mutex::new(conn)),
             path: Arc::new(path.to_path_buf()),

@@ -1,0 +1,266 @@
+//! The binary, run as real processes against real Redis (or a shared SQLite file), a page
+//! server and a mock X API on loopback.
+
+use crate::helpers::{fixture, keys, raw_redis, root, unique_prefix, x_accepts};
+use std::path::Path;
+use std::process::Output;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// The announceable matches of the Cricbuzz fixture: upcoming or live, teams known.
+const CRICBUZZ_KEYS: [&str; 4] = [
+    "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i",
+    "2026-07-17_durham-women-v-hampshire-women_semi-final-2",
+    "2026-07-17_galle-marvels-v-jaffna-kings_1st-match",
+    "2026-07-17_surrey-women-v-the-blaze-women_semi-final-1",
+];
+
+fn bot(dir: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("cricket-announcer"));
+    // A clean environment: nothing from the developer's shell or .env leaks in.
+    cmd.env_clear()
+        .current_dir(dir)
+        .env("TEMPLATE_PATH", root().join("templates/announce.txt"))
+        .env("RUST_LOG", "info")
+        .kill_on_drop(true);
+    cmd
+}
+
+fn with_x(cmd: &mut tokio::process::Command, x: &MockServer) {
+    cmd.env("X_API_BASE_URL", x.uri())
+        .env("X_API_KEY", "k")
+        .env("X_API_SECRET", "s")
+        .env("X_ACCESS_TOKEN", "t")
+        .env("X_ACCESS_TOKEN_SECRET", "ts");
+}
+
+async fn page_server() -> MockServer {
+    let site = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/cricket-match/live-scores"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/html; charset=utf-8")
+                .set_body_string(fixture("cricbuzz/live-scores_2026-07-17.html")),
+        )
+        .mount(&site)
+        .await;
+    site
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+async fn redis_state(prefix: &str) -> Vec<(String, String, i64)> {
+    let mut conn = raw_redis().await;
+    let mut out = Vec::new();
+    for k in keys(prefix).await {
+        let raw: String = redis::cmd("GET").arg(&k).query_async(&mut conn).await.unwrap();
+        let ttl: i64 = redis::cmd("TTL").arg(&k).query_async(&mut conn).await.unwrap();
+        let v: serde_json::Value = serde_json::from_str(&raw).unwrap();
+        out.push((k.trim_start_matches(&format!("{prefix}match:")).to_string(), v["state"].as_str().unwrap().to_string(), ttl));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_backfill_processes_on_one_redis_post_each_match_once() {
+    let (site, x) = (page_server().await, MockServer::start().await);
+    x_accepts(&x, 4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let mut children = Vec::new();
+    for i in 0..3 {
+        let mut cmd = bot(dir.path());
+        with_x(&mut cmd, &x);
+        cmd.env("REDIS_URL", crate::helpers::redis_url())
+            .env("KEY_PREFIX", &prefix)
+            .env("INSTANCE_ID", format!("replica-{i}"))
+            .env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
+            .arg("backfill");
+        children.push(start(&mut cmd));
+    }
+    let outputs = wait_all(children).await;
+    for o in &outputs {
+        assert!(o.status.success(), "{:?}", text(o));
+    }
+    x.verify().await;
+    let state = redis_state(&prefix).await;
+    let got: Vec<_> = state.iter().map(|(k, s, _)| (k.as_str(), s.as_str())).collect();
+    assert_eq!(got, CRICBUZZ_KEYS.iter().map(|k| (*k, "posted")).collect::<Vec<_>>());
+    for (k, _, ttl) in &state {
+        assert!(*ttl > 0, "{k} has TTL {ttl}: every key must expire");
+    }
+    let skipped: usize = outputs.iter().map(|o| text(o).0.matches("skipped").count()).sum();
+    assert_eq!(skipped, 3, "each process prints one summary line");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_backfill_processes_on_one_embedded_store_post_each_match_once() {
+    let (site, x) = (page_server().await, MockServer::start().await);
+    x_accepts(&x, 4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared.db");
+    let mut children = Vec::new();
+    for i in 0..3 {
+        let mut cmd = bot(dir.path());
+        with_x(&mut cmd, &x);
+        cmd.env("STORE_PATH", &db)
+            .env("INSTANCE_ID", format!("replica-{i}"))
+            .env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
+            .arg("backfill");
+        children.push(start(&mut cmd));
+    }
+    for o in wait_all(children).await {
+        assert!(o.status.success(), "{:?}", text(&o));
+    }
+    x.verify().await;
+    let mut cmd = bot(dir.path());
+    let listed = cmd.env("STORE_PATH", &db).args(["claims", "list", "--json"]).output().await.unwrap();
+    let (stdout, stderr) = text(&listed);
+    assert!(listed.status.success(), "{stderr}");
+    let rows: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let got: Vec<_> = rows.iter().map(|r| (r["key"].as_str().unwrap(), r["claim"]["state"].as_str().unwrap())).collect();
+    assert_eq!(got, CRICBUZZ_KEYS.iter().map(|k| (*k, "posted")).collect::<Vec<_>>());
+    assert!(rows.iter().all(|r| r["ttl_secs"].as_u64().unwrap() > 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_writes_nothing_and_a_real_backfill_afterwards_posts_every_match_once() {
+    let x = MockServer::start().await;
+    x_accepts(&x, 4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let mut dry = bot(dir.path());
+    dry.env("REDIS_URL", crate::helpers::redis_url()).env("KEY_PREFIX", &prefix);
+    let o = dry.arg("--dry-run").arg("backfill").arg("--source").arg(&page).output().await.unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(stdout.matches("\n--- ").count() + usize::from(stdout.starts_with("--- ")), 4, "{stdout}");
+    assert!(stdout.contains(
+        "--- 2026-07-17_bangladesh-v-zimbabwe_2nd-t20i (cricbuzz:158062; weighted length 157/280)\n\
+         Coming up: Zimbabwe v Bangladesh, 2nd T20I\n"
+    ));
+    assert!(!stdout.contains("TBC"), "a TBC match is never announced");
+    assert!(stdout.contains("backfill: sources read 1, failed 0; matches seen 9, not announceable 5; would post 4"));
+    assert!(keys(&prefix).await.is_empty(), "dry run wrote to Redis");
+    assert_eq!(x.received_requests().await.unwrap().len(), 0);
+
+    let mut real = bot(dir.path());
+    with_x(&mut real, &x);
+    real.env("REDIS_URL", crate::helpers::redis_url()).env("KEY_PREFIX", &prefix);
+    let o = real.arg("backfill").arg("--source").arg(&page).output().await.unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    x.verify().await;
+    assert_eq!(keys(&prefix).await.len(), 4);
+}
+
+#[tokio::test]
+async fn dry_run_json_prints_one_object_per_post() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let mut cmd = bot(dir.path());
+    let o = cmd.env("STORE_PATH", dir.path().join("s.db")).args(["--dry-run", "--json", "backfill", "--source"]).arg(&page).output().await.unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 5, "four posts and a summary: {stdout}");
+    assert_eq!(lines[0]["match_key"], "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i");
+    assert_eq!(lines[0]["weighted_length"], 157);
+    assert_eq!(lines[4]["summary"]["posted"], 4);
+}
+
+#[tokio::test]
+async fn a_broken_source_is_an_error_naming_it_and_the_other_sources_still_run() {
+    let (site, x) = (MockServer::start().await, MockServer::start().await);
+    Mock::given(method("GET"))
+        .and(path("/redesigned"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("<html><body>New look!</body></html>"))
+        .mount(&site)
+        .await;
+    x_accepts(&x, 4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let good = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let broken = format!("cricbuzz={}/redesigned", site.uri());
+    let mut cmd = bot(dir.path());
+    with_x(&mut cmd, &x);
+    let o = cmd
+        .env("STORE_PATH", dir.path().join("s.db"))
+        .arg("backfill")
+        .arg("--source")
+        .arg(&broken)
+        .arg("--source")
+        .arg(&good)
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stderr.contains(&broken) && stderr.contains("layout not recognised"), "{stderr}");
+    assert!(stdout.contains("sources read 1, failed 1"), "{stdout}");
+    x.verify().await;
+}
+
+#[tokio::test]
+async fn an_empty_page_is_an_error_naming_the_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.html");
+    std::fs::write(&empty, "").unwrap();
+    let o = bot(dir.path()).args(["--dry-run", "backfill", "--source"]).arg(&empty).output().await.unwrap();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr.contains("empty.html") && stderr.contains("the page is empty"), "{stderr}");
+}
+
+#[tokio::test]
+async fn missing_x_credentials_outside_dry_run_name_the_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = bot(dir.path()).args(["backfill", "--source", "x.html"]).output().await.unwrap();
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success());
+    assert!(stderr.contains("X_API_KEY is not set"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_malformed_setting_names_the_variable_and_secrets_stay_hidden() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = bot(dir.path())
+        .env("POLL_INTERVAL_SECS", "five")
+        .env("X_API_SECRET", "hunter2-secret")
+        .args(["--dry-run", "backfill", "--source", "x.html"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(!o.status.success());
+    assert!(stderr.contains("invalid POLL_INTERVAL_SECS=\"five\""), "{stderr}");
+    assert!(!stderr.contains("hunter2") && !stdout.contains("hunter2"));
+    let o = bot(dir.path()).env("CLAIM_TTL_SECS", "600").args(["--dry-run", "backfill", "--source", "x.html"]).output().await.unwrap();
+    assert!(text(&o).1.contains("invalid CLAIM_TTL_SECS=\"600\": must be at least 86400 seconds"), "{:?}", text(&o));
+}
+
+#[tokio::test]
+async fn a_malformed_env_file_is_an_error_not_a_silent_default() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".env"), "SOURCES='unterminated\n").unwrap();
+    let o = bot(dir.path()).args(["--dry-run", "backfill"]).output().await.unwrap();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(".env"), "{stderr}");
+}
+
+/// Waits for processes that were all started before the first is awaited.
+async fn wait_all(children: Vec<tokio::process::Child>) -> Vec<Output> {
+    let mut out = Vec::new();
+    for c in children {
+        out.push(c.wait_with_output().await.unwrap());
+    }
+    out
+}
+
+/// Starts `cmd` now, capturing its output.
+fn start(cmd: &mut tokio::process::Command) -> tokio::process::Child {
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+}
