@@ -5,7 +5,7 @@
 //! failure) never leaves a claim behind. After a failed post the claim keeps exactly the state
 //! the failure proves (see [`crate::post::Verdict`]).
 
-use crate::claim::{Checked, Claim, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Transition};
+use crate::claim::{Checked, Claim, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Released, Transition};
 use crate::cricket::{Match, MatchKey};
 use crate::post::{Post, PostError, PostReceipt, TooLong, Verdict, XClient};
 use crate::shorten::Shortener;
@@ -96,6 +96,33 @@ pub enum Mode {
     },
 }
 
+/// How claims are held and given up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClaimPolicy {
+    /// Claim time to live; refreshed on each later sighting.
+    pub ttl: Duration,
+    /// Failures that prove nothing was posted, after which the match is recorded `failed`.
+    pub max_attempts: u32,
+    /// A `claimed` record older than this is stuck (its worker died between claim and post).
+    pub stuck_after: Duration,
+}
+
+impl ClaimPolicy {
+    /// The defaults: `ttl` as given, 3 attempts, stuck after `post_timeout` plus
+    /// [`STUCK_MARGIN`] (the most a live worker can take between claim and record).
+    pub fn new(ttl: Duration, max_attempts: u32, post_timeout: Duration) -> ClaimPolicy {
+        ClaimPolicy {
+            ttl,
+            max_attempts,
+            stuck_after: post_timeout + STUCK_MARGIN,
+        }
+    }
+}
+
+/// Time a live worker may spend between winning a claim and sending the post (shortening),
+/// added to the post timeout to decide that a `claimed` record is stuck.
+pub const STUCK_MARGIN: Duration = Duration::from_secs(15);
+
 /// Announces matches. Cheap to clone; clones share the store, HTTP clients and output.
 #[derive(Clone)]
 pub struct Announcer {
@@ -103,7 +130,7 @@ pub struct Announcer {
     template: Arc<Template>,
     shortener: Option<Shortener>,
     mode: Mode,
-    ttl: Duration,
+    policy: ClaimPolicy,
     halted: Arc<Mutex<Option<String>>>,
 }
 
@@ -117,22 +144,32 @@ struct DryRunLine<'a> {
 }
 
 impl Announcer {
-    /// An announcer claiming in `store` with `ttl`, rendering with `template`.
+    /// An announcer claiming in `store` under `policy`, rendering with `template`.
     pub fn new(
         store: ClaimStore,
         template: Template,
         shortener: Option<Shortener>,
         mode: Mode,
-        ttl: Duration,
+        policy: ClaimPolicy,
     ) -> Announcer {
         Announcer {
             store,
             template: Arc::new(template),
             shortener,
             mode,
-            ttl,
+            policy,
             halted: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// The claim policy in force.
+    pub fn policy(&self) -> ClaimPolicy {
+        self.policy
+    }
+
+    /// True in dry run: nothing is written or sent.
+    pub fn is_dry_run(&self) -> bool {
+        matches!(self.mode, Mode::DryRun { .. })
     }
 
     /// The store this announcer claims in.
@@ -192,7 +229,7 @@ impl Announcer {
         match &self.mode {
             Mode::DryRun { out, json, shorten } => {
                 if let Some(holder) = self.store.peek(&key).await.map_err(store_err)? {
-                    log_skip(&key, &holder, "dry run: would skip");
+                    log_skip(&key, &holder, self.policy.stuck_after, "dry run: would skip");
                     return Ok(Outcome::Skipped { holder });
                 }
                 let post = if *shorten {
@@ -233,11 +270,16 @@ impl Announcer {
                     m.title(),
                     m.description.as_deref().map(|d| format!(", {d}")).unwrap_or_default()
                 );
-                let token = match self.store.claim(&key, &title, self.ttl).await.map_err(store_err)? {
+                let token = match self
+                    .store
+                    .claim(&key, &title, self.policy.ttl)
+                    .await
+                    .map_err(store_err)?
+                {
                     ClaimOutcome::HeldBy(holder) => {
-                        log_skip(&key, &holder, "skipped: match already claimed");
+                        log_skip(&key, &holder, self.policy.stuck_after, "skipped: match already claimed");
                         // A still-listed match must never expire into a second announcement.
-                        if let Err(e) = self.store.refresh(&key, self.ttl).await {
+                        if let Err(e) = self.store.refresh(&key, self.policy.ttl).await {
                             tracing::warn!(error.message = %e, "could not refresh the claim's TTL");
                         }
                         return Ok(Outcome::Skipped { holder });
@@ -276,15 +318,26 @@ impl Announcer {
         }
         let claim_kept = match verdict {
             Verdict::NotPosted => {
-                tracing::warn!(error.message = %error, "post refused, nothing was created; releasing the claim");
-                match self.store.release(token).await {
-                    Ok(Checked::Applied(_)) => false,
-                    Ok(other) => {
-                        warn_not_ours(token, &other);
+                let max = self.policy.max_attempts;
+                match self.store.release_failed(token, &reason, max, self.policy.ttl).await {
+                    Ok(Released::Released { attempts }) => {
+                        tracing::warn!(error.message = %error, attempts, max_attempts = max, "post refused, nothing was created; claim released for a later cycle");
+                        false
+                    }
+                    Ok(Released::GaveUp(_)) => {
+                        tracing::error!(error.message = %error, attempts = max, "post refused again; giving up on this match (state `failed`)");
                         true
                     }
+                    Ok(Released::NotOurs(other)) => {
+                        warn_not_ours(token, &Checked::NotOurs(other));
+                        true
+                    }
+                    Ok(Released::Gone) => {
+                        warn_not_ours(token, &Checked::Gone);
+                        false
+                    }
                     Err(e) => {
-                        tracing::error!(error.message = %e, "could not release the claim; it stays claimed");
+                        tracing::error!(error.message = %e, "could not release the claim; it stays claimed (stuck)");
                         true
                     }
                 }
@@ -337,14 +390,17 @@ fn warn_not_ours(token: &ClaimToken, found: &Checked) {
     }
 }
 
-fn log_skip(key: &MatchKey, holder: &Claim, message: &'static str) {
-    let age = holder.age(Utc::now()).as_secs();
-    tracing::info!(
-        match_key = %key,
-        owner = %holder.owner,
-        since = %holder.claimed_at.format("%Y-%m-%dT%H:%M:%SZ"),
-        age_secs = age,
-        state = %holder.state,
-        "{message}"
+fn log_skip(key: &MatchKey, holder: &Claim, stuck_after: Duration, message: &'static str) {
+    let now = Utc::now();
+    let state = holder.display_state(now, stuck_after);
+    let fields = (
+        holder.owner.as_str(),
+        holder.claimed_at.format("%Y-%m-%dT%H:%M:%SZ"),
+        holder.age(now).as_secs(),
     );
+    if state == "stuck" {
+        tracing::warn!(match_key = %key, owner = %fields.0, since = %fields.1, age_secs = fields.2, state, "{message}; the holder seems to have died between claim and post (see `claims list --state stuck`)");
+    } else {
+        tracing::info!(match_key = %key, owner = %fields.0, since = %fields.1, age_secs = fields.2, state, "{message}");
+    }
 }

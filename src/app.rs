@@ -2,8 +2,8 @@
 //! [`App::cycle`] is one poll (read sources → dedupe by match → filter → announce);
 //! [`App::backfill`] and [`App::run_until_cancelled`] are the two ways to run it.
 
-use crate::announcer::{AnnounceError, Announcer, Mode, Outcome, Output};
-use crate::claim::{ClaimStore, EmbeddedClaims, RedisClaims};
+use crate::announcer::{AnnounceError, Announcer, ClaimPolicy, Mode, Outcome, Output};
+use crate::claim::{ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, RedisClaims, Transition};
 use crate::config::{Config, StoreConfig};
 use crate::cricket::{Match, MatchKey};
 use crate::post::XClient;
@@ -37,12 +37,22 @@ pub struct Summary {
     pub skipped: usize,
     /// Matches whose post failed or could not be processed.
     pub failed: usize,
+    /// Matches left unclaimed for a later cycle by the flood cap.
+    pub deferred: usize,
+    /// Store errors (the store could not answer; nothing was posted for that match).
+    pub store_errors: usize,
+    /// Matches recorded without posting (`seed`).
+    pub seeded: usize,
+    /// Why nothing was posted this cycle, when the bot refused to post (store not
+    /// initialised, store lost its data).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 impl Summary {
     /// One line for people: `sources read 1, failed 0; matches seen 9, …`.
     pub fn line(&self, dry_run: bool) -> String {
-        format!(
+        let mut line = format!(
             "sources read {}, failed {}; matches seen {}, not announceable {}; {} {}, skipped {}, failed {}",
             self.sources_read,
             self.sources_failed,
@@ -52,9 +62,26 @@ impl Summary {
             self.posted,
             self.skipped,
             self.failed
-        )
+        );
+        for (n, what) in [
+            (self.deferred, "deferred"),
+            (self.store_errors, "store errors"),
+            (self.seeded, "seeded"),
+        ] {
+            if n > 0 {
+                line.push_str(&format!(", {what} {n}"));
+            }
+        }
+        if let Some(why) = &self.refused {
+            line.push_str(&format!("; refused to post: {why}"));
+        }
+        line
     }
 }
+
+/// How long the first-start marker lives, as a multiple of the claim TTL. Refreshed every
+/// cycle, so it only expires when no bot has run for that long; then a re-seed is needed.
+pub const MARKER_TTL_FACTOR: u32 = 3;
 
 /// The assembled bot.
 pub struct App {
@@ -62,7 +89,22 @@ pub struct App {
     fetcher: Fetcher,
     announcer: Announcer,
     poll_interval: Duration,
+    max_posts_per_cycle: usize,
     dry_run: bool,
+    /// Set once this process has seen the first-start marker: its later absence means the
+    /// store lost its data (as opposed to never having been initialised).
+    saw_marker: std::sync::atomic::AtomicBool,
+}
+
+/// Why the bot may not post on this store now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreReadiness {
+    /// Initialised: posting allowed.
+    Ready,
+    /// Never initialised (no marker, never seen one).
+    NotInitialised,
+    /// The marker was seen by this process and is gone: the store lost its data.
+    Wiped,
 }
 
 /// Opens the store `config` names.
@@ -126,13 +168,99 @@ impl App {
                 .map_err(anyhow::Error::msg)?,
             )
         };
+        let policy = ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout);
         Ok(App {
             sources: config.sources.clone(),
             fetcher,
-            announcer: Announcer::new(store, template, shortener, mode, config.claim_ttl),
+            announcer: Announcer::new(store, template, shortener, mode, policy),
             poll_interval: config.poll_interval,
+            max_posts_per_cycle: usize::try_from(config.max_posts_per_cycle).unwrap_or(usize::MAX),
             dry_run: config.dry_run,
+            saw_marker: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    fn marker_ttl(&self) -> Duration {
+        self.announcer.policy().ttl * MARKER_TTL_FACTOR
+    }
+
+    /// `--init-store`: initialises the store if it has no marker (one atomic step; two
+    /// processes doing it at once is safe). Returns whether this call wrote the marker.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn init_store(&self) -> Result<bool, ClaimError> {
+        let (marker, wrote) = self
+            .announcer
+            .store()
+            .initialise("init-store", self.marker_ttl())
+            .await?;
+        if wrote {
+            tracing::warn!("store initialised by --init-store: every current match will be announced");
+        } else {
+            tracing::info!(by = %marker.by, at = %marker.at, how = %marker.how, "store already initialised");
+        }
+        self.saw_marker.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(wrote)
+    }
+
+    /// Whether posting is allowed on the store now; refreshes the marker's TTL when present.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn readiness(&self) -> Result<StoreReadiness, ClaimError> {
+        use std::sync::atomic::Ordering;
+        let store = self.announcer.store();
+        if store.refresh_marker(self.marker_ttl()).await? {
+            self.saw_marker.store(true, Ordering::SeqCst);
+            return Ok(StoreReadiness::Ready);
+        }
+        Ok(if self.saw_marker.load(Ordering::SeqCst) {
+            StoreReadiness::Wiped
+        } else {
+            StoreReadiness::NotInitialised
+        })
+    }
+
+    /// Records every current match (teams known) as `seeded`, without posting, then marks
+    /// the store initialised. Matches already claimed are left as they are.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer; the marker is written only after every
+    /// match was recorded, so an interrupted seed can simply be run again.
+    pub async fn seed(&self) -> Result<Summary, ClaimError> {
+        let mut summary = Summary::default();
+        let matches = self.read_sources(&mut summary).await;
+        let store = self.announcer.store();
+        let ttl = self.announcer.policy().ttl;
+        for m in &matches {
+            if m.has_placeholder_team() {
+                summary.not_announceable += 1;
+                continue;
+            }
+            let key = MatchKey::for_match(m);
+            match store.claim(&key, &m.title(), ttl).await? {
+                ClaimOutcome::Won(token) => {
+                    store.transition(&token, &Transition::Seeded).await?;
+                    summary.seeded += 1;
+                }
+                ClaimOutcome::HeldBy(_) => {
+                    store.refresh(&key, ttl).await?;
+                    summary.skipped += 1;
+                }
+            }
+        }
+        if summary.sources_failed > 0 {
+            tracing::error!("not marking the store initialised: a source failed, so its matches were not seeded");
+            summary.refused = Some("a source failed; seed again when every source reads".into());
+            return Ok(summary);
+        }
+        let (marker, wrote) = store.initialise("seed", self.marker_ttl()).await?;
+        if !wrote {
+            tracing::info!(by = %marker.by, at = %marker.at, "store was already initialised; seeded matches added");
+        }
+        self.saw_marker.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(summary)
     }
 
     /// The announcer (for tests and embedding).
@@ -171,11 +299,37 @@ impl App {
     }
 
     /// One poll: read, dedupe, filter, announce each match in turn. Stops early (between
-    /// matches, never inside one) when `cancel` fires or posting has halted.
+    /// matches, never inside one) when `cancel` fires, posting has halted, the store fails,
+    /// or the flood cap is reached. Outside dry run, nothing is posted unless the store is
+    /// initialised (see [`App::readiness`]).
     pub async fn cycle(&self, cancel: &CancellationToken) -> Summary {
         let mut summary = Summary::default();
         let matches = self.read_sources(&mut summary).await;
-        for m in &matches {
+        if !self.dry_run {
+            match self.readiness().await {
+                Ok(StoreReadiness::Ready) => {}
+                Ok(StoreReadiness::NotInitialised) => {
+                    let why = "the store was never initialised; run `cricket-announcer seed` (records what is current without posting) or pass --init-store (announces it)";
+                    tracing::error!("{why}");
+                    summary.refused = Some(why.into());
+                    return summary;
+                }
+                Ok(StoreReadiness::Wiped) => {
+                    let why = "the store lost its data (its first-start marker is gone); posting stopped so nothing is announced twice; run `cricket-announcer seed` to resume";
+                    tracing::error!("{why}");
+                    summary.refused = Some(why.into());
+                    return summary;
+                }
+                Err(e) => {
+                    summary.store_errors += 1;
+                    tracing::error!(error.message = %e, error.cause_chain = ?e, "store unavailable; nothing posted this cycle");
+                    summary.refused = Some(format!("store unavailable: {e}"));
+                    return summary;
+                }
+            }
+        }
+        let mut announced = 0usize;
+        for (i, m) in matches.iter().enumerate() {
             if cancel.is_cancelled() || self.announcer.halted().is_some() {
                 break;
             }
@@ -183,10 +337,37 @@ impl App {
                 summary.not_announceable += 1;
                 continue;
             }
+            // The flood cap paces real posts; a dry run previews every post the bot would make.
+            if !self.dry_run && announced >= self.max_posts_per_cycle {
+                let left = matches[i..]
+                    .iter()
+                    .filter(|m| m.state.is_announceable() && !m.has_placeholder_team())
+                    .count();
+                summary.deferred = left;
+                summary.not_announceable += matches[i..].len() - left;
+                tracing::warn!(
+                    cap = self.max_posts_per_cycle,
+                    left,
+                    "flood cap reached; the rest stay unclaimed for later cycles"
+                );
+                break;
+            }
             match self.announcer.announce(m).await {
-                Ok(Outcome::Posted(_)) | Ok(Outcome::WouldPost(_)) => summary.posted += 1,
+                Ok(Outcome::Posted(_)) | Ok(Outcome::WouldPost(_)) => {
+                    summary.posted += 1;
+                    announced += 1;
+                }
                 Ok(Outcome::Skipped { .. }) => summary.skipped += 1,
-                Ok(Outcome::PostFailed { .. }) => summary.failed += 1,
+                Ok(Outcome::PostFailed { .. }) => {
+                    summary.failed += 1;
+                    announced += 1;
+                }
+                Err(AnnounceError::Store { key, source }) => {
+                    summary.store_errors += 1;
+                    summary.failed += 1;
+                    tracing::error!(match_key = %key, error.message = %source, error.cause_chain = ?source, "store unavailable; not posting, will retry next cycle");
+                    break;
+                }
                 Err(e) => {
                     summary.failed += 1;
                     log_announce_error(&e);
@@ -200,7 +381,10 @@ impl App {
     /// halt.
     pub async fn backfill(&self) -> (Summary, bool) {
         let summary = self.cycle(&CancellationToken::new()).await;
-        let ok = summary.sources_failed == 0 && self.announcer.halted().is_none();
+        let ok = summary.sources_failed == 0
+            && summary.store_errors == 0
+            && summary.refused.is_none()
+            && self.announcer.halted().is_none();
         (summary, ok)
     }
 

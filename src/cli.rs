@@ -33,10 +33,22 @@ pub struct Cli {
 #[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     /// Poll every source every POLL_INTERVAL_SECS until SIGINT or SIGTERM.
-    Run,
+    Run {
+        /// On a store never initialised, initialise it and announce what is current (instead
+        /// of refusing). Use once, on first deployment; not in a service definition.
+        #[arg(long)]
+        init_store: bool,
+    },
     /// Read every source once, announce what is new, print a summary and exit (0 only if every
-    /// source was read).
-    Backfill,
+    /// source was read and nothing stopped posting).
+    Backfill {
+        /// As for `run`: initialise a never-initialised store and announce what is current.
+        #[arg(long)]
+        init_store: bool,
+    },
+    /// Record every match currently on the sources without posting, and mark the store
+    /// initialised. Run it on first start, and again after the store lost its data.
+    Seed,
     /// Inspect the claims in the store.
     Claims {
         /// What to do with claims.
@@ -49,11 +61,24 @@ pub enum Command {
 #[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
 pub enum ClaimsCommand {
     /// List every live claim.
-    List,
+    List {
+        /// Only claims in this state: claimed, posted, unknown, failed, seeded or stuck.
+        #[arg(long)]
+        state: Option<String>,
+    },
     /// Show the claim on one match key.
     Show {
         /// The match key, as `claims list` prints it.
         key: String,
+    },
+    /// Delete the claim on one match key so it may be announced again. Refused unless the
+    /// claim is unknown, failed or stuck, or --force is given.
+    Release {
+        /// The match key, as `claims list` prints it.
+        key: String,
+        /// Release whatever the state (may cause a second post of a match already posted).
+        #[arg(long)]
+        force: bool,
     },
 }
 

@@ -53,6 +53,12 @@ pub struct Settings {
     /// X access token secret.
     #[arg(long, env = "X_ACCESS_TOKEN_SECRET", hide_env_values = true, global = true)]
     pub x_access_token_secret: Option<String>,
+    /// Most posts in one cycle (flood cap); the rest wait, unclaimed, for later cycles.
+    #[arg(long, env = "MAX_POSTS_PER_CYCLE", default_value = "5", global = true)]
+    pub max_posts_per_cycle: String,
+    /// Failures proving nothing was posted (e.g. X 400/429) after which a match is given up.
+    #[arg(long, env = "MAX_POST_ATTEMPTS", default_value = "3", global = true)]
+    pub max_post_attempts: String,
     /// Seconds a post to X may take; past it the outcome is unknown and the claim is kept.
     #[arg(long, env = "POST_TIMEOUT_SECS", default_value = "30", global = true)]
     pub post_timeout_secs: String,
@@ -139,6 +145,10 @@ pub struct Config {
     pub x_credentials: Option<XCredentials>,
     /// Time bound of one post.
     pub post_timeout: Duration,
+    /// Flood cap: most posts per cycle (at least 1).
+    pub max_posts_per_cycle: u32,
+    /// Attempts before a match is given up (at least 1).
+    pub max_post_attempts: u32,
     /// Shortener, if any.
     pub shortener: Option<ShortenerConfig>,
     /// Template file.
@@ -178,6 +188,18 @@ fn secs(var: &'static str, raw: &str, min: u64) -> Result<Duration, ConfigError>
         return Err(invalid(format!("must be at least {min} seconds")));
     }
     Ok(Duration::from_secs(n))
+}
+
+fn count(var: &'static str, raw: &str) -> Result<u32, ConfigError> {
+    raw.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| ConfigError::Invalid {
+            var,
+            value: raw.to_string(),
+            reason: "expected a whole number, at least 1".into(),
+        })
 }
 
 fn url(var: &'static str, raw: &str) -> Result<Url, ConfigError> {
@@ -341,6 +363,8 @@ impl Config {
             x_api_base: url("X_API_BASE_URL", &s.x_api_base_url)?,
             x_credentials,
             post_timeout: secs("POST_TIMEOUT_SECS", &s.post_timeout_secs, 1)?,
+            max_posts_per_cycle: count("MAX_POSTS_PER_CYCLE", &s.max_posts_per_cycle)?,
+            max_post_attempts: count("MAX_POST_ATTEMPTS", &s.max_post_attempts)?,
             shortener,
             template_path: s.template_path.clone(),
             instance_id: s

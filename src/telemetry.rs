@@ -23,5 +23,6 @@ where
 /// Installs the global subscriber writing to stderr. Call once, at startup.
 pub fn init(filter: &str) {
     // Ignore "already set": a second init (in tests) keeps the first subscriber.
-    let _ = tracing::subscriber::set_global_default(subscriber(filter, std::io::stderr, std::io::stderr().is_terminal()));
+    let _ =
+        tracing::subscriber::set_global_default(subscriber(filter, std::io::stderr, std::io::stderr().is_terminal()));
 }

@@ -1,12 +1,11 @@
-//! The embedded claim store: a SQLite file, for running on one machine without Redis.
+//! The embedded backend: a SQLite file, for running on one machine without Redis.
 //!
-//! Each operation is one `BEGIN IMMEDIATE` transaction, which takes SQLite's write lock before
-//! reading, so two processes sharing the file serialise exactly like two Redis clients do.
-//! Expiry is a column (`expires_at`, Unix seconds); expired rows count as absent and are
-//! replaced by the next claim.
+//! Each primitive is one `BEGIN IMMEDIATE` transaction, which takes SQLite's write lock before
+//! reading, so processes sharing the file serialise exactly like Redis clients do. Expiry is a
+//! column (`expires_at`, Unix seconds); expired rows count as absent and are replaced by the
+//! next write.
 
-use super::{store_key, ttl_secs, Checked, Claim, ClaimError, ClaimOutcome, ClaimToken, ListedClaim, Transition};
-use crate::cricket::MatchKey;
+use super::ClaimError;
 use chrono::Utc;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -34,6 +33,33 @@ pub struct EmbeddedClaims {
 
 fn err(op: &'static str) -> impl FnOnce(rusqlite::Error) -> ClaimError {
     move |source| ClaimError::Embedded { op, source }
+}
+
+fn now() -> i64 {
+    Utc::now().timestamp()
+}
+
+fn secs(ttl_secs: u64) -> i64 {
+    i64::try_from(ttl_secs).unwrap_or(i64::MAX)
+}
+
+/// The live record at `key`, inside a transaction.
+fn live(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT record FROM claims WHERE key = ?1 AND expires_at > ?2",
+        params![key, now()],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// The token inside a stored record, if it is a claim record.
+fn token_of(raw: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(raw)
+        .ok()?
+        .get("token")?
+        .as_str()
+        .map(str::to_string)
 }
 
 impl EmbeddedClaims {
@@ -76,189 +102,169 @@ impl EmbeddedClaims {
         &self.path
     }
 
-    /// Runs `f` on the connection in a blocking task, so SQLite's file locks never stall the
-    /// async runtime.
-    async fn with<T: Send + 'static>(
+    pub(super) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    pub(super) fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction on a blocking thread, so SQLite's file
+    /// locks never stall the async runtime.
+    async fn tx<T: Send + 'static>(
         &self,
         op: &'static str,
-        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, ClaimError> {
         let conn = Arc::clone(&self.conn);
         tokio::task::spawn_blocking(move || {
             let mut guard = conn
                 .lock()
                 .map_err(|_| ClaimError::Task("store connection poisoned".into()))?;
-            f(&mut guard).map_err(err(op))
+            let run = || {
+                let tx = guard.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let out = f(&tx)?;
+                tx.commit()?;
+                Ok(out)
+            };
+            run().map_err(err(op))
         })
         .await
         .map_err(|e| ClaimError::Task(e.to_string()))?
     }
 
-    pub(super) async fn claim(&self, key: &MatchKey, title: &str, ttl: Duration) -> Result<ClaimOutcome, ClaimError> {
-        let record = Claim::new(&self.owner, title, Utc::now());
-        let stored = record.to_stored();
-        let k = store_key(&self.prefix, key);
-        let ttl = i64::try_from(ttl_secs(ttl)).unwrap_or(i64::MAX);
-        let previous = self
-            .with("claim", move |conn| {
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let now = Utc::now().timestamp();
-                tx.execute(
-                    "DELETE FROM claims WHERE key = ?1 AND expires_at <= ?2",
-                    params![k, now],
-                )?;
-                let inserted = tx.execute(
-                    "INSERT INTO claims (key, record, expires_at) VALUES (?1, ?2, ?3) ON CONFLICT(key) DO NOTHING",
-                    params![k, stored, now.saturating_add(ttl)],
-                )?;
-                let previous = if inserted == 1 {
-                    None
-                } else {
-                    Some(tx.query_row("SELECT record FROM claims WHERE key = ?1", [&k], |r| {
-                        r.get::<_, String>(0)
-                    })?)
-                };
-                tx.commit()?;
-                Ok(previous)
-            })
-            .await?;
-        Ok(match previous {
-            None => ClaimOutcome::Won(ClaimToken {
-                key: key.clone(),
-                claim: record,
-            }),
-            Some(raw) => ClaimOutcome::HeldBy(Claim::from_stored(&raw)),
-        })
-    }
-
-    pub(super) async fn peek(&self, key: &MatchKey) -> Result<Option<Claim>, ClaimError> {
-        let k = store_key(&self.prefix, key);
-        let raw = self
-            .with("peek", move |conn| {
-                conn.query_row(
-                    "SELECT record FROM claims WHERE key = ?1 AND expires_at > ?2",
-                    params![k, Utc::now().timestamp()],
-                    |r| r.get::<_, String>(0),
-                )
-                .optional()
-            })
-            .await?;
-        Ok(raw.as_deref().map(Claim::from_stored))
-    }
-
-    /// Applies `change` to the row of `token` inside one write transaction, if the live row
-    /// still carries the token. `None` as the new record deletes the row.
-    async fn checked(
-        &self,
-        op: &'static str,
-        token: &ClaimToken,
-        change: impl FnOnce(Claim) -> Option<Claim> + Send + 'static,
-    ) -> Result<Checked, ClaimError> {
-        let k = store_key(&self.prefix, &token.key);
-        let ours = token.claim.token.clone();
-        self.with(op, move |conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let raw: Option<String> = tx
-                .query_row(
-                    "SELECT record FROM claims WHERE key = ?1 AND expires_at > ?2",
-                    params![k, Utc::now().timestamp()],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            let Some(raw) = raw else {
-                return Ok(Checked::Gone);
-            };
-            let current = Claim::from_stored(&raw);
-            if !current.carries(&ours) {
-                return Ok(Checked::NotOurs(current));
+    pub(super) async fn set_nx(&self, key: &str, value: &str, ttl_secs: u64) -> Result<Option<String>, ClaimError> {
+        let (key, value) = (key.to_string(), value.to_string());
+        self.tx("claim", move |c| {
+            let now = now();
+            c.execute(
+                "DELETE FROM claims WHERE key = ?1 AND expires_at <= ?2",
+                params![key, now],
+            )?;
+            let inserted = c.execute(
+                "INSERT INTO claims (key, record, expires_at) VALUES (?1, ?2, ?3) ON CONFLICT(key) DO NOTHING",
+                params![key, value, now.saturating_add(secs(ttl_secs))],
+            )?;
+            if inserted == 1 {
+                Ok(None)
+            } else {
+                live(c, &key)
             }
-            let result = match change(current.clone()) {
-                Some(new) => {
-                    tx.execute(
-                        "UPDATE claims SET record = ?2 WHERE key = ?1",
-                        params![k, new.to_stored()],
-                    )?;
-                    Checked::Applied(new)
-                }
-                None => {
-                    tx.execute("DELETE FROM claims WHERE key = ?1", [&k])?;
-                    Checked::Applied(current)
-                }
-            };
-            tx.commit()?;
-            Ok(result)
         })
         .await
     }
 
-    pub(super) async fn transition(&self, token: &ClaimToken, change: &Transition) -> Result<Checked, ClaimError> {
-        let change = change.clone();
-        self.checked("transition", token, move |c| Some(change.apply(c, Utc::now())))
-            .await
+    pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
+        let key = key.to_string();
+        self.tx("get", move |c| live(c, &key)).await
     }
 
-    pub(super) async fn release(&self, token: &ClaimToken) -> Result<Checked, ClaimError> {
-        self.checked("release", token, |_| None).await
-    }
-
-    pub(super) async fn refresh(&self, key: &MatchKey, ttl: Duration) -> Result<bool, ClaimError> {
-        let k = store_key(&self.prefix, key);
-        let ttl = i64::try_from(ttl_secs(ttl)).unwrap_or(i64::MAX);
-        self.with("refresh", move |conn| {
-            let now = Utc::now().timestamp();
-            let n = conn.execute(
+    pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {
+        let key = key.to_string();
+        self.tx("expire", move |c| {
+            let now = now();
+            let n = c.execute(
                 "UPDATE claims SET expires_at = ?3 WHERE key = ?1 AND expires_at > ?2",
-                params![k, now, now.saturating_add(ttl)],
+                params![key, now, now.saturating_add(secs(ttl_secs))],
             )?;
             Ok(n == 1)
         })
         .await
     }
 
-    pub(super) async fn list(&self) -> Result<Vec<ListedClaim>, ClaimError> {
-        let strip = format!("{}match:", self.prefix);
-        let rows = self
-            .with("list", move |conn| {
-                let now = Utc::now().timestamp();
-                let mut stmt = conn.prepare("SELECT key, record, expires_at FROM claims WHERE expires_at > ?1")?;
-                let rows = stmt
-                    .query_map([now], |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, String>(1)?,
-                            r.get::<_, i64>(2)? - now,
-                        ))
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
-                Ok(rows)
-            })
-            .await?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(k, raw, left)| {
-                let key = k.strip_prefix(&strip).and_then(MatchKey::parse)?;
-                Some(ListedClaim {
-                    key,
-                    claim: Claim::from_stored(&raw),
-                    ttl: u64::try_from(left).ok().map(Duration::from_secs),
-                })
-            })
-            .collect())
-    }
-
-    pub(super) async fn ttl(&self, key: &MatchKey) -> Result<Option<Duration>, ClaimError> {
-        let k = store_key(&self.prefix, key);
+    pub(super) async fn ttl(&self, key: &str) -> Result<Option<Duration>, ClaimError> {
+        let key = key.to_string();
         let left: Option<i64> = self
-            .with("ttl", move |conn| {
-                let now = Utc::now().timestamp();
-                conn.query_row(
+            .tx("ttl", move |c| {
+                let now = now();
+                c.query_row(
                     "SELECT expires_at - ?2 FROM claims WHERE key = ?1 AND expires_at > ?2",
-                    params![k, now],
+                    params![key, now],
                     |r| r.get(0),
                 )
                 .optional()
             })
             .await?;
         Ok(left.and_then(|s| u64::try_from(s).ok()).map(Duration::from_secs))
+    }
+
+    pub(super) async fn incr(&self, key: &str, ttl_secs: u64) -> Result<u64, ClaimError> {
+        let key = key.to_string();
+        self.tx("count attempt", move |c| {
+            let current: u64 = live(c, &key)?.and_then(|r| r.trim().parse().ok()).unwrap_or(0);
+            let next = current.saturating_add(1);
+            c.execute(
+                "INSERT INTO claims (key, record, expires_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(key) DO UPDATE SET record = excluded.record, expires_at = excluded.expires_at",
+                params![key, next.to_string(), now().saturating_add(secs(ttl_secs))],
+            )?;
+            Ok(next)
+        })
+        .await
+    }
+
+    pub(super) async fn delete(&self, key: &str) -> Result<(), ClaimError> {
+        let key = key.to_string();
+        self.tx("delete", move |c| {
+            c.execute("DELETE FROM claims WHERE key = ?1", [key]).map(|_| ())
+        })
+        .await
+    }
+
+    /// Applies `new` (or deletes, when `None`) if the live record carries `token`.
+    /// Returns the same `(status, current)` as the Redis scripts.
+    async fn checked(
+        &self,
+        op: &'static str,
+        key: &str,
+        token: &str,
+        new: Option<String>,
+    ) -> Result<(i64, String), ClaimError> {
+        let (key, token) = (key.to_string(), token.to_string());
+        self.tx(op, move |c| {
+            let Some(current) = live(c, &key)? else {
+                return Ok((-1, String::new()));
+            };
+            if token.is_empty() || token_of(&current).as_deref() != Some(token.as_str()) {
+                return Ok((0, current));
+            }
+            match new {
+                Some(v) => c.execute("UPDATE claims SET record = ?2 WHERE key = ?1", params![key, v])?,
+                None => c.execute("DELETE FROM claims WHERE key = ?1", [&key])?,
+            };
+            Ok((1, current))
+        })
+        .await
+    }
+
+    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<(i64, String), ClaimError> {
+        self.checked("transition", key, token, Some(new.to_string())).await
+    }
+
+    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<(i64, String), ClaimError> {
+        self.checked("release", key, token, None).await
+    }
+
+    pub(super) async fn scan(&self, prefix: &str) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
+        let prefix = prefix.to_string();
+        self.tx("list", move |c| {
+            let now = now();
+            let mut stmt = c.prepare("SELECT key, record, expires_at FROM claims WHERE expires_at > ?1")?;
+            let rows = stmt
+                .query_map([now], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?))
+                })?
+                .filter_map(|row| match row {
+                    Ok((k, v, exp)) if k.starts_with(&prefix) => {
+                        Some(Ok((k, v, u64::try_from(exp - now).ok().map(Duration::from_secs))))
+                    }
+                    Ok(_) => None,
+                    Err(e) => Some(Err(e)),
+                })
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+        .await
     }
 }

@@ -1,13 +1,10 @@
-//! The Redis claim store: one `SET key record NX EX ttl GET` per claim, Lua scripts for the
-//! token-checked transitions.
+//! The Redis backend: each primitive is one atomic Redis command or Lua script.
 //!
 //! Documentation: <https://redis.io/docs/latest/commands/set/> (`NX` + `GET` together need
 //! Redis 7.0; the reply is nil when the key was set, else the old value, which is how a loser
 //! learns the holder in the same round trip).
 
-use super::{store_key, ttl_secs, Checked, Claim, ClaimError, ClaimOutcome, ClaimToken, ListedClaim, Transition};
-use crate::cricket::MatchKey;
-use chrono::Utc;
+use super::ClaimError;
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, ExistenceCheck, Script, SetExpiry, SetOptions};
 use std::sync::Arc;
@@ -17,16 +14,18 @@ use std::time::Duration;
 pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long connecting to Redis may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest wait between reconnection attempts, milliseconds.
+pub const MAX_RECONNECT_DELAY_MS: u64 = 2_000;
 
-/// Claims held in Redis under a key prefix. Cheap to clone (the connection is shared and
-/// reconnects by itself after Redis restarts).
+/// Claims held in Redis under a key prefix. Cheap to clone: clones share one connection
+/// manager, which reconnects by itself (with backoff) after Redis restarts.
 #[derive(Clone)]
 pub struct RedisClaims {
     conn: ConnectionManager,
     prefix: Arc<str>,
     owner: Arc<str>,
-    transition: Arc<Script>,
-    release: Arc<Script>,
+    compare_and_set: Arc<Script>,
+    compare_and_delete: Arc<Script>,
 }
 
 fn err(op: &'static str) -> impl FnOnce(redis::RedisError) -> ClaimError {
@@ -36,8 +35,8 @@ fn err(op: &'static str) -> impl FnOnce(redis::RedisError) -> ClaimError {
 impl RedisClaims {
     /// Connects to `url` (`redis://[:password@]host:port/db`) and checks that it answers.
     ///
-    /// `prefix` is prepended to every key (`<prefix>match:<key>`); `owner` names this instance
-    /// in the records it writes.
+    /// `prefix` is prepended to every key; `owner` names this instance in the records it
+    /// writes.
     ///
     /// # Errors
     /// [`ClaimError::Redis`] when the URL is invalid or the server cannot be reached.
@@ -47,7 +46,7 @@ impl RedisClaims {
             .set_connection_timeout(CONNECT_TIMEOUT)
             .set_response_timeout(RESPONSE_TIMEOUT)
             .set_number_of_retries(2)
-            .set_max_delay(2_000);
+            .set_max_delay(MAX_RECONNECT_DELAY_MS);
         let conn = ConnectionManager::new_with_config(client, config)
             .await
             .map_err(err("connect"))?;
@@ -55,88 +54,43 @@ impl RedisClaims {
             conn,
             prefix: prefix.into(),
             owner: owner.into(),
-            transition: Arc::new(Script::new(include_str!("lua/transition.lua"))),
-            release: Arc::new(Script::new(include_str!("lua/release.lua"))),
+            compare_and_set: Arc::new(Script::new(include_str!("lua/transition.lua"))),
+            compare_and_delete: Arc::new(Script::new(include_str!("lua/release.lua"))),
         })
     }
 
-    pub(super) async fn claim(&self, key: &MatchKey, title: &str, ttl: Duration) -> Result<ClaimOutcome, ClaimError> {
-        let record = Claim::new(&self.owner, title, Utc::now());
+    pub(super) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    pub(super) fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// `SET key value NX EX ttl GET`: `None` when we set it, else the value that was there.
+    pub(super) async fn set_nx(&self, key: &str, value: &str, ttl_secs: u64) -> Result<Option<String>, ClaimError> {
         let options = SetOptions::default()
             .conditional_set(ExistenceCheck::NX)
             .get(true)
-            .with_expiration(SetExpiry::EX(ttl_secs(ttl)));
-        let previous: Option<String> = self
-            .conn
-            .clone()
-            .set_options(store_key(&self.prefix, key), record.to_stored(), options)
-            .await
-            .map_err(err("claim"))?;
-        Ok(match previous {
-            None => ClaimOutcome::Won(ClaimToken {
-                key: key.clone(),
-                claim: record,
-            }),
-            Some(raw) => ClaimOutcome::HeldBy(Claim::from_stored(&raw)),
-        })
-    }
-
-    pub(super) async fn peek(&self, key: &MatchKey) -> Result<Option<Claim>, ClaimError> {
-        let raw: Option<String> = self
-            .conn
-            .clone()
-            .get(store_key(&self.prefix, key))
-            .await
-            .map_err(err("peek"))?;
-        Ok(raw.as_deref().map(Claim::from_stored))
-    }
-
-    async fn checked(
-        &self,
-        op: &'static str,
-        script: &Script,
-        token: &ClaimToken,
-        new: &str,
-    ) -> Result<(i64, String), ClaimError> {
-        script
-            .key(store_key(&self.prefix, &token.key))
-            .arg(&token.claim.token)
-            .arg(new)
-            .invoke_async(&mut self.conn.clone())
-            .await
-            .map_err(err(op))
-    }
-
-    pub(super) async fn transition(&self, token: &ClaimToken, change: &Transition) -> Result<Checked, ClaimError> {
-        let new = change.apply(token.claim.clone(), Utc::now());
-        let (status, current) = self
-            .checked("transition", &self.transition, token, &new.to_stored())
-            .await?;
-        interpret("transition", status, &current, new)
-    }
-
-    pub(super) async fn release(&self, token: &ClaimToken) -> Result<Checked, ClaimError> {
-        let (status, current) = self.checked("release", &self.release, token, "").await?;
-        let old = Claim::from_stored(&current);
-        interpret("release", status, &current, old)
-    }
-
-    pub(super) async fn refresh(&self, key: &MatchKey, ttl: Duration) -> Result<bool, ClaimError> {
-        let secs = i64::try_from(ttl_secs(ttl)).unwrap_or(i64::MAX);
+            .with_expiration(SetExpiry::EX(ttl_secs));
         self.conn
             .clone()
-            .expire(store_key(&self.prefix, key), secs)
+            .set_options(key, value, options)
             .await
-            .map_err(err("refresh"))
+            .map_err(err("claim"))
     }
 
-    pub(super) async fn ttl(&self, key: &MatchKey) -> Result<Option<Duration>, ClaimError> {
-        let secs: i64 = self
-            .conn
-            .clone()
-            .ttl(store_key(&self.prefix, key))
-            .await
-            .map_err(err("ttl"))?;
+    pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
+        self.conn.clone().get(key).await.map_err(err("get"))
+    }
+
+    pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {
+        let secs = i64::try_from(ttl_secs).unwrap_or(i64::MAX);
+        self.conn.clone().expire(key, secs).await.map_err(err("expire"))
+    }
+
+    pub(super) async fn ttl(&self, key: &str) -> Result<Option<Duration>, ClaimError> {
+        let secs: i64 = self.conn.clone().ttl(key).await.map_err(err("ttl"))?;
         Ok(match secs {
             -2 => None,
             -1 => Some(Duration::MAX),
@@ -144,9 +98,49 @@ impl RedisClaims {
         })
     }
 
-    pub(super) async fn list(&self) -> Result<Vec<ListedClaim>, ClaimError> {
+    /// `INCR` then `EXPIRE` in one transaction: the new count.
+    pub(super) async fn incr(&self, key: &str, ttl_secs: u64) -> Result<u64, ClaimError> {
+        let (n,): (u64,) = redis::pipe()
+            .atomic()
+            .incr(key, 1)
+            .expire(key, i64::try_from(ttl_secs).unwrap_or(i64::MAX))
+            .ignore()
+            .query_async(&mut self.conn.clone())
+            .await
+            .map_err(err("count attempt"))?;
+        Ok(n)
+    }
+
+    pub(super) async fn delete(&self, key: &str) -> Result<(), ClaimError> {
+        self.conn.clone().del(key).await.map_err(err("delete"))
+    }
+
+    /// Lua compare-and-set on the record's token, keeping the TTL.
+    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<(i64, String), ClaimError> {
+        self.compare_and_set
+            .key(key)
+            .arg(token)
+            .arg(new)
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(err("transition"))
+    }
+
+    /// Lua compare-and-delete on the record's token.
+    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<(i64, String), ClaimError> {
+        self.compare_and_delete
+            .key(key)
+            .arg(token)
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(err("release"))
+    }
+
+    /// Every key starting with `prefix`, with its value and TTL (`SCAN`, then `GET`/`TTL` in
+    /// pipelined batches).
+    pub(super) async fn scan(&self, prefix: &str) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
         let mut conn = self.conn.clone();
-        let pattern = format!("{}match:*", escape_glob(&self.prefix));
+        let pattern = format!("{}*", escape_glob(prefix));
         let mut keys: Vec<String> = Vec::new();
         let mut cursor: u64 = 0;
         loop {
@@ -166,7 +160,6 @@ impl RedisClaims {
             }
         }
         let mut out = Vec::with_capacity(keys.len());
-        let strip = format!("{}match:", self.prefix);
         for chunk in keys.chunks(200) {
             let mut pipe = redis::pipe();
             for k in chunk {
@@ -174,30 +167,12 @@ impl RedisClaims {
             }
             let replies: Vec<(Option<String>, i64)> = pipe.query_async(&mut conn).await.map_err(err("list"))?;
             for (k, (raw, ttl)) in chunk.iter().zip(replies) {
-                let (Some(raw), Some(key)) = (raw, k.strip_prefix(&strip).and_then(MatchKey::parse)) else {
-                    continue;
-                };
-                out.push(ListedClaim {
-                    key,
-                    claim: Claim::from_stored(&raw),
-                    ttl: u64::try_from(ttl).ok().map(Duration::from_secs),
-                });
+                if let Some(raw) = raw {
+                    out.push((k.clone(), raw, u64::try_from(ttl).ok().map(Duration::from_secs)));
+                }
             }
         }
         Ok(out)
-    }
-}
-
-/// Turns a script's `{status, value}` reply into [`Checked`].
-fn interpret(op: &'static str, status: i64, current: &str, applied: Claim) -> Result<Checked, ClaimError> {
-    match status {
-        1 => Ok(Checked::Applied(applied)),
-        0 => Ok(Checked::NotOurs(Claim::from_stored(current))),
-        -1 => Ok(Checked::Gone),
-        other => Err(ClaimError::Protocol {
-            op,
-            detail: format!("script answered status {other}"),
-        }),
     }
 }
 

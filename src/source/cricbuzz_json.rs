@@ -253,7 +253,10 @@ mod tests {
         // "T20" in the "International" group.
         assert_eq!(m.format, Format::T20i);
         assert_eq!(m.start_time, Some(Utc.with_ymd_and_hms(2024, 6, 16, 0, 30, 0).unwrap()));
-        assert_eq!(m.venue, venue("Daren Sammy National Cricket Stadium", "Gros Islet, St Lucia"));
+        assert_eq!(
+            m.venue,
+            venue("Daren Sammy National Cricket Stadium", "Gros Islet, St Lucia")
+        );
         assert_eq!(m.status.as_deref(), Some("Australia opt to bowl"));
 
         let m = find(&matches, "87731");
@@ -282,7 +285,10 @@ mod tests {
         let m = find(&matches, "84728");
         assert_eq!(m.venue, venue("Lord's", "London"));
         assert_eq!(m.format, Format::T20);
-        assert_eq!(m.start_time, Some(Utc.with_ymd_and_hms(2024, 6, 20, 17, 15, 0).unwrap()));
+        assert_eq!(
+            m.start_time,
+            Some(Utc.with_ymd_and_hms(2024, 6, 20, 17, 15, 0).unwrap())
+        );
 
         let m = find(&matches, "94487");
         assert_eq!(m.description.as_deref(), Some("1st ODI (ICC Championship Match)"));
@@ -305,7 +311,10 @@ mod tests {
             assert!(find(&matches, id).has_placeholder_team(), "{id}");
         }
         assert_eq!(find(&matches, "96456").description.as_deref(), Some("Final"));
-        assert!(!find(&matches, "87787").has_placeholder_team(), "B1 is a seeding, not TBC");
+        assert!(
+            !find(&matches, "87787").has_placeholder_team(),
+            "B1 is a seeding, not TBC"
+        );
     }
 
     #[test]
@@ -358,7 +367,10 @@ mod tests {
             info(3, "Again")
         );
         let matches = parse(&page).expect("parses");
-        let got: Vec<_> = matches.iter().map(|m| (m.source_id.as_str(), m.teams[0].name.as_str())).collect();
+        let got: Vec<_> = matches
+            .iter()
+            .map(|m| (m.source_id.as_str(), m.teams[0].name.as_str()))
+            .collect();
         assert_eq!(got, [("7", "First"), ("3", "Other")]);
     }
 

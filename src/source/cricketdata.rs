@@ -1,7 +1,609 @@
-//! stub
-use crate::cricket::Match;
+//! The parser for CricketData.org's (cricapi's) `v1/currentMatches` JSON answer: page text in,
+//! [`Match`]es out, no I/O.
+//!
+//! The answer is `{"status":"success","data":[…],"info":{…}}`; each `data[]` item is one match:
+//! `id` (a UUID), `name` ("Fiji vs South Korea, 5th Match, T20I Tri-Series In Japan, 2026"),
+//! `matchType` ("t20", "odi", "test"), `status` (one line of text), `venue` ("Ground, City"),
+//! `dateTimeGMT` (naive ISO time, UTC), `teams` (the two names, home side first), `teamInfo`
+//! (name and `shortname` per team, in alphabetical order, not the `teams` order), and the flags
+//! `matchStarted` and `matchEnded`. cricapi has no series name field (only `series_id`) and no
+//! description field: both are read out of `name`.
+//!
+//! cricapi publishes no page per match and its answer carries no link, so the [`Match::url`] this
+//! parser builds, `https://cricketdata.org/match/<id>`, is a stable identifier in URL form and
+//! NOT a page anyone can open.
+
+use crate::cricket::{Format, Match, MatchState, Site, Team, Venue};
 use crate::source::ParseError;
-/// stub
+use chrono::{DateTime, NaiveDateTime, Utc};
+use serde_json::Value;
+use std::collections::HashSet;
+use url::Url;
+
+/// Prefix of the identifier URL given to every match; see the module documentation.
+const MATCH_URL_PREFIX: &str = "https://cricketdata.org/match/";
+
+/// cricapi ids are 36-character UUIDs; the bound keeps a hostile id from making a huge URL.
+const MAX_ID_LEN: usize = 64;
+
+/// Reads every match in a cricapi `v1/currentMatches` answer.
+///
+/// Returns one [`Match`] per cricapi `id` (site [`Site::Cricketdata`]), in the answer's order; a
+/// later item with an id already read is dropped. The teams come in `teams` order with short
+/// names looked up by name in `teamInfo`. `name` gives the description and series when it has the
+/// usual "Team A vs Team B, <description>, <series>" form. The state comes from the flags:
+/// not started is [`MatchState::Upcoming`], started and not ended [`MatchState::Live`], ended
+/// [`MatchState::Complete`]; a status saying the match was abandoned, had no result or was
+/// cancelled makes it [`MatchState::Abandoned`] whatever the flags say, so that a cancelled
+/// fixture is never announced. The URL is an identifier, not a real page: see the module
+/// documentation. Text is HTML-entity-decoded, trimmed, whitespace-collapsed and free of control
+/// characters. Items without a usable id or two team names are skipped.
+///
 /// # Errors
-/// never
-pub fn parse(_p: &str) -> Result<Vec<Match>, ParseError> { Err(ParseError::Empty) }
+///
+/// - [`ParseError::Empty`] when the text is empty or only whitespace;
+/// - [`ParseError::LayoutNotRecognised`] when it is not a JSON object with a `data` array, and
+///   when cricapi answered `"status":"failure"` (`what` is "cricapi answered failure: " and the
+///   answer's `reason`, e.g. an invalid or exhausted API key);
+/// - [`ParseError::NoMatches`] when `data` holds no usable match.
+pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
+    if page.trim().is_empty() {
+        return Err(ParseError::Empty);
+    }
+    let root: Value = serde_json::from_str(page).map_err(|e| ParseError::LayoutNotRecognised {
+        what: format!("not JSON ({e}); expected a cricapi `currentMatches` answer"),
+    })?;
+    let Some(object) = root.as_object() else {
+        return Err(ParseError::LayoutNotRecognised {
+            what: "the JSON is not an object; expected a cricapi `currentMatches` answer".to_string(),
+        });
+    };
+    // A failure answer has no `data`; its reason (bad key, quota) is what the operator needs.
+    if text(object.get("status")).is_some_and(|s| s.eq_ignore_ascii_case("failure")) {
+        let reason = text(object.get("reason")).unwrap_or_else(|| "no reason given".to_string());
+        return Err(ParseError::LayoutNotRecognised {
+            what: format!("cricapi answered failure: {reason}"),
+        });
+    }
+    let Some(items) = object.get("data").and_then(Value::as_array) else {
+        return Err(ParseError::LayoutNotRecognised {
+            what: "no `data` array (cricapi `currentMatches` answer)".to_string(),
+        });
+    };
+
+    let mut seen = HashSet::new();
+    let matches: Vec<Match> = items
+        .iter()
+        .filter_map(read_match)
+        .filter(|m| seen.insert(m.source_id.clone()))
+        .collect();
+    if matches.is_empty() {
+        return Err(ParseError::NoMatches {
+            what: "no usable item in the cricapi `data` array".to_string(),
+        });
+    }
+    Ok(matches)
+}
+
+/// One `data[]` item, or `None` when it has no usable id or not two team names.
+fn read_match(item: &Value) -> Option<Match> {
+    let id = text(item.get("id")).filter(|id| is_id(id))?;
+    let url = Url::parse(&format!("{MATCH_URL_PREFIX}{id}")).ok()?;
+
+    let names: Vec<String> = item
+        .get("teams")
+        .and_then(Value::as_array)?
+        .iter()
+        .filter_map(|t| text(Some(t)))
+        .collect();
+    let [first, second] = [names.first()?, names.get(1)?].map(|name| Team {
+        name: name.clone(),
+        short_name: short_name(item.get("teamInfo"), name),
+    });
+
+    let name = text(item.get("name"));
+    let (description, series) = name
+        .as_deref()
+        .and_then(|n| description_and_series(n, &first.name, &second.name))
+        .unwrap_or_default();
+    let status = text(item.get("status"));
+
+    Some(Match {
+        site: Site::Cricketdata,
+        source_id: id,
+        format: format_of(
+            text(item.get("matchType")).as_deref(),
+            description.as_deref(),
+            series.as_deref(),
+        ),
+        teams: [first, second],
+        series,
+        description,
+        venue: text(item.get("venue")).map(|v| venue_of(&v)),
+        start_time: text(item.get("dateTimeGMT")).and_then(|t| gmt_time(&t)),
+        state: state_of(
+            item.get("matchStarted").and_then(Value::as_bool),
+            item.get("matchEnded").and_then(Value::as_bool),
+            status.as_deref(),
+        ),
+        status,
+        url,
+    })
+}
+
+/// Only ids that can go into a URL path unescaped: cricapi's are UUIDs.
+fn is_id(id: &str) -> bool {
+    id.len() <= MAX_ID_LEN && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// The `shortname` of the `teamInfo` entry named `name`. `teamInfo` is sorted by name, not in
+/// `teams` order, so entries are matched by name, never by position.
+fn short_name(team_info: Option<&Value>, name: &str) -> Option<String> {
+    team_info?
+        .as_array()?
+        .iter()
+        .find(|info| text(info.get("name")).is_some_and(|n| n.eq_ignore_ascii_case(name)))
+        .and_then(|info| text(info.get("shortname")))
+}
+
+/// Splits `name`, "A vs B, <description>, <series>", into description and series.
+///
+/// Series names contain commas themselves ("Indonesia Women tour of Malaysia, 2026") and some
+/// descriptions do too ("Super Six, Match 10"), so the description is the first segment when it
+/// looks like a match's place ("5th Match", "Final", "Match 10"), the first two when only the
+/// second does, and otherwise just the first; the series is the rest. `None` when `name` does not
+/// start "A vs B, " with this item's own team names.
+fn description_and_series(name: &str, team1: &str, team2: &str) -> Option<(Option<String>, Option<String>)> {
+    let teams = format!("{team1} vs {team2}, ");
+    let rest = name
+        .get(..teams.len())
+        .filter(|head| head.eq_ignore_ascii_case(&teams))
+        .and_then(|_| name.get(teams.len()..))?;
+    let segments: Vec<&str> = rest.split(", ").map(str::trim).collect();
+    let take = match segments.as_slice() {
+        [first, ..] if looks_like_place(first) => 1,
+        [_, second, _, ..] if looks_like_place(second) => 2,
+        _ => 1,
+    };
+    let join = |parts: &[&str]| Some(parts.join(", ")).filter(|s| !s.is_empty());
+    Some((segments.get(..take).and_then(join), segments.get(take..).and_then(join)))
+}
+
+/// "5th Match", "2nd T20I", "Match 10", "Final", "Semi-Final 1", "Qualifier 2", "Eliminator".
+fn looks_like_place(segment: &str) -> bool {
+    let first = segment
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let ordinal = first
+        .strip_suffix("st")
+        .or_else(|| first.strip_suffix("nd"))
+        .or_else(|| first.strip_suffix("rd"))
+        .or_else(|| first.strip_suffix("th"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    ordinal
+        || matches!(
+            first.as_str(),
+            "match" | "final" | "semi-final" | "semifinal" | "semi" | "qualifier" | "eliminator" | "challenger"
+        )
+}
+
+/// cricapi's `matchType` says "t20" for internationals and domestic games alike; a "T20I" in
+/// the description or series ("2nd T20I", "T20I Tri-Series In Japan") marks an international.
+/// Without a `matchType` the format is [`Format::Other`] with an empty word: the API did not say.
+fn format_of(match_type: Option<&str>, description: Option<&str>, series: Option<&str>) -> Format {
+    let Some(word) = match_type else {
+        return Format::Other(String::new());
+    };
+    let says_t20i = |text: Option<&str>| {
+        text.unwrap_or_default()
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w.eq_ignore_ascii_case("t20i"))
+    };
+    match Format::parse(word) {
+        Format::T20 if says_t20i(description) || says_t20i(series) => Format::T20i,
+        format => format,
+    }
+}
+
+/// "Sano International Cricket Ground 2, Sano, Kanto": the ground is up to the first comma, the
+/// rest is the place (kept whole, like Cricbuzz's "Gros Islet, St Lucia").
+fn venue_of(venue: &str) -> Venue {
+    match venue.split_once(',') {
+        Some((ground, city)) if !ground.trim().is_empty() => Venue {
+            ground: ground.trim().to_string(),
+            city: Some(city.trim().to_string()).filter(|c| !c.is_empty()),
+        },
+        _ => Venue {
+            ground: venue.to_string(),
+            city: None,
+        },
+    }
+}
+
+/// `dateTimeGMT` is naive ("2026-05-17T12:30:00") and in UTC; an explicit offset is honoured too.
+fn gmt_time(raw: &str) -> Option<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(raw) {
+        return Some(t.with_timezone(&Utc));
+    }
+    ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(raw, f).ok())
+        .map(|t| t.and_utc())
+}
+
+/// The flags decide, except that an abandoned, no-result or cancelled status always wins (it can
+/// arrive while the flags still say "not started"). Missing flags are [`MatchState::Other`].
+fn state_of(started: Option<bool>, ended: Option<bool>, status: Option<&str>) -> MatchState {
+    let status = status.unwrap_or_default().to_lowercase();
+    if ["abandon", "no result", "cancelled", "canceled", "called off"]
+        .iter()
+        .any(|w| status.contains(w))
+    {
+        return MatchState::Abandoned;
+    }
+    match (started, ended) {
+        (Some(false), _) => MatchState::Upcoming,
+        (Some(true), Some(false)) => MatchState::Live,
+        (Some(true), Some(true)) => MatchState::Complete,
+        _ => MatchState::Other,
+    }
+}
+
+/// A JSON string as clean text: HTML entities decoded, control and bidirectional-override
+/// characters (which can hide or reorder text in a public post) removed, whitespace trimmed and
+/// collapsed. `None` for a non-string or when nothing is left.
+fn text(value: Option<&Value>) -> Option<String> {
+    let decoded = html_escape::decode_html_entities(value?.as_str()?);
+    let spaced: String = decoded
+        .chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let text = spaced.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!text.is_empty()).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    const FIXTURE: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/cricketdata/current-matches_2026-05-18.json"
+    ));
+
+    /// `(id, (team1, short), (team2, short), state, description, series, format,
+    /// (y, m, d, h, min) of dateTimeGMT, ground, city)`.
+    type Row = (
+        &'static str,
+        (&'static str, Option<&'static str>),
+        (&'static str, Option<&'static str>),
+        MatchState,
+        &'static str,
+        &'static str,
+        Format,
+        (i32, u32, u32, u32, u32),
+        &'static str,
+        &'static str,
+    );
+
+    /// Read off the fixture with a separate Python script: `json.load`, `teams` order, short names
+    /// from `teamInfo` by name, flags and status mapped by hand, `name` split after the
+    /// "A vs B, " prefix, `venue` split at its first ", ".
+    #[rustfmt::skip]
+    fn rows() -> Vec<Row> {
+        use MatchState::*;
+        vec![
+        ("25e697dd-10c3-42e9-b7a3-84c0e81a6637", ("Malaysia Women", Some("ML-W")), ("Indonesia Women", Some("INA-W")), Complete, "2nd T20I", "Indonesia Women tour of Malaysia, 2026", Format::T20i, (2026, 5, 17, 0, 0), "Kolej Tuanku Ja'afar Cricket Oval", "Mantin"),
+        ("4a897823-d2af-4c5c-953a-a128ad46c7cc", ("Malaysia Women", Some("ML-W")), ("Indonesia Women", Some("INA-W")), Complete, "1st T20I", "Indonesia Women tour of Malaysia, 2026", Format::T20i, (2026, 5, 15, 0, 0), "Kolej Tuanku Ja'afar Cricket Oval", "Mantin"),
+        ("e70a10b8-073c-42fe-8d88-6d15258e2305", ("Fiji", Some("FIJ")), ("South Korea", Some("SKO")), Complete, "5th Match", "T20I Tri-Series In Japan, 2026", Format::T20i, (2026, 5, 17, 1, 0), "Sano International Cricket Ground 2", "Sano, Kanto"),
+        ("99d5ee87-980c-4846-bcd8-f6a2e3406938", ("Philippines", Some("PHL")), ("South Korea", Some("SKO")), Complete, "4th Match", "T20I Tri-Series In Japan, 2026", Format::T20i, (2026, 5, 16, 5, 30), "Sano International Cricket Ground 2", "Sano, Kanto"),
+        ("78702027-ac80-4814-be92-fdb5b7d89e4e", ("Sri Lanka A Women", Some("SLAW")), ("New Zealand A Women", None), Abandoned, "2nd Unofficial ODI", "New Zealand A Women tour of Sri Lanka, 2026", Format::Other(String::new()), (2026, 5, 15, 4, 30), "Rangiri Dambulla International Stadium", "Dambulla"),
+        ("f1724ed7-ff2a-45d0-a3de-aeae3655106a", ("Fiji", Some("FIJ")), ("Philippines", Some("PHL")), Complete, "3rd Match", "T20I Tri-Series In Japan, 2026", Format::T20i, (2026, 5, 14, 1, 0), "Sano International Cricket Ground 2", "Sano, Kanto"),
+        ("3216b2a1-5b55-4f2c-93a1-c6569ac006d8", ("Fiji", Some("FIJ")), ("South Korea", Some("SKO")), Complete, "2nd Match", "T20I Tri-Series In Japan, 2026", Format::T20i, (2026, 5, 13, 1, 0), "Sano International Cricket Ground 2", "Sano, Kanto"),
+        ("1873eb52-add6-4484-a7be-fc23b9a4f108", ("China Women", Some("CHW")), ("Malaysia Women", Some("ML-W")), Live, "3rd Match", "Hong Kong, China Women T20I Tri-Series, 2026", Format::T20i, (2026, 5, 8, 1, 0), "Mission Road Ground", "Mong Kok"),
+        ("8066652f-a10a-42f3-92ac-2c4ca899f2cd", ("Austria", Some("AUT")), ("Slovenia", Some("SLN")), Live, "7th Match", "ICC Men's T20 World Cup Europe Sub Regional Qualifier A 2026", Format::T20, (2026, 5, 17, 12, 30), "Happy Valley Ground 2", "Episkopi"),
+        ("d0401bb9-aa19-478c-8579-e275afd174cc", ("Cyprus", Some("CYP")), ("Jersey", Some("JER")), Live, "8th Match", "ICC Men's T20 World Cup Europe Sub Regional Qualifier A 2026", Format::T20, (2026, 5, 17, 12, 30), "Happy Valley Ground", "Episkopi"),
+        ("fdd5ba66-2909-4fc7-97d3-438d63486ff3", ("Croatia", Some("CRT")), ("France", Some("FRA")), Complete, "6th Match", "ICC Men's T20 World Cup Europe Sub Regional Qualifier A 2026", Format::T20, (2026, 5, 17, 7, 30), "Happy Valley Ground", "Episkopi"),
+        ("4a99f33f-b30c-4c50-ad32-ae2dd5f17211", ("Guernsey", Some("GUE")), ("Malta", Some("MLT")), Complete, "5th Match", "ICC Men's T20 World Cup Europe Sub Regional Qualifier A 2026", Format::T20, (2026, 5, 17, 7, 30), "Happy Valley Ground 2", "Episkopi"),
+        ("260572ed-3a1b-40cf-acfa-f6c58a2173ee", ("Austria", Some("AUT")), ("Malta", Some("MLT")), Complete, "4th Match", "ICC Men's T20 World Cup Europe Sub Regional Qualifier A 2026", Format::T20, (2026, 5, 16, 12, 30), "Happy Valley Ground", "Episkopi"),
+        ("7edfa073-0567-4f1b-b7f6-8419c9649696", ("Jersey", Some("JER")), ("Switzerland", Some("SWZ")), Complete, "3rd Match", "ICC Men's T20 World Cup Europe Sub Regional Qualifier A 2026", Format::T20, (2026, 5, 16, 12, 30), "Happy Valley Ground 2", "Episkopi"),
+        ("2d1433e8-1429-4c19-8f6f-6c5faeab7aea", ("Guernsey", Some("GUE")), ("Sweden", Some("SWE")), Complete, "2nd Match", "ICC Men's T20 World Cup Europe Sub Regional Qualifier A 2026", Format::T20, (2026, 5, 16, 7, 30), "Happy Valley Ground 2", "Episkopi"),
+        ("56cb0853-1d19-4b70-81e5-b64e95c26525", ("Cyprus", Some("CYP")), ("France", Some("FRA")), Complete, "1st Match", "ICC Men's T20 World Cup Europe Sub Regional Qualifier A 2026", Format::T20, (2026, 5, 16, 7, 30), "Happy Valley Ground", "Episkopi"),
+        ("adf36c85-3f68-43ea-ad63-4f38b16fa78b", ("Vanuatu", Some("VAN")), ("Papua New Guinea", Some("PNG")), Complete, "Super Six, Match 10", "ICC Men's T20 World Cup East Asia Pacific Qualifier 2026", Format::T20, (2026, 5, 17, 5, 0), "Sano International Cricket Ground", "Sano, Kanto"),
+        ("f7ac420d-8bb2-4d3f-a64f-b86787aed2f7", ("Cook Islands", Some("COI")), ("Indonesia", Some("IDN")), Complete, "Super Six, Match 9", "ICC Men's T20 World Cup East Asia Pacific Qualifier 2026", Format::T20, (2026, 5, 17, 0, 30), "Sano International Cricket Ground", "Sano, Kanto"),
+        ("87b887f4-bf9e-40a0-9a70-99fa2d1f5688", ("Japan", Some("JPN")), ("Samoa", Some("SAMOA")), Complete, "Super Six, Match 8", "ICC Men's T20 World Cup East Asia Pacific Qualifier 2026", Format::T20, (2026, 5, 16, 5, 0), "Sano International Cricket Ground", "Sano, Kanto"),
+        ("562b34f8-aa4a-43a4-a114-10a048e3bb20", ("Indonesia", Some("IDN")), ("Vanuatu", Some("VAN")), Complete, "Super Six, Match 7", "ICC Men's T20 World Cup East Asia Pacific Qualifier 2026", Format::T20, (2026, 5, 16, 0, 30), "Sano International Cricket Ground", "Sano, Kanto"),
+        ("aa585cc4-a6d0-40e6-ab7b-69dc161f450b", ("Cook Islands", Some("COI")), ("Japan", Some("JPN")), Complete, "Super Six, Match 6", "ICC Men's T20 World Cup East Asia Pacific Qualifier 2026", Format::T20, (2026, 5, 14, 5, 0), "Sano International Cricket Ground", "Sano, Kanto"),
+        ("fb6b3ad8-dae1-44a7-8846-6a0f35c2df5e", ("Indonesia", Some("IDN")), ("Papua New Guinea", Some("PNG")), Complete, "Super Six, Match 5", "ICC Men's T20 World Cup East Asia Pacific Qualifier 2026", Format::T20, (2026, 5, 14, 0, 30), "Sano International Cricket Ground", "Sano, Kanto"),
+        ("a2a15279-7f5e-455d-a1c0-47ae4797b874", ("Vanuatu", Some("VAN")), ("Cook Islands", Some("COI")), Complete, "Super Six, Match 4", "ICC Men's T20 World Cup East Asia Pacific Qualifier 2026", Format::T20, (2026, 5, 13, 5, 0), "Sano International Cricket Ground", "Sano, Kanto"),
+        ("cf03d5cb-ffcc-4308-aa7e-8afb47960a66", ("Papua New Guinea", Some("PNG")), ("Samoa", Some("SAMOA")), Complete, "Super Six, Match 3", "ICC Men's T20 World Cup East Asia Pacific Qualifier 2026", Format::T20, (2026, 5, 13, 0, 30), "Sano International Cricket Ground", "Sano, Kanto"),
+        ("cd6409fd-af91-47bb-b6d3-beaa9dbfad3b", ("Bangladesh", Some("BAN")), ("Pakistan", Some("PAK")), Live, "2nd Test", "Pakistan tour of Bangladesh, 2026", Format::Test, (2026, 5, 16, 3, 30), "Sylhet International Cricket Stadium", "Sylhet"),
+        ]
+    }
+
+    fn find<'a>(matches: &'a [Match], id: &str) -> &'a Match {
+        matches.iter().find(|m| m.source_id == id).expect("id present")
+    }
+
+    fn item(fields: &str) -> String {
+        format!(r#"{{"status":"success","data":[{{{fields}}}]}}"#)
+    }
+
+    const AB: &str = r#""id":"ab-1","name":"A vs B, 1st Match, Cup","teams":["A","B"],"matchStarted":false"#;
+
+    #[test]
+    fn every_fixture_match_is_read_with_what_the_answer_says() {
+        let matches = parse(FIXTURE).expect("fixture parses");
+        let rows = rows();
+        assert_eq!(matches.len(), 25);
+        assert_eq!(matches.len(), rows.len());
+        for (m, row) in matches.iter().zip(rows) {
+            let (id, (n1, s1), (n2, s2), state, desc, series, format, (y, mo, d, h, mi), ground, city) = row;
+            assert_eq!(m.site, Site::Cricketdata, "{id}");
+            assert_eq!(m.source_id, id);
+            assert_eq!(m.teams[0].name, n1, "{id}");
+            assert_eq!(m.teams[0].short_name.as_deref(), s1, "{id}");
+            assert_eq!(m.teams[1].name, n2, "{id}");
+            assert_eq!(m.teams[1].short_name.as_deref(), s2, "{id}");
+            assert_eq!(m.state, state, "{id}");
+            assert_eq!(m.description.as_deref(), Some(desc), "{id}");
+            assert_eq!(m.series.as_deref(), Some(series), "{id}");
+            assert_eq!(m.format, format, "{id}");
+            assert_eq!(
+                m.start_time,
+                Some(Utc.with_ymd_and_hms(y, mo, d, h, mi, 0).unwrap()),
+                "{id}"
+            );
+            assert_eq!(
+                m.venue,
+                Some(Venue {
+                    ground: ground.into(),
+                    city: Some(city.into())
+                }),
+                "{id}"
+            );
+            assert_eq!(m.url.as_str(), format!("https://cricketdata.org/match/{id}"), "{id}");
+        }
+    }
+
+    #[test]
+    fn statuses_are_kept_as_one_clean_line() {
+        let matches = parse(FIXTURE).expect("parses");
+        assert_eq!(
+            find(&matches, "f7ac420d-8bb2-4d3f-a64f-b86787aed2f7").status.as_deref(),
+            Some("Cook Islands won by 50 runs - 16 overs game")
+        );
+        assert_eq!(
+            find(&matches, "cd6409fd-af91-47bb-b6d3-beaa9dbfad3b").status.as_deref(),
+            Some("Day 2: Stumps - Bangladesh lead by 156 runs")
+        );
+        assert_eq!(
+            find(&matches, "78702027-ac80-4814-be92-fdb5b7d89e4e").status.as_deref(),
+            Some("No result due to rain")
+        );
+    }
+
+    #[test]
+    fn short_names_follow_the_team_not_the_team_info_order() {
+        // `teamInfo` lists Indonesia Women first; `teams` lists Malaysia Women first.
+        let raw: Value = serde_json::from_str(FIXTURE).expect("JSON");
+        assert_eq!(raw["data"][0]["teams"][0], "Malaysia Women");
+        assert_eq!(raw["data"][0]["teamInfo"][0]["name"], "Indonesia Women");
+        let matches = parse(FIXTURE).expect("parses");
+        let m = &matches[0];
+        assert_eq!(m.title(), "Malaysia Women v Indonesia Women");
+        assert_eq!(m.teams[0].short_name.as_deref(), Some("ML-W"));
+    }
+
+    #[test]
+    fn the_answer_has_no_match_link_so_the_url_is_an_identifier() {
+        assert!(!FIXTURE.contains("cricketdata.org"));
+        let matches = parse(FIXTURE).expect("parses");
+        assert!(matches.iter().all(|m| m.url.as_str().starts_with(MATCH_URL_PREFIX)));
+    }
+
+    #[test]
+    fn flags_and_status_decide_the_state() {
+        use MatchState::*;
+        for (started, ended, status, want) in [
+            (Some(false), Some(false), "Match starts at May 19, 09:00 GMT", Upcoming),
+            (Some(false), None, "", Upcoming),
+            (Some(true), Some(false), "Day 2: Stumps", Live),
+            (Some(true), Some(true), "A won by 3 runs", Complete),
+            (Some(true), Some(true), "Match abandoned due to rain", Abandoned),
+            (Some(true), Some(true), "No Result", Abandoned),
+            (Some(false), Some(false), "Match cancelled", Abandoned),
+            (None, None, "", Other),
+            (Some(true), None, "", Other),
+        ] {
+            assert_eq!(
+                state_of(started, ended, Some(status)),
+                want,
+                "{started:?} {ended:?} {status}"
+            );
+        }
+    }
+
+    #[test]
+    fn names_split_into_description_and_series_only_when_they_start_with_the_teams() {
+        let split = |name, a, b| description_and_series(name, a, b);
+        let some = |d: &str, s: &str| Some((Some(d.to_string()), Some(s.to_string())));
+        assert_eq!(
+            split("A vs B, 12th Match, Series Name", "A", "B"),
+            some("12th Match", "Series Name")
+        );
+        assert_eq!(split("A vs B, Final, Cup, 2026", "A", "B"), some("Final", "Cup, 2026"));
+        assert_eq!(
+            split("A vs B, Super Six, Match 10, Cup", "A", "B"),
+            some("Super Six, Match 10", "Cup")
+        );
+        assert_eq!(split("A vs B, Group A, Cup", "A", "B"), some("Group A", "Cup"));
+        assert_eq!(split("A vs B, 3rd ODI", "A", "B"), Some((Some("3rd ODI".into()), None)));
+        assert_eq!(split("A vs B, ", "A", "B"), Some((None, None)));
+        assert_eq!(split("A vs B", "A", "B"), None);
+        assert_eq!(split("B vs A, 1st Match, Cup", "A", "B"), None);
+        assert_eq!(split("Ä", "A", "B"), None);
+    }
+
+    #[test]
+    fn a_name_that_does_not_fit_leaves_description_and_series_empty() {
+        let page = item(r#""id":"x","name":"Some exhibition","teams":["A","B"],"matchStarted":false"#);
+        let matches = parse(&page).expect("parses");
+        assert_eq!(matches[0].description, None);
+        assert_eq!(matches[0].series, None);
+        assert_eq!(matches[0].format, Format::Other(String::new()));
+        assert_eq!(matches[0].venue, None);
+        assert_eq!(matches[0].start_time, None);
+        assert_eq!(matches[0].state, MatchState::Upcoming);
+    }
+
+    #[test]
+    fn match_types_map_to_formats() {
+        assert_eq!(format_of(Some("t20"), Some("2nd T20I"), None), Format::T20i);
+        assert_eq!(
+            format_of(Some("t20"), Some("5th Match"), Some("T20I Tri-Series")),
+            Format::T20i
+        );
+        assert_eq!(
+            format_of(Some("t20"), Some("Final"), Some("Big Bash League")),
+            Format::T20
+        );
+        assert_eq!(format_of(Some("odi"), None, None), Format::Odi);
+        assert_eq!(format_of(Some("test"), None, None), Format::Test);
+        assert_eq!(format_of(Some("t10"), None, None), Format::Other("t10".into()));
+        assert_eq!(format_of(None, Some("2nd ODI"), None), Format::Other(String::new()));
+    }
+
+    #[test]
+    fn a_failure_answer_is_an_error_naming_the_reason() {
+        let page = r#"{"apikey":"0","status":"failure","reason":"Invalid API Key &amp; no credit","info":{}}"#;
+        assert_eq!(
+            parse(page),
+            Err(ParseError::LayoutNotRecognised {
+                what: "cricapi answered failure: Invalid API Key & no credit".into()
+            })
+        );
+        assert_eq!(
+            parse(r#"{"status":"failure","data":[]}"#),
+            Err(ParseError::LayoutNotRecognised {
+                what: "cricapi answered failure: no reason given".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_repeated_id_keeps_its_first_item() {
+        let page = format!(
+            r#"{{"data":[{{{AB}}},{{"id":"cd","teams":["C","D"],"matchStarted":true,"matchEnded":false}},{{"id":"ab-1","teams":["X","Y"]}}]}}"#
+        );
+        let matches = parse(&page).expect("parses");
+        let got: Vec<_> = matches.iter().map(|m| (m.source_id.as_str(), m.title())).collect();
+        assert_eq!(got, [("ab-1", "A v B".to_string()), ("cd", "C v D".to_string())]);
+    }
+
+    #[test]
+    fn items_without_an_id_fit_for_a_url_or_two_teams_are_skipped() {
+        let page = format!(
+            r#"{{"data":[{{"teams":["A","B"]}},{{"id":"a/../b","teams":["A","B"]}},{{"id":7,"teams":["A","B"]}},
+            {{"id":"one","teams":["A"]}},{{"id":"two","teams":["A"," "]}},{{"id":"three","teams":"A,B"}},
+            {{"id":"{}","teams":["A","B"]}},null,3,{{{AB}}}]}}"#,
+            "x".repeat(65)
+        );
+        let matches = parse(&page).expect("parses");
+        assert_eq!(matches.len(), 1);
+        assert_eq!(matches[0].source_id, "ab-1");
+    }
+
+    #[test]
+    fn text_is_entity_decoded_trimmed_and_free_of_control_characters() {
+        let page = item(
+            r#""id":"t","name":"Trinidad &amp; Tobago vs Guyana, Final, Super50 Cup","teams":[" Trinidad &amp; Tobago\u0000","Guyana\u202e"],
+               "teamInfo":[{"name":"Guyana","shortname":" GUY "},{"name":"Trinidad & Tobago","shortname":"T&amp;T"}],
+               "venue":"Queen&#39;s Park Oval,  Port of Spain ","dateTimeGMT":"2026-05-19T14:00:00Z","matchStarted":false"#,
+        );
+        let matches = parse(&page).expect("parses");
+        let m = &matches[0];
+        assert_eq!(m.teams[0].name, "Trinidad & Tobago");
+        assert_eq!(m.teams[0].short_name.as_deref(), Some("T&T"));
+        assert_eq!(m.teams[1].name, "Guyana");
+        assert_eq!(m.teams[1].short_name.as_deref(), Some("GUY"));
+        assert_eq!(m.description.as_deref(), Some("Final"));
+        assert_eq!(m.series.as_deref(), Some("Super50 Cup"));
+        assert_eq!(
+            m.venue,
+            Some(Venue {
+                ground: "Queen's Park Oval".into(),
+                city: Some("Port of Spain".into())
+            })
+        );
+        assert_eq!(m.start_time, Some(Utc.with_ymd_and_hms(2026, 5, 19, 14, 0, 0).unwrap()));
+    }
+
+    #[test]
+    fn an_empty_answer_is_empty() {
+        assert_eq!(parse(""), Err(ParseError::Empty));
+        assert_eq!(parse("\n  \t"), Err(ParseError::Empty));
+    }
+
+    #[test]
+    fn text_that_is_not_the_api_shape_is_not_recognised() {
+        for page in [
+            "<html>502 Bad Gateway</html>",
+            "[]",
+            "null",
+            r#"{"status":"success"}"#,
+            r#"{"status":"success","data":{}}"#,
+            r#"{"typeMatches":[]}"#,
+        ] {
+            assert!(
+                matches!(parse(page), Err(ParseError::LayoutNotRecognised { .. })),
+                "{page}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_api_shape_without_any_match_is_no_matches() {
+        for page in [
+            r#"{"status":"success","data":[]}"#,
+            r#"{"status":"success","data":[{},null,{"id":"x"}]}"#,
+        ] {
+            assert!(matches!(parse(page), Err(ParseError::NoMatches { .. })), "{page}");
+        }
+    }
+
+    #[test]
+    fn truncated_answers_and_garbage_never_panic() {
+        let mut cut = 0;
+        while cut < FIXTURE.len() {
+            if let Some(prefix) = FIXTURE.get(..cut) {
+                if cut < FIXTURE.trim_end().len() {
+                    assert!(parse(prefix).is_err(), "prefix of {cut} bytes");
+                }
+            }
+            cut += 61;
+        }
+        for garbage in [
+            "\0",
+            "\u{feff}",
+            "{",
+            "{\"data\":[",
+            "{\"data\":[{\"id\":\"\u{1F3CF}\",\"teams\":[1,2]}]}",
+            "{\"data\":[{\"id\":\"a\",\"teams\":[\"A\",\"B\"],\"name\":\"A vs B\u{1F3CF}, \",\"dateTimeGMT\":\"9999-99\"}]}",
+            "}}}}{{{{\"\"\"\\\\\\",
+        ] {
+            let _ = parse(garbage);
+        }
+        let deep = format!("{{\"data\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(parse(&deep).is_err());
+    }
+}

@@ -28,7 +28,9 @@ async fn ten_concurrent_announcements_post_once(kind: Kind) {
         let s = store(kind, &prefix, &format!("replica-{i}"), &dir.path().join("claims.db")).await;
         let announcer = live_announcer(s, &x);
         let m = m.clone();
-        tasks.push(tokio::spawn(async move { announcer.announce(&m).await.unwrap() }.with_subscriber(logs.clone())));
+        tasks.push(tokio::spawn(
+            async move { announcer.announce(&m).await.unwrap() }.with_subscriber(logs.clone()),
+        ));
     }
     let mut posted = Vec::new();
     let mut holders = Vec::new();
@@ -46,14 +48,26 @@ async fn ten_concurrent_announcements_post_once(kind: Kind) {
     let record = check.peek(&MatchKey::for_match(&m)).await.unwrap().unwrap();
     assert_eq!(record.state, ClaimState::Posted);
     assert_eq!(record.tweet_id.as_deref(), Some("1800000000000000001"));
-    assert!(holders.iter().all(|h| h.owner == record.owner), "every skip names the winner");
+    assert!(
+        holders.iter().all(|h| h.owner == record.owner),
+        "every skip names the winner"
+    );
     let log = buffer.text();
-    let skips: Vec<&str> = log.lines().filter(|l| l.contains("skipped: match already claimed")).collect();
+    let skips: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("skipped: match already claimed"))
+        .collect();
     assert_eq!(skips.len(), 9, "nine skip lines:\n{log}");
     for line in skips {
         assert!(line.contains(&format!("owner={}", record.owner)), "{line}");
-        assert!(line.contains("state=") && line.contains("since=") && line.contains("age_secs="), "{line}");
-        assert!(line.contains("match_key=2026-07-17_bangladesh-v-zimbabwe_2nd-t20i"), "{line}");
+        assert!(
+            line.contains("state=") && line.contains("since=") && line.contains("age_secs="),
+            "{line}"
+        );
+        assert!(
+            line.contains("match_key=2026-07-17_bangladesh-v-zimbabwe_2nd-t20i"),
+            "{line}"
+        );
     }
     x.verify().await;
 }
@@ -81,11 +95,25 @@ async fn the_post_sent_to_x_is_the_exact_rendered_text_signed_with_oauth1() {
         .await;
     let s = store(Kind::Redis, &unique_prefix(), "solo", std::path::Path::new("")).await;
     let outcome = live_announcer(s, &x).announce(&zim_v_ban()).await.unwrap();
-    assert!(matches!(outcome, Outcome::Posted(ref r) if r.tweet_id == "7"), "{outcome:?}");
+    assert!(
+        matches!(outcome, Outcome::Posted(ref r) if r.tweet_id == "7"),
+        "{outcome:?}"
+    );
     let requests = x.received_requests().await.unwrap();
-    let auth = requests[0].headers.get("authorization").unwrap().to_str().unwrap().to_string();
+    let auth = requests[0]
+        .headers
+        .get("authorization")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
     assert!(auth.starts_with("OAuth "), "{auth}");
-    for part in ["oauth_consumer_key=\"test-consumer-key\"", "oauth_token=\"test-access-token\"", "oauth_signature_method=\"HMAC-SHA1\"", "oauth_signature="] {
+    for part in [
+        "oauth_consumer_key=\"test-consumer-key\"",
+        "oauth_token=\"test-access-token\"",
+        "oauth_signature_method=\"HMAC-SHA1\"",
+        "oauth_signature=",
+    ] {
         assert!(auth.contains(part), "missing {part} in {auth}");
     }
     assert!(!auth.contains("test-consumer-secret") && !auth.contains("test-access-secret"));
@@ -96,10 +124,16 @@ async fn a_dry_run_prints_the_exact_post_and_writes_no_claim() {
     let prefix = unique_prefix();
     let s = store(Kind::Redis, &prefix, "dry", std::path::Path::new("")).await;
     let out = helpers::Buffer::default();
-    let mode = Mode::DryRun { out: out.output(), json: false, shorten: false };
-    let announcer = Announcer::new(s, helpers::template(), None, mode, Duration::from_secs(86_400));
+    let mode = Mode::DryRun {
+        out: out.output(),
+        json: false,
+        shorten: false,
+    };
+    let announcer = Announcer::new(s, helpers::template(), None, mode, helpers::policy());
     let outcome = announcer.announce(&zim_v_ban()).await.unwrap();
-    let Outcome::WouldPost(post) = outcome else { panic!("{outcome:?}") };
+    let Outcome::WouldPost(post) = outcome else {
+        panic!("{outcome:?}")
+    };
     assert_eq!(post.text(), ZIM_V_BAN_TEXT);
     assert_eq!(post.weighted_length(), 157);
     assert_eq!(
@@ -129,14 +163,20 @@ async fn outcome_of(status: u16, body: serde_json::Value) -> (Outcome, Option<Cl
 #[tokio::test]
 async fn a_5xx_keeps_the_claim_as_unknown() {
     let (outcome, state, sent) = outcome_of(503, serde_json::json!({"title": "Service Unavailable"})).await;
-    assert!(matches!(outcome, Outcome::PostFailed { claim_kept: true, .. }), "{outcome:?}");
+    assert!(
+        matches!(outcome, Outcome::PostFailed { claim_kept: true, .. }),
+        "{outcome:?}"
+    );
     assert_eq!((state, sent), (Some(ClaimState::Unknown), 1));
 }
 
 #[tokio::test]
 async fn a_400_proves_nothing_was_posted_and_releases_the_claim() {
     let (outcome, state, sent) = outcome_of(400, serde_json::json!({"title": "Invalid Request"})).await;
-    assert!(matches!(outcome, Outcome::PostFailed { claim_kept: false, .. }), "{outcome:?}");
+    assert!(
+        matches!(outcome, Outcome::PostFailed { claim_kept: false, .. }),
+        "{outcome:?}"
+    );
     assert_eq!((state, sent), (None, 1));
 }
 
@@ -144,6 +184,9 @@ async fn a_400_proves_nothing_was_posted_and_releases_the_claim() {
 async fn a_duplicate_content_403_is_recorded_as_posted() {
     let body = serde_json::json!({"detail": "You are not allowed to create a Tweet with duplicate content.", "status": 403, "title": "Forbidden"});
     let (outcome, state, sent) = outcome_of(403, body).await;
-    assert!(matches!(outcome, Outcome::PostFailed { claim_kept: true, .. }), "{outcome:?}");
+    assert!(
+        matches!(outcome, Outcome::PostFailed { claim_kept: true, .. }),
+        "{outcome:?}"
+    );
     assert_eq!((state, sent), (Some(ClaimState::Posted), 1));
 }

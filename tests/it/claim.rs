@@ -76,12 +76,22 @@ async fn the_first_claim_wins_and_the_loser_sees_holder_since_and_state(kind: Ki
 async fn a_transition_with_our_token_changes_the_state_and_keeps_the_ttl(kind: Kind) {
     let p = pair(kind).await;
     let k = key("k1");
-    let ClaimOutcome::Won(token) = p.a.claim(&k, "A v B", DAY).await.unwrap() else { panic!() };
-    let change = Transition::Posted { tweet_id: Some("42".into()), detail: None };
-    let Checked::Applied(after) = p.a.transition(&token, &change).await.unwrap() else { panic!("must apply") };
+    let ClaimOutcome::Won(token) = p.a.claim(&k, "A v B", DAY).await.unwrap() else {
+        panic!()
+    };
+    let change = Transition::Posted {
+        tweet_id: Some("42".into()),
+        detail: None,
+    };
+    let Checked::Applied(after) = p.a.transition(&token, &change).await.unwrap() else {
+        panic!("must apply")
+    };
     assert_eq!(after.state, ClaimState::Posted);
     let seen = p.b.peek(&k).await.unwrap().unwrap();
-    assert_eq!((seen.state, seen.tweet_id.as_deref(), seen.owner.as_str()), (ClaimState::Posted, Some("42"), "worker-a"));
+    assert_eq!(
+        (seen.state, seen.tweet_id.as_deref(), seen.owner.as_str()),
+        (ClaimState::Posted, Some("42"), "worker-a")
+    );
     let ttl = p.b.ttl(&k).await.unwrap().unwrap();
     assert!(ttl > DAY - Duration::from_secs(5) && ttl <= DAY, "ttl kept: {ttl:?}");
 }
@@ -89,15 +99,21 @@ async fn a_transition_with_our_token_changes_the_state_and_keeps_the_ttl(kind: K
 async fn a_wrong_token_can_neither_overwrite_nor_release_anothers_claim(kind: Kind) {
     let p = pair(kind).await;
     let k = key("k2");
-    let ClaimOutcome::Won(stale) = p.a.claim(&k, "A v B", Duration::from_secs(1)).await.unwrap() else { panic!() };
+    let ClaimOutcome::Won(stale) = p.a.claim(&k, "A v B", Duration::from_secs(1)).await.unwrap() else {
+        panic!()
+    };
     tokio::time::sleep(Duration::from_millis(2_100)).await;
     let ClaimOutcome::Won(_fresh) = p.b.claim(&k, "A v B", DAY).await.unwrap() else {
         panic!("an expired claim must be claimable")
     };
     let change = Transition::Unknown { reason: "late".into() };
-    let Checked::NotOurs(other) = p.a.transition(&stale, &change).await.unwrap() else { panic!("must refuse") };
+    let Checked::NotOurs(other) = p.a.transition(&stale, &change).await.unwrap() else {
+        panic!("must refuse")
+    };
     assert_eq!(other.owner, "worker-b");
-    let Checked::NotOurs(_) = p.a.release(&stale).await.unwrap() else { panic!("must refuse") };
+    let Checked::NotOurs(_) = p.a.release(&stale).await.unwrap() else {
+        panic!("must refuse")
+    };
     let now = p.b.peek(&k).await.unwrap().unwrap();
     assert_eq!((now.owner.as_str(), now.state), ("worker-b", ClaimState::Claimed));
 }
@@ -105,17 +121,24 @@ async fn a_wrong_token_can_neither_overwrite_nor_release_anothers_claim(kind: Ki
 async fn a_released_claim_can_be_won_again(kind: Kind) {
     let p = pair(kind).await;
     let k = key("k3");
-    let ClaimOutcome::Won(token) = p.a.claim(&k, "A v B", DAY).await.unwrap() else { panic!() };
+    let ClaimOutcome::Won(token) = p.a.claim(&k, "A v B", DAY).await.unwrap() else {
+        panic!()
+    };
     assert!(matches!(p.a.release(&token).await.unwrap(), Checked::Applied(_)));
     assert_eq!(p.a.peek(&k).await.unwrap(), None);
     assert!(matches!(p.a.release(&token).await.unwrap(), Checked::Gone));
-    assert!(matches!(p.b.claim(&k, "A v B", DAY).await.unwrap(), ClaimOutcome::Won(_)));
+    assert!(matches!(
+        p.b.claim(&k, "A v B", DAY).await.unwrap(),
+        ClaimOutcome::Won(_)
+    ));
 }
 
 async fn refreshing_extends_the_ttl_without_touching_the_record(kind: Kind) {
     let p = pair(kind).await;
     let k = key("k4");
-    let ClaimOutcome::Won(_t) = p.a.claim(&k, "A v B", Duration::from_secs(100)).await.unwrap() else { panic!() };
+    let ClaimOutcome::Won(_t) = p.a.claim(&k, "A v B", Duration::from_secs(100)).await.unwrap() else {
+        panic!()
+    };
     let before = p.a.peek(&k).await.unwrap().unwrap();
     assert!(p.b.refresh(&k, DAY).await.unwrap());
     let ttl = p.a.ttl(&k).await.unwrap().unwrap();
@@ -165,20 +188,49 @@ async fn ten_concurrent_claims_on_separate_connections_have_one_winner(kind: Kin
 
 async fn list_shows_every_claim_with_its_state(kind: Kind) {
     let p = pair(kind).await;
-    let ClaimOutcome::Won(t1) = p.a.claim(&key("m-1"), "A v B", DAY).await.unwrap() else { panic!() };
-    let ClaimOutcome::Won(_t2) = p.b.claim(&key("m-2"), "C v D", DAY).await.unwrap() else { panic!() };
-    p.a.transition(&t1, &Transition::Unknown { reason: "timeout".into() }).await.unwrap();
+    let ClaimOutcome::Won(t1) = p.a.claim(&key("m-1"), "A v B", DAY).await.unwrap() else {
+        panic!()
+    };
+    let ClaimOutcome::Won(_t2) = p.b.claim(&key("m-2"), "C v D", DAY).await.unwrap() else {
+        panic!()
+    };
+    p.a.transition(
+        &t1,
+        &Transition::Unknown {
+            reason: "timeout".into(),
+        },
+    )
+    .await
+    .unwrap();
     let listed = p.a.list().await.unwrap();
-    let summary: Vec<_> = listed.iter().map(|l| (l.key.as_str(), l.claim.state, l.claim.owner.as_str())).collect();
-    assert_eq!(summary, vec![("m-1", ClaimState::Unknown, "worker-a"), ("m-2", ClaimState::Claimed, "worker-b")]);
-    assert!(listed.iter().all(|l| l.ttl.is_some_and(|t| t <= DAY && t > Duration::ZERO)));
+    let summary: Vec<_> = listed
+        .iter()
+        .map(|l| (l.key.as_str(), l.claim.state, l.claim.owner.as_str()))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("m-1", ClaimState::Unknown, "worker-a"),
+            ("m-2", ClaimState::Claimed, "worker-b")
+        ]
+    );
+    assert!(listed
+        .iter()
+        .all(|l| l.ttl.is_some_and(|t| t <= DAY && t > Duration::ZERO)));
 }
 
 #[tokio::test]
 async fn a_foreign_value_at_a_claim_key_reads_as_held_never_as_free() {
     let prefix = unique_prefix();
     let mut conn = raw_redis().await;
-    let _: () = redis::cmd("SET").arg(format!("{prefix}match:legacy")).arg("1").arg("EX").arg(600).query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("SET")
+        .arg(format!("{prefix}match:legacy"))
+        .arg("1")
+        .arg("EX")
+        .arg(600)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
     let s = store(Kind::Redis, &prefix, "worker-a", std::path::Path::new("")).await;
     let ClaimOutcome::HeldBy(c) = s.claim(&key("legacy"), "A v B", DAY).await.unwrap() else {
         panic!("a bare 1 must not be overwritten")

@@ -49,17 +49,24 @@ async fn page_server() -> MockServer {
 }
 
 fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 async fn redis_state(prefix: &str) -> Vec<(String, String, i64)> {
     let mut conn = raw_redis().await;
     let mut out = Vec::new();
-    for k in keys(prefix).await {
+    for k in keys(prefix).await.into_iter().filter(|k| k.contains(":match:")) {
         let raw: String = redis::cmd("GET").arg(&k).query_async(&mut conn).await.unwrap();
         let ttl: i64 = redis::cmd("TTL").arg(&k).query_async(&mut conn).await.unwrap();
         let v: serde_json::Value = serde_json::from_str(&raw).unwrap();
-        out.push((k.trim_start_matches(&format!("{prefix}match:")).to_string(), v["state"].as_str().unwrap().to_string(), ttl));
+        out.push((
+            k.trim_start_matches(&format!("{prefix}match:")).to_string(),
+            v["state"].as_str().unwrap().to_string(),
+            ttl,
+        ));
     }
     out
 }
@@ -78,7 +85,7 @@ async fn three_backfill_processes_on_one_redis_post_each_match_once() {
             .env("KEY_PREFIX", &prefix)
             .env("INSTANCE_ID", format!("replica-{i}"))
             .env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
-            .arg("backfill");
+            .args(["backfill", "--init-store"]);
         children.push(start(&mut cmd));
     }
     let outputs = wait_all(children).await;
@@ -89,8 +96,12 @@ async fn three_backfill_processes_on_one_redis_post_each_match_once() {
     let state = redis_state(&prefix).await;
     let got: Vec<_> = state.iter().map(|(k, s, _)| (k.as_str(), s.as_str())).collect();
     assert_eq!(got, CRICBUZZ_KEYS.iter().map(|k| (*k, "posted")).collect::<Vec<_>>());
-    for (k, _, ttl) in &state {
-        assert!(*ttl > 0, "{k} has TTL {ttl}: every key must expire");
+    let mut conn = raw_redis().await;
+    let all = keys(&prefix).await;
+    assert_eq!(all.len(), 5, "four claims and the first-start marker: {all:?}");
+    for k in all {
+        let ttl: i64 = redis::cmd("TTL").arg(&k).query_async(&mut conn).await.unwrap();
+        assert!(ttl > 0, "{k} has TTL {ttl}: every key written must expire");
     }
     let skipped: usize = outputs.iter().map(|o| text(o).0.matches("skipped").count()).sum();
     assert_eq!(skipped, 3, "each process prints one summary line");
@@ -109,7 +120,7 @@ async fn three_backfill_processes_on_one_embedded_store_post_each_match_once() {
         cmd.env("STORE_PATH", &db)
             .env("INSTANCE_ID", format!("replica-{i}"))
             .env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
-            .arg("backfill");
+            .args(["backfill", "--init-store"]);
         children.push(start(&mut cmd));
     }
     for o in wait_all(children).await {
@@ -117,11 +128,19 @@ async fn three_backfill_processes_on_one_embedded_store_post_each_match_once() {
     }
     x.verify().await;
     let mut cmd = bot(dir.path());
-    let listed = cmd.env("STORE_PATH", &db).args(["claims", "list", "--json"]).output().await.unwrap();
+    let listed = cmd
+        .env("STORE_PATH", &db)
+        .args(["claims", "list", "--json"])
+        .output()
+        .await
+        .unwrap();
     let (stdout, stderr) = text(&listed);
     assert!(listed.status.success(), "{stderr}");
     let rows: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let got: Vec<_> = rows.iter().map(|r| (r["key"].as_str().unwrap(), r["claim"]["state"].as_str().unwrap())).collect();
+    let got: Vec<_> = rows
+        .iter()
+        .map(|r| (r["key"].as_str().unwrap(), r["claim"]["state"].as_str().unwrap()))
+        .collect();
     assert_eq!(got, CRICBUZZ_KEYS.iter().map(|k| (*k, "posted")).collect::<Vec<_>>());
     assert!(rows.iter().all(|r| r["ttl_secs"].as_u64().unwrap() > 0));
 }
@@ -134,11 +153,23 @@ async fn a_dry_run_writes_nothing_and_a_real_backfill_afterwards_posts_every_mat
     let prefix = unique_prefix();
     let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
     let mut dry = bot(dir.path());
-    dry.env("REDIS_URL", crate::helpers::redis_url()).env("KEY_PREFIX", &prefix);
-    let o = dry.arg("--dry-run").arg("backfill").arg("--source").arg(&page).output().await.unwrap();
+    dry.env("REDIS_URL", crate::helpers::redis_url())
+        .env("KEY_PREFIX", &prefix);
+    let o = dry
+        .arg("--dry-run")
+        .arg("backfill")
+        .arg("--source")
+        .arg(&page)
+        .output()
+        .await
+        .unwrap();
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
-    assert_eq!(stdout.matches("\n--- ").count() + usize::from(stdout.starts_with("--- ")), 4, "{stdout}");
+    assert_eq!(
+        stdout.matches("\n--- ").count() + usize::from(stdout.starts_with("--- ")),
+        4,
+        "{stdout}"
+    );
     assert!(stdout.contains(
         "--- 2026-07-17_bangladesh-v-zimbabwe_2nd-t20i (cricbuzz:158062; weighted length 157/280)\n\
          Coming up: Zimbabwe v Bangladesh, 2nd T20I\n"
@@ -150,11 +181,17 @@ async fn a_dry_run_writes_nothing_and_a_real_backfill_afterwards_posts_every_mat
 
     let mut real = bot(dir.path());
     with_x(&mut real, &x);
-    real.env("REDIS_URL", crate::helpers::redis_url()).env("KEY_PREFIX", &prefix);
-    let o = real.arg("backfill").arg("--source").arg(&page).output().await.unwrap();
+    real.env("REDIS_URL", crate::helpers::redis_url())
+        .env("KEY_PREFIX", &prefix);
+    let o = real
+        .args(["backfill", "--init-store", "--source"])
+        .arg(&page)
+        .output()
+        .await
+        .unwrap();
     assert!(o.status.success(), "{:?}", text(&o));
     x.verify().await;
-    assert_eq!(keys(&prefix).await.len(), 4);
+    assert_eq!(redis_state(&prefix).await.len(), 4);
 }
 
 #[tokio::test]
@@ -162,7 +199,13 @@ async fn dry_run_json_prints_one_object_per_post() {
     let dir = tempfile::tempdir().unwrap();
     let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
     let mut cmd = bot(dir.path());
-    let o = cmd.env("STORE_PATH", dir.path().join("s.db")).args(["--dry-run", "--json", "backfill", "--source"]).arg(&page).output().await.unwrap();
+    let o = cmd
+        .env("STORE_PATH", dir.path().join("s.db"))
+        .args(["--dry-run", "--json", "backfill", "--source"])
+        .arg(&page)
+        .output()
+        .await
+        .unwrap();
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
     let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -188,7 +231,7 @@ async fn a_broken_source_is_an_error_naming_it_and_the_other_sources_still_run()
     with_x(&mut cmd, &x);
     let o = cmd
         .env("STORE_PATH", dir.path().join("s.db"))
-        .arg("backfill")
+        .args(["backfill", "--init-store"])
         .arg("--source")
         .arg(&broken)
         .arg("--source")
@@ -198,7 +241,10 @@ async fn a_broken_source_is_an_error_naming_it_and_the_other_sources_still_run()
         .unwrap();
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
-    assert!(stderr.contains(&broken) && stderr.contains("layout not recognised"), "{stderr}");
+    assert!(
+        stderr.contains(&broken) && stderr.contains("layout not recognised"),
+        "{stderr}"
+    );
     assert!(stdout.contains("sources read 1, failed 1"), "{stdout}");
     x.verify().await;
 }
@@ -208,16 +254,28 @@ async fn an_empty_page_is_an_error_naming_the_source() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty.html");
     std::fs::write(&empty, "").unwrap();
-    let o = bot(dir.path()).args(["--dry-run", "backfill", "--source"]).arg(&empty).output().await.unwrap();
+    let o = bot(dir.path())
+        .args(["--dry-run", "backfill", "--source"])
+        .arg(&empty)
+        .output()
+        .await
+        .unwrap();
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr.contains("empty.html") && stderr.contains("the page is empty"), "{stderr}");
+    assert!(
+        stderr.contains("empty.html") && stderr.contains("the page is empty"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
 async fn missing_x_credentials_outside_dry_run_name_the_variable() {
     let dir = tempfile::tempdir().unwrap();
-    let o = bot(dir.path()).args(["backfill", "--source", "x.html"]).output().await.unwrap();
+    let o = bot(dir.path())
+        .args(["backfill", "--source", "x.html"])
+        .output()
+        .await
+        .unwrap();
     let (_, stderr) = text(&o);
     assert!(!o.status.success());
     assert!(stderr.contains("X_API_KEY is not set"), "{stderr}");
@@ -237,8 +295,19 @@ async fn a_malformed_setting_names_the_variable_and_secrets_stay_hidden() {
     assert!(!o.status.success());
     assert!(stderr.contains("invalid POLL_INTERVAL_SECS=\"five\""), "{stderr}");
     assert!(!stderr.contains("hunter2") && !stdout.contains("hunter2"));
-    let o = bot(dir.path()).env("CLAIM_TTL_SECS", "600").args(["--dry-run", "backfill", "--source", "x.html"]).output().await.unwrap();
-    assert!(text(&o).1.contains("invalid CLAIM_TTL_SECS=\"600\": must be at least 86400 seconds"), "{:?}", text(&o));
+    let o = bot(dir.path())
+        .env("CLAIM_TTL_SECS", "600")
+        .args(["--dry-run", "backfill", "--source", "x.html"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        text(&o)
+            .1
+            .contains("invalid CLAIM_TTL_SECS=\"600\": must be at least 86400 seconds"),
+        "{:?}",
+        text(&o)
+    );
 }
 
 #[tokio::test]
@@ -262,5 +331,8 @@ async fn wait_all(children: Vec<tokio::process::Child>) -> Vec<Output> {
 
 /// Starts `cmd` now, capturing its output.
 fn start(cmd: &mut tokio::process::Command) -> tokio::process::Child {
-    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
 }

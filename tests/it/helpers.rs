@@ -1,7 +1,7 @@
 //! Shared test setup: a real Redis with a per-test key prefix, embedded stores in temporary
 //! files, wiremock servers for X and score pages, log capture.
 
-use cricket_announcer::announcer::{Announcer, Mode, Output};
+use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Output};
 use cricket_announcer::claim::{ClaimStore, EmbeddedClaims, RedisClaims};
 use cricket_announcer::cricket::Match;
 use cricket_announcer::post::{XClient, XCredentials};
@@ -28,14 +28,21 @@ pub fn unique_prefix() -> String {
 pub async fn raw_redis() -> redis::aio::MultiplexedConnection {
     let client = redis::Client::open(redis_url()).expect("TEST_REDIS_URL is not a valid Redis URL");
     client.get_multiplexed_async_connection().await.unwrap_or_else(|e| {
-        panic!("Redis is not reachable at {}: {e}. Start it (see README, `.ci/run`).", redis_url())
+        panic!(
+            "Redis is not reachable at {}: {e}. Start it (see README, `.ci/run`).",
+            redis_url()
+        )
     })
 }
 
 /// Every key under `prefix`.
 pub async fn keys(prefix: &str) -> Vec<String> {
     let mut conn = raw_redis().await;
-    let mut keys: Vec<String> = redis::cmd("KEYS").arg(format!("{prefix}*")).query_async(&mut conn).await.unwrap();
+    let mut keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}*"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
     keys.sort();
     keys
 }
@@ -71,12 +78,17 @@ pub fn fixture(rel: &str) -> String {
 
 /// The matches of the Cricbuzz 2026 fixture.
 pub fn cricbuzz_matches() -> Vec<Match> {
-    SourceKind::Cricbuzz.parse(&fixture("cricbuzz/live-scores_2026-07-17.html")).unwrap()
+    SourceKind::Cricbuzz
+        .parse(&fixture("cricbuzz/live-scores_2026-07-17.html"))
+        .unwrap()
 }
 
 /// Zimbabwe v Bangladesh, 2nd T20I (cricbuzz 158062), an upcoming match of the fixture.
 pub fn zim_v_ban() -> Match {
-    cricbuzz_matches().into_iter().find(|m| m.source_id == "158062").unwrap()
+    cricbuzz_matches()
+        .into_iter()
+        .find(|m| m.source_id == "158062")
+        .unwrap()
 }
 
 pub fn credentials() -> XCredentials {
@@ -93,7 +105,8 @@ pub async fn x_accepts(server: &MockServer, times: u64) {
     Mock::given(method("POST"))
         .and(path("/2/tweets"))
         .respond_with(
-            ResponseTemplate::new(201).set_body_json(serde_json::json!({"data": {"id": "1800000000000000001", "text": "ok"}})),
+            ResponseTemplate::new(201)
+                .set_body_json(serde_json::json!({"data": {"id": "1800000000000000001", "text": "ok"}})),
         )
         .expect(times)
         .mount(server)
@@ -108,7 +121,12 @@ pub fn template() -> Template {
 pub fn live_announcer(store: ClaimStore, x: &MockServer) -> Announcer {
     let base = url::Url::parse(&x.uri()).unwrap();
     let client = XClient::new(&base, credentials(), Duration::from_secs(5), Duration::from_secs(2)).unwrap();
-    Announcer::new(store, template(), None, Mode::Live(client), Duration::from_secs(86_400))
+    Announcer::new(store, template(), None, Mode::Live(client), policy())
+}
+
+/// One day's TTL, 3 attempts, stuck after 5 s + margin.
+pub fn policy() -> ClaimPolicy {
+    ClaimPolicy::new(Duration::from_secs(86_400), 3, Duration::from_secs(5))
 }
 
 /// Captured output, shared by clones.
@@ -139,10 +157,14 @@ pub fn capture_logs() -> (tracing::Dispatch, Buffer) {
     let buffer = Buffer::default();
     let sink = buffer.clone();
     let echo = std::env::var_os("TEST_LOG").is_some();
-    let subscriber = cricket_announcer::telemetry::subscriber("info", move || {
-        let b = sink.clone();
-        Tee(b, echo)
-    }, false);
+    let subscriber = cricket_announcer::telemetry::subscriber(
+        "info",
+        move || {
+            let b = sink.clone();
+            Tee(b, echo)
+        },
+        false,
+    );
     (tracing::Dispatch::new(subscriber), buffer)
 }
 
