@@ -2,9 +2,13 @@
 //! which parser reads them ([`SourceKind`]). Parsers are pure functions over page text.
 
 pub mod cricbuzz;
+pub mod cricbuzz_json;
+pub mod cricketdata;
 mod error;
+pub mod espn_rss;
 pub mod espncricinfo;
 pub mod fetch;
+pub mod selectors;
 
 pub use error::ParseError;
 
@@ -12,26 +16,55 @@ use crate::cricket::Match;
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::Arc;
 use url::Url;
 
-/// Which parser reads a page. A closed set: each variant is one layout we know.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Operator profiles shipped with the bot, usable as `css:<name>` without a file.
+pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
+    ("cricbuzz-2018", include_str!("../../profiles/cricbuzz-2018.toml")),
+    (
+        "espncricinfo-2020",
+        include_str!("../../profiles/espncricinfo-2020.toml"),
+    ),
+];
+
+/// Which parser reads a page. A closed set of layouts we know, plus operator CSS profiles.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceKind {
     /// Cricbuzz live-scores page, 2026 Next.js layout ([`cricbuzz::parse`]).
     Cricbuzz,
+    /// Cricbuzz JSON API `matches/v1/live|upcoming|recent` ([`cricbuzz_json::parse`]).
+    CricbuzzJson,
     /// ESPNcricinfo pages carrying `__NEXT_DATA__` ([`espncricinfo::parse`]).
     Espncricinfo,
+    /// ESPNcricinfo live-scores RSS ([`espn_rss::parse`]).
+    EspnRss,
+    /// CricketData.org (cricapi) `v1/currentMatches` ([`cricketdata::parse`]).
+    Cricketdata,
+    /// A page described by an operator's CSS-selector profile ([`selectors::parse`]).
+    Css(Arc<selectors::Profile>),
 }
 
-/// Every kind, for error messages and `--help`.
-pub const KINDS: &[SourceKind] = &[SourceKind::Cricbuzz, SourceKind::Espncricinfo];
+/// The built-in kinds' names, for error messages and `--help`.
+pub const KIND_NAMES: &[&str] = &[
+    "cricbuzz",
+    "cricbuzz-json",
+    "espncricinfo",
+    "espn-rss",
+    "cricketdata",
+    "css:PROFILE",
+];
 
 impl SourceKind {
-    /// The name used in `KIND=LOCATION` (`cricbuzz`, `espncricinfo`).
-    pub fn name(self) -> &'static str {
+    /// The name used in `KIND=LOCATION` (`cricbuzz`, `espn-rss`, `css:<profile name>`…).
+    pub fn name(&self) -> String {
         match self {
-            SourceKind::Cricbuzz => "cricbuzz",
-            SourceKind::Espncricinfo => "espncricinfo",
+            SourceKind::Cricbuzz => "cricbuzz".into(),
+            SourceKind::CricbuzzJson => "cricbuzz-json".into(),
+            SourceKind::Espncricinfo => "espncricinfo".into(),
+            SourceKind::EspnRss => "espn-rss".into(),
+            SourceKind::Cricketdata => "cricketdata".into(),
+            SourceKind::Css(p) => format!("css:{}", p.name),
         }
     }
 
@@ -39,46 +72,89 @@ impl SourceKind {
     ///
     /// # Errors
     /// [`ParseError`] when the page is empty, not this layout, or lists no match.
-    pub fn parse(self, page: &str) -> Result<Vec<Match>, ParseError> {
+    pub fn parse(&self, page: &str) -> Result<Vec<Match>, ParseError> {
         match self {
             SourceKind::Cricbuzz => cricbuzz::parse(page),
+            SourceKind::CricbuzzJson => cricbuzz_json::parse(page),
             SourceKind::Espncricinfo => espncricinfo::parse(page),
+            SourceKind::EspnRss => espn_rss::parse(page),
+            SourceKind::Cricketdata => cricketdata::parse(page),
+            SourceKind::Css(profile) => selectors::parse(profile, page),
         }
     }
 
     /// Guesses the kind of `page` from markers each layout carries. `None` when no known
-    /// layout's marker is present.
+    /// layout's marker is present (CSS profiles are never guessed: name them).
     pub fn detect(page: &str) -> Option<SourceKind> {
+        let head = page.trim_start();
+        if head.starts_with('{') {
+            if page.contains("\"typeMatches\"") {
+                return Some(SourceKind::CricbuzzJson);
+            }
+            if page.contains("\"matchStarted\"") || page.contains("\"apikey\"") {
+                return Some(SourceKind::Cricketdata);
+            }
+            return None;
+        }
         if page.contains("self.__next_f.push") && page.contains("matchInfo") {
             Some(SourceKind::Cricbuzz)
         } else if page.contains("__NEXT_DATA__") {
             Some(SourceKind::Espncricinfo)
+        } else if page.contains("<rss") && page.contains("cricinfo") {
+            Some(SourceKind::EspnRss)
         } else {
             None
         }
+    }
+
+    /// Reads a CSS profile named `css:<name>`: a built-in profile name
+    /// ([`BUILTIN_PROFILES`]) or the path of a TOML file.
+    ///
+    /// # Errors
+    /// A message naming the profile when the file cannot be read or the profile is invalid.
+    pub fn css(profile: &str) -> Result<SourceKind, String> {
+        let text = match BUILTIN_PROFILES.iter().find(|(name, _)| *name == profile) {
+            Some((_, text)) => (*text).to_string(),
+            None => std::fs::read_to_string(profile).map_err(|e| {
+                let builtin: Vec<&str> = BUILTIN_PROFILES.iter().map(|(n, _)| *n).collect();
+                format!(
+                    "cannot read CSS profile {profile:?}: {e} (built-in profiles: {})",
+                    builtin.join(", ")
+                )
+            })?,
+        };
+        let parsed = selectors::load_profile(&text).map_err(|e| format!("CSS profile {profile:?}: {e}"))?;
+        Ok(SourceKind::Css(Arc::new(parsed)))
     }
 }
 
 impl fmt::Display for SourceKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(&self.name())
     }
 }
 
 impl FromStr for SourceKind {
     type Err = String;
     fn from_str(s: &str) -> Result<SourceKind, String> {
-        KINDS
-            .iter()
-            .copied()
-            .find(|k| k.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| format!("unknown source kind {s:?}; known kinds: {}", kind_list()))
+        let s = s.trim();
+        if let Some(profile) = s.strip_prefix("css:") {
+            return SourceKind::css(profile);
+        }
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "cricbuzz" => SourceKind::Cricbuzz,
+            "cricbuzz-json" => SourceKind::CricbuzzJson,
+            "espncricinfo" => SourceKind::Espncricinfo,
+            "espn-rss" => SourceKind::EspnRss,
+            "cricketdata" => SourceKind::Cricketdata,
+            _ => return Err(format!("unknown source kind {s:?}; known kinds: {}", kind_list())),
+        })
     }
 }
 
-/// "cricbuzz, espncricinfo".
+/// "cricbuzz, cricbuzz-json, …".
 pub fn kind_list() -> String {
-    KINDS.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+    KIND_NAMES.join(", ")
 }
 
 /// Where a page is read from.
@@ -111,7 +187,7 @@ pub struct SourceSpec {
 
 impl fmt::Display for SourceSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
+        match &self.kind {
             Some(k) => write!(f, "{k}={}", self.location),
             None => write!(f, "{}", self.location),
         }
@@ -129,7 +205,9 @@ impl FromStr for SourceSpec {
             return Err("empty source".into());
         }
         let (kind, loc) = match raw.split_once('=') {
-            Some((k, rest)) if !k.contains(['/', ':', '.']) => (Some(k.parse::<SourceKind>()?), rest.trim()),
+            Some((k, rest)) if k.starts_with("css:") || !k.contains(['/', ':', '.']) => {
+                (Some(k.parse::<SourceKind>()?), rest.trim())
+            }
             _ => (None, raw),
         };
         let location = if loc.starts_with("http://") || loc.starts_with("https://") {
@@ -193,7 +271,7 @@ pub async fn read(fetcher: &fetch::Fetcher, spec: &SourceSpec) -> Result<Vec<Mat
             source_name: source_name.clone(),
             error,
         })?;
-    let kind = match spec.kind.or_else(|| SourceKind::detect(&page)) {
+    let kind = match spec.kind.clone().or_else(|| SourceKind::detect(&page)) {
         Some(k) => k,
         None if page.trim().is_empty() => {
             return Err(SourceError::Parse {
@@ -229,9 +307,55 @@ mod tests {
     }
 
     #[test]
+    fn a_css_source_names_its_profile_file_or_a_builtin() {
+        let s: SourceSpec = "css:cricbuzz-2018=./page.html".parse().unwrap();
+        assert_eq!(s.kind.map(|k| k.name()), Some("css:cricbuzz-2018".to_string()));
+        assert_eq!(s.location, Location::File("./page.html".into()));
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/espncricinfo-2020.toml");
+        let s: SourceSpec = format!("css:{path}=https://x.test/a").parse().unwrap();
+        assert_eq!(s.kind.map(|k| k.name()), Some("css:espncricinfo-2020".to_string()));
+        let e = "css:nope.toml=./x".parse::<SourceSpec>().unwrap_err();
+        assert!(
+            e.contains("nope.toml") && e.contains("cricbuzz-2018, espncricinfo-2020"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn each_fixture_kind_is_detected_from_its_content() {
+        let f = |p: &str| std::fs::read_to_string(format!("{}/fixtures/{p}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let cases = [
+            ("cricbuzz/live-scores_2026-07-17.html", "cricbuzz"),
+            ("cricbuzz/matches-v1-live_2024-06-16.json", "cricbuzz-json"),
+            ("cricbuzz/matches-v1-upcoming_2024-06-16.json", "cricbuzz-json"),
+            (
+                "espncricinfo/series-match-results_ipl-2022_2022-07-27.html",
+                "espncricinfo",
+            ),
+            (
+                "espncricinfo/match-page_1478914_2026-02-21_rendered.html",
+                "espncricinfo",
+            ),
+            ("espncricinfo/rss-livescores_2019-01-31.xml", "espn-rss"),
+            ("cricketdata/current-matches_2026-05-18.json", "cricketdata"),
+        ];
+        for (file, kind) in cases {
+            assert_eq!(
+                SourceKind::detect(&f(file)).map(|k| k.name()).as_deref(),
+                Some(kind),
+                "{file}"
+            );
+        }
+        assert_eq!(SourceKind::detect("<html>hello</html>"), None);
+    }
+
+    #[test]
     fn an_unknown_kind_lists_the_known_ones() {
         let e = "cricinfo=./x.html".parse::<SourceSpec>().unwrap_err();
-        assert!(e.contains("cricbuzz, espncricinfo"), "{e}");
+        assert!(
+            e.contains("cricbuzz, cricbuzz-json, espncricinfo, espn-rss, cricketdata, css:PROFILE"),
+            "{e}"
+        );
         assert!("ftp://x/y".parse::<SourceSpec>().is_err());
     }
 }
