@@ -4,7 +4,6 @@ use crate::helpers::{self, capture_logs, live_announcer, store, unique_prefix, x
 use cricket_announcer::announcer::{Announcer, Mode, Outcome};
 use cricket_announcer::claim::ClaimState;
 use cricket_announcer::cricket::MatchKey;
-use std::time::Duration;
 use tracing::instrument::WithSubscriber;
 use wiremock::matchers::{body_json, header_exists, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
