@@ -216,8 +216,17 @@ impl Announcer {
     /// # Errors
     /// [`AnnounceError`] when the store cannot answer (nothing posted), or the post cannot be
     /// rendered (nothing claimed).
-    #[tracing::instrument(skip_all, fields(match_key = %MatchKey::for_match(m), source = %m.alias()))]
     pub async fn announce(&self, m: &Match) -> Result<Outcome, AnnounceError> {
+        self.announce_sighting(m, &[m.alias()]).await
+    }
+
+    /// As [`Announcer::announce`], recording `aliases` (every source's id for this match seen
+    /// this cycle) in the claim.
+    ///
+    /// # Errors
+    /// As for [`Announcer::announce`].
+    #[tracing::instrument(skip_all, fields(match_key = %MatchKey::for_match(m), source = %m.alias()))]
+    pub async fn announce_sighting(&self, m: &Match, aliases: &[String]) -> Result<Outcome, AnnounceError> {
         let key = MatchKey::for_match(m);
         // Rendered with the long link first: a URL weighs 23 whatever its length, so the
         // shortened post has the same weighted length and cannot fail where this one passed.
@@ -272,7 +281,7 @@ impl Announcer {
                 );
                 let token = match self
                     .store
-                    .claim(&key, &title, self.policy.ttl)
+                    .claim(&key, &title, aliases, self.policy.ttl)
                     .await
                     .map_err(store_err)?
                 {

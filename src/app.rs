@@ -6,9 +6,10 @@ use crate::announcer::{AnnounceError, Announcer, ClaimPolicy, Mode, Outcome, Out
 use crate::claim::{ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, RedisClaims, Transition};
 use crate::config::{Config, StoreConfig};
 use crate::cricket::{Match, MatchKey};
+use crate::filter::Filter;
 use crate::post::XClient;
 use crate::shorten::Shortener;
-use crate::source::{self, fetch::Fetcher, SourceSpec};
+use crate::source::{self, fetch::Fetcher, SourceReader, SourceSpec};
 use crate::template::Template;
 use anyhow::Context;
 use secrecy::ExposeSecret;
@@ -79,6 +80,15 @@ impl Summary {
     }
 }
 
+/// A match as seen this cycle, with every source's id for it.
+#[derive(Debug, Clone)]
+pub struct Sighting {
+    /// The match as the first source listed it.
+    pub m: Match,
+    /// `site:id` of each source that listed it.
+    pub aliases: Vec<String>,
+}
+
 /// How long the first-start marker lives, as a multiple of the claim TTL. Refreshed every
 /// cycle, so it only expires when no bot has run for that long; then a re-seed is needed.
 pub const MARKER_TTL_FACTOR: u32 = 3;
@@ -86,7 +96,8 @@ pub const MARKER_TTL_FACTOR: u32 = 3;
 /// The assembled bot.
 pub struct App {
     sources: Vec<SourceSpec>,
-    fetcher: Fetcher,
+    reader: SourceReader,
+    filter: Filter,
     announcer: Announcer,
     poll_interval: Duration,
     max_posts_per_cycle: usize,
@@ -105,6 +116,69 @@ pub enum StoreReadiness {
     NotInitialised,
     /// The marker was seen by this process and is gone: the store lost its data.
     Wiped,
+}
+
+/// A source reader with the fetch settings of `config`.
+///
+/// # Errors
+/// When the HTTP client cannot be built.
+pub fn source_reader(config: &Config) -> anyhow::Result<SourceReader> {
+    let fetcher = Fetcher::new(
+        config.fetch_max_bytes,
+        source::fetch::CONNECT_TIMEOUT,
+        source::fetch::TOTAL_TIMEOUT,
+        config.fetch_per_host_per_minute,
+    )
+    .map_err(anyhow::Error::msg)?;
+    Ok(SourceReader::new(fetcher))
+}
+
+/// One source's health, as `check-sources` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceCheck {
+    /// The source as configured.
+    pub source: String,
+    /// `ok` or the error.
+    pub status: String,
+    /// Matches found (0 on error).
+    pub matches: usize,
+    /// The first few matches, as `title (state)`.
+    pub first: Vec<String>,
+}
+
+/// How many matches `check-sources` shows per source.
+pub const CHECK_SHOWS: usize = 3;
+
+/// Fetches and parses every configured source once (concurrently), for `check-sources`.
+///
+/// # Errors
+/// When the HTTP client cannot be built.
+pub async fn check_sources(config: &Config) -> anyhow::Result<Vec<SourceCheck>> {
+    let reader = source_reader(config)?;
+    let results = futures_join_all(config.sources.iter().map(|spec| reader.read(spec))).await;
+    Ok(config
+        .sources
+        .iter()
+        .zip(results)
+        .map(|(spec, r)| match r {
+            Ok(found) => SourceCheck {
+                source: spec.to_string(),
+                status: "ok".into(),
+                matches: found.len(),
+                first: found
+                    .iter()
+                    .take(CHECK_SHOWS)
+                    .map(|m| format!("{} ({})", m.title(), m.state))
+                    .collect(),
+            },
+            Err(e) => SourceCheck {
+                source: spec.to_string(),
+                status: e.to_string(),
+                matches: 0,
+                first: Vec::new(),
+            },
+        })
+        .collect())
 }
 
 /// Opens the store `config` names.
@@ -137,12 +211,7 @@ impl App {
         }
         let template = Template::load(&config.template_path).context("TEMPLATE_PATH")?;
         let store = open_store(config).await?;
-        let fetcher = Fetcher::new(
-            config.fetch_max_bytes,
-            source::fetch::CONNECT_TIMEOUT,
-            source::fetch::TOTAL_TIMEOUT,
-        )
-        .map_err(anyhow::Error::msg)?;
+        let reader = source_reader(config)?;
         let shortener = match &config.shortener {
             Some(s) => Some(Shortener::new(s.provider.clone(), s.base.clone()).map_err(anyhow::Error::msg)?),
             None => None,
@@ -171,7 +240,8 @@ impl App {
         let policy = ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout);
         Ok(App {
             sources: config.sources.clone(),
-            fetcher,
+            reader,
+            filter: config.filter.clone(),
             announcer: Announcer::new(store, template, shortener, mode, policy),
             poll_interval: config.poll_interval,
             max_posts_per_cycle: usize::try_from(config.max_posts_per_cycle).unwrap_or(usize::MAX),
@@ -233,13 +303,13 @@ impl App {
         let matches = self.read_sources(&mut summary).await;
         let store = self.announcer.store();
         let ttl = self.announcer.policy().ttl;
-        for m in &matches {
+        for Sighting { m, aliases } in &matches {
             if m.has_placeholder_team() {
                 summary.not_announceable += 1;
                 continue;
             }
             let key = MatchKey::for_match(m);
-            match store.claim(&key, &m.title(), ttl).await? {
+            match store.claim(&key, &m.title(), aliases, ttl).await? {
                 ClaimOutcome::Won(token) => {
                     store.transition(&token, &Transition::Seeded).await?;
                     summary.seeded += 1;
@@ -268,23 +338,35 @@ impl App {
         &self.announcer
     }
 
-    /// Reads every source (concurrently), returning the distinct matches in first-seen order.
-    /// A failing source is logged at error level and counted; the others still run.
-    pub async fn read_sources(&self, summary: &mut Summary) -> Vec<Match> {
-        let reads = self.sources.iter().map(|spec| source::read(&self.fetcher, spec));
+    /// Reads every source (concurrently), returning the distinct matches in first-seen order,
+    /// each with the aliases (`site:id`) under which the sources listed it. A failing source
+    /// is logged at error level and counted; the others still run.
+    pub async fn read_sources(&self, summary: &mut Summary) -> Vec<Sighting> {
+        let reads = self.sources.iter().map(|spec| self.reader.read(spec));
         let results = futures_join_all(reads).await;
         let mut seen: HashMap<MatchKey, usize> = HashMap::new();
-        let mut matches: Vec<Match> = Vec::new();
+        let mut sightings: Vec<Sighting> = Vec::new();
         for (spec, result) in self.sources.iter().zip(results) {
             match result {
                 Ok(found) => {
                     summary.sources_read += 1;
                     tracing::debug!(source = %spec, matches = found.len(), "source read");
                     for m in found {
-                        let key = MatchKey::for_match(&m);
-                        if let std::collections::hash_map::Entry::Vacant(slot) = seen.entry(key) {
-                            slot.insert(matches.len());
-                            matches.push(m);
+                        let alias = m.alias();
+                        match seen.entry(MatchKey::for_match(&m)) {
+                            std::collections::hash_map::Entry::Vacant(slot) => {
+                                slot.insert(sightings.len());
+                                sightings.push(Sighting {
+                                    aliases: vec![alias],
+                                    m,
+                                });
+                            }
+                            std::collections::hash_map::Entry::Occupied(slot) => {
+                                let s = &mut sightings[*slot.get()];
+                                if !s.aliases.contains(&alias) {
+                                    s.aliases.push(alias);
+                                }
+                            }
                         }
                     }
                 }
@@ -294,8 +376,8 @@ impl App {
                 }
             }
         }
-        summary.matches_seen = matches.len();
-        matches
+        summary.matches_seen = sightings.len();
+        sightings
     }
 
     /// One poll: read, dedupe, filter, announce each match in turn. Stops early (between
@@ -329,20 +411,18 @@ impl App {
             }
         }
         let mut announced = 0usize;
-        for (i, m) in matches.iter().enumerate() {
+        for (i, Sighting { m, aliases }) in matches.iter().enumerate() {
             if cancel.is_cancelled() || self.announcer.halted().is_some() {
                 break;
             }
-            if !m.state.is_announceable() || m.has_placeholder_team() {
+            if let Err(why) = self.filter.check(m) {
+                tracing::debug!(match_key = %MatchKey::for_match(m), reason = why, "not announced");
                 summary.not_announceable += 1;
                 continue;
             }
             // The flood cap paces real posts; a dry run previews every post the bot would make.
             if !self.dry_run && announced >= self.max_posts_per_cycle {
-                let left = matches[i..]
-                    .iter()
-                    .filter(|m| m.state.is_announceable() && !m.has_placeholder_team())
-                    .count();
+                let left = matches[i..].iter().filter(|s| self.filter.check(&s.m).is_ok()).count();
                 summary.deferred = left;
                 summary.not_announceable += matches[i..].len() - left;
                 tracing::warn!(
@@ -352,7 +432,7 @@ impl App {
                 );
                 break;
             }
-            match self.announcer.announce(m).await {
+            match self.announcer.announce_sighting(m, aliases).await {
                 Ok(Outcome::Posted(_)) | Ok(Outcome::WouldPost(_)) => {
                     summary.posted += 1;
                     announced += 1;

@@ -49,6 +49,9 @@ pub enum Command {
     /// Record every match currently on the sources without posting, and mark the store
     /// initialised. Run it on first start, and again after the store lost its data.
     Seed,
+    /// Fetch every configured source once and print a table: source, status, matches found,
+    /// the first few matches. Exit 1 if any source failed.
+    CheckSources,
     /// Inspect the claims in the store.
     Claims {
         /// What to do with claims.

@@ -4,7 +4,7 @@
 use anyhow::Context;
 use chrono::Utc;
 use cricket_announcer::announcer::{ClaimPolicy, Output};
-use cricket_announcer::app::{open_store, App};
+use cricket_announcer::app::{check_sources, open_store, App};
 use cricket_announcer::claim::{ListedClaim, OperatorRelease};
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, Needs};
@@ -61,6 +61,31 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let summary = app.seed().await?;
             let ok = summary.sources_failed == 0;
             print_summary("seed", &summary, ok, &config);
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_INCOMPLETE)
+            })
+        }
+        Command::CheckSources => {
+            let checks = check_sources(&config).await?;
+            let ok = checks.iter().all(|c| c.status == "ok");
+            let mut out = std::io::stdout().lock();
+            if config.json {
+                for c in &checks {
+                    writeln!(out, "{}", serde_json::to_string(c)?)?;
+                }
+            } else {
+                writeln!(out, "{:<60} {:>7}  STATUS / FIRST MATCHES", "SOURCE", "MATCHES")?;
+                for c in &checks {
+                    let detail = if c.status == "ok" {
+                        c.first.join("; ")
+                    } else {
+                        format!("ERROR: {}", c.status)
+                    };
+                    writeln!(out, "{:<60} {:>7}  {}", c.source, c.matches, detail)?;
+                }
+            }
             Ok(if ok {
                 ExitCode::SUCCESS
             } else {

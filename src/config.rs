@@ -2,9 +2,11 @@
 //! `.env` is loaded). [`Settings`] is what the user typed; [`Config`] is the validated, typed
 //! result. A bad value is a [`ConfigError`] naming the variable.
 
+use crate::filter::{self, Filter};
 use crate::post::XCredentials;
 use crate::shorten::Provider;
-use crate::source::SourceSpec;
+use crate::source::fetch::ApiKey;
+use crate::source::{SourceKind, SourceSpec};
 use secrecy::SecretString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -77,6 +79,62 @@ pub struct Settings {
     /// This instance's name in claim records (default: <hostname>:<pid>).
     #[arg(long, env = "INSTANCE_ID", global = true)]
     pub instance_id: Option<String>,
+    /// Requests per minute to one host (requests to one host never overlap).
+    #[arg(long, env = "FETCH_PER_HOST_PER_MINUTE", default_value_t = crate::source::fetch::DEFAULT_PER_HOST_PER_MINUTE.to_string(), global = true)]
+    pub fetch_per_host_per_minute: String,
+    /// API key for cricbuzz-json sources (sent in CRICBUZZ_API_KEY_HEADER).
+    #[arg(long, env = "CRICBUZZ_API_KEY", hide_env_values = true, global = true)]
+    pub cricbuzz_api_key: Option<String>,
+    /// Header carrying CRICBUZZ_API_KEY (API gateways differ).
+    #[arg(
+        long,
+        env = "CRICBUZZ_API_KEY_HEADER",
+        default_value = "X-RapidAPI-Key",
+        global = true
+    )]
+    pub cricbuzz_api_key_header: String,
+    /// API key for cricketdata sources (sent as the `apikey` query parameter).
+    #[arg(long, env = "CRICKETDATA_API_KEY", hide_env_values = true, global = true)]
+    pub cricketdata_api_key: Option<String>,
+    /// Announce only matches with a team containing one of these (comma-separated).
+    #[arg(long, env = "TEAMS", default_value = "", hide_default_value = true, global = true)]
+    pub teams: String,
+    /// Never announce matches with a team containing one of these (comma-separated).
+    #[arg(
+        long,
+        env = "EXCLUDE_TEAMS",
+        default_value = "",
+        hide_default_value = true,
+        global = true
+    )]
+    pub exclude_teams: String,
+    /// Announce only matches whose series contains one of these (comma-separated).
+    #[arg(long, env = "SERIES", default_value = "", hide_default_value = true, global = true)]
+    pub series: String,
+    /// Never announce matches whose series contains one of these (comma-separated).
+    #[arg(
+        long,
+        env = "EXCLUDE_SERIES",
+        default_value = "",
+        hide_default_value = true,
+        global = true
+    )]
+    pub exclude_series: String,
+    /// Announce only these formats (comma-separated: Test, ODI, T20I, T20, First-class, List A…).
+    #[arg(long, env = "FORMATS", default_value = "", hide_default_value = true, global = true)]
+    pub formats: String,
+    /// Never announce these formats (comma-separated).
+    #[arg(
+        long,
+        env = "EXCLUDE_FORMATS",
+        default_value = "",
+        hide_default_value = true,
+        global = true
+    )]
+    pub exclude_formats: String,
+    /// States to announce (comma-separated: upcoming, live, complete, abandoned, other).
+    #[arg(long, env = "STATES", default_value = "upcoming,live", global = true)]
+    pub states: String,
     /// Largest page accepted from a source, bytes.
     #[arg(long, env = "FETCH_MAX_BYTES", default_value_t = crate::source::fetch::DEFAULT_MAX_BYTES.to_string(), global = true)]
     pub fetch_max_bytes: String,
@@ -157,6 +215,10 @@ pub struct Config {
     pub instance_id: String,
     /// Page size cap, bytes.
     pub fetch_max_bytes: usize,
+    /// Requests per minute to one host.
+    pub fetch_per_host_per_minute: u32,
+    /// Which matches are announced.
+    pub filter: Filter,
     /// Print posts instead of sending them; write nothing.
     pub dry_run: bool,
     /// In dry run, shorten links too (calls the shortener).
@@ -200,6 +262,15 @@ fn count(var: &'static str, raw: &str) -> Result<u32, ConfigError> {
             value: raw.to_string(),
             reason: "expected a whole number, at least 1".into(),
         })
+}
+
+/// A comma-separated list, trimmed, empty entries dropped.
+fn list(raw: &str) -> Vec<String> {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 fn url(var: &'static str, raw: &str) -> Result<Url, ConfigError> {
@@ -288,6 +359,62 @@ impl Config {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let cricbuzz_key = match s.cricbuzz_api_key.as_deref().map(str::trim) {
+            Some(k) if !k.is_empty() => {
+                let name = s.cricbuzz_api_key_header.trim().to_string();
+                if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                    return Err(ConfigError::Invalid {
+                        var: "CRICBUZZ_API_KEY_HEADER",
+                        value: name,
+                        reason: "not a valid HTTP header name".into(),
+                    });
+                }
+                Some(ApiKey::Header {
+                    name,
+                    value: SecretString::from(k.to_string()),
+                })
+            }
+            _ => None,
+        };
+        let cricketdata_key = s
+            .cricketdata_api_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .map(|k| ApiKey::Query {
+                name: "apikey".into(),
+                value: SecretString::from(k.to_string()),
+            });
+        let sources = sources
+            .into_iter()
+            .map(|mut spec| {
+                spec.api_key = match spec.kind {
+                    Some(SourceKind::CricbuzzJson) => cricbuzz_key.clone(),
+                    Some(SourceKind::Cricketdata) => cricketdata_key.clone(),
+                    _ => None,
+                };
+                spec
+            })
+            .collect();
+        let states = list(&s.states)
+            .iter()
+            .map(|st| {
+                filter::parse_state(st).ok_or_else(|| ConfigError::Invalid {
+                    var: "STATES",
+                    value: s.states.clone(),
+                    reason: format!("unknown state {st:?}; expected upcoming, live, complete, abandoned or other"),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let filter = Filter {
+            teams: list(&s.teams),
+            exclude_teams: list(&s.exclude_teams),
+            series: list(&s.series),
+            exclude_series: list(&s.exclude_series),
+            formats: list(&s.formats),
+            exclude_formats: list(&s.exclude_formats),
+            states,
+        };
         let x_credentials = {
             let key = secret("X_API_KEY", &s.x_api_key, needs)?;
             let secret_ = secret("X_API_SECRET", &s.x_api_secret, needs)?;
@@ -373,6 +500,8 @@ impl Config {
                 .filter(|i| !i.trim().is_empty())
                 .unwrap_or_else(default_instance_id),
             fetch_max_bytes,
+            fetch_per_host_per_minute: count("FETCH_PER_HOST_PER_MINUTE", &s.fetch_per_host_per_minute)?,
+            filter,
             dry_run,
             shorten_in_dry_run,
             json,

@@ -10,7 +10,7 @@
 //! - [`telemetry`]: logging setup.
 //! - [`app`]: wiring and the poll cycle (`run`, `backfill`).
 //! - [`announcer`]: the per-match protocol (render → claim → shorten → post → record).
-//! - [`cricket`]: domain nouns (`Match`, `MatchKey`, `Format`, …).
+//! - [`cricket`]: domain nouns (`Match`, `MatchKey`, `Format`, …); [`filter`]: which matches are announced.
 //! - [`source`]: fetching pages and the pure parsers for each layout.
 //! - [`claim`]: claim records, tokens, and the Redis and embedded SQLite stores.
 //! - [`template`]: post templates; [`text`]: making scraped text safe.
@@ -23,6 +23,7 @@ pub mod claim;
 pub mod cli;
 pub mod config;
 pub mod cricket;
+pub mod filter;
 pub mod post;
 pub mod shorten;
 pub mod source;

@@ -84,6 +84,10 @@ pub struct Claim {
     /// The match in words ("Zimbabwe v Bangladesh, 2nd T20I"), for operators.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// Where the match was seen (`cricbuzz:158062`, `espncricinfo:1530000`): each source's
+    /// own id for the same match, kept as aliases of the one key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     /// The tweet's id once X returned it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tweet_id: Option<String>,
@@ -103,6 +107,7 @@ impl fmt::Debug for Claim {
             .field("claimed_at", &self.claimed_at)
             .field("updated_at", &self.updated_at)
             .field("title", &self.title)
+            .field("aliases", &self.aliases)
             .field("tweet_id", &self.tweet_id)
             .field("detail", &self.detail)
             .field("attempts", &self.attempts)
@@ -114,7 +119,7 @@ impl fmt::Debug for Claim {
 const UNREADABLE_QUOTE_BYTES: usize = 120;
 
 impl Claim {
-    fn new(owner: &str, title: &str, now: DateTime<Utc>) -> Claim {
+    fn new(owner: &str, title: &str, aliases: &[String], now: DateTime<Utc>) -> Claim {
         Claim {
             state: ClaimState::Claimed,
             owner: owner.to_string(),
@@ -122,6 +127,7 @@ impl Claim {
             claimed_at: now,
             updated_at: now,
             title: Some(title.to_string()),
+            aliases: aliases.to_vec(),
             tweet_id: None,
             detail: None,
             attempts: None,
@@ -148,6 +154,7 @@ impl Claim {
                 claimed_at: DateTime::<Utc>::UNIX_EPOCH,
                 updated_at: DateTime::<Utc>::UNIX_EPOCH,
                 title: None,
+                aliases: Vec::new(),
                 tweet_id: None,
                 detail: Some(format!("not a claim record ({e}): {quote:?}")),
                 attempts: None,
@@ -404,12 +411,18 @@ impl ClaimStore {
     /// Claims `key` for this instance with a time to live of `ttl` (whole seconds, at least 1),
     /// in ONE atomic step (Redis: `SET key record NX EX ttl GET`).
     ///
-    /// `title` is stored in the record for operators.
+    /// `title` and `aliases` (each source's id for the match) are stored for operators.
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot answer; the caller must not post.
-    pub async fn claim(&self, key: &MatchKey, title: &str, ttl: Duration) -> Result<ClaimOutcome, ClaimError> {
-        let record = Claim::new(self.owner(), title, Utc::now());
+    pub async fn claim(
+        &self,
+        key: &MatchKey,
+        title: &str,
+        aliases: &[String],
+        ttl: Duration,
+    ) -> Result<ClaimOutcome, ClaimError> {
+        let record = Claim::new(self.owner(), title, aliases, Utc::now());
         let previous = each!(self, s => s.set_nx(&self.key(key), &record.to_stored(), ttl_secs(ttl)).await)?;
         Ok(match previous {
             None => ClaimOutcome::Won(ClaimToken {
@@ -651,7 +664,7 @@ mod tests {
 
     #[test]
     fn a_record_round_trips_and_keeps_its_token_out_of_debug() {
-        let c = Claim::new("host:1", "A v B", Utc::now());
+        let c = Claim::new("host:1", "A v B", &["cricbuzz:1".to_string()], Utc::now());
         let back = Claim::from_stored(&c.to_stored());
         assert_eq!(back, c);
         assert!(!format!("{c:?}").contains(&c.token));

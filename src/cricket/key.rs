@@ -30,7 +30,7 @@ impl MatchKey {
         let what = m
             .description
             .as_deref()
-            .map(slug)
+            .map(description_slug)
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| slug(m.format.label()));
         MatchKey(cap(format!(
@@ -74,6 +74,43 @@ fn slug(s: &str) -> String {
         out.extend(word.chars().flat_map(char::to_lowercase));
     }
     out
+}
+
+/// The description's own part (before the first comma: "42nd Match, Super Eights, Group 2"
+/// is the 42nd match), slugged, with a trailing number made an ordinal in front, so sources
+/// writing "Match 12" and "12th Match", or "Semi Final 1" and "1st Semi-Final", agree.
+fn description_slug(desc: &str) -> String {
+    let own = desc.split(',').next().unwrap_or(desc);
+    let s = slug(own);
+    let mut words: Vec<&str> = s.split('-').filter(|w| !w.is_empty()).collect();
+    let has_ordinal = words.iter().any(|w| is_ordinal(w));
+    match words.last() {
+        Some(last) if !has_ordinal && words.len() > 1 && last.chars().all(|c| c.is_ascii_digit()) => {
+            let n = ordinal(last);
+            words.pop();
+            format!("{n}-{}", words.join("-"))
+        }
+        _ => s,
+    }
+}
+
+fn is_ordinal(w: &str) -> bool {
+    let digits = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit())
+        && matches!(&w[digits.len()..], "st" | "nd" | "rd" | "th")
+}
+
+fn ordinal(n: &str) -> String {
+    let v: u64 = n.parse().unwrap_or(0);
+    let suffix = match (v % 10, v % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{v}{suffix}")
 }
 
 fn cap(mut s: String) -> String {
@@ -135,6 +172,22 @@ mod tests {
             Some("2nd  T20I"),
         );
         assert_eq!(MatchKey::for_match(&a), MatchKey::for_match(&b));
+    }
+
+    #[test]
+    fn descriptions_written_differently_by_two_sites_agree() {
+        let key = |d: &str| {
+            MatchKey::for_match(&m(Site::Cricbuzz, "1", "A", "B", Some(d)))
+                .as_str()
+                .to_string()
+        };
+        assert_eq!(key("Match 12"), key("12th Match"));
+        assert_eq!(key("Semi Final 1"), key("1st Semi-Final"));
+        assert_eq!(key("42nd Match, Super Eights, Group 2"), key("42nd Match"));
+        assert_eq!(key("Match 11"), key("11th Match"));
+        assert_eq!(key("Match 22"), key("22nd match"));
+        assert_ne!(key("1st T20I"), key("2nd T20I"));
+        assert!(key("2nd T20I").ends_with("_2nd-t20i"));
     }
 
     #[test]

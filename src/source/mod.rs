@@ -177,12 +177,14 @@ impl fmt::Display for Location {
 
 /// One configured source: `KIND=LOCATION`, or a bare location whose kind is detected from the
 /// page.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct SourceSpec {
     /// The parser, when named; otherwise detected from each fetched page.
     pub kind: Option<SourceKind>,
     /// Where the page is.
     pub location: Location,
+    /// The API key sent with each request (set from configuration by kind, never parsed).
+    pub api_key: Option<fetch::ApiKey>,
 }
 
 impl fmt::Display for SourceSpec {
@@ -219,7 +221,11 @@ impl FromStr for SourceSpec {
         } else {
             Location::File(PathBuf::from(loc))
         };
-        Ok(SourceSpec { kind, location })
+        Ok(SourceSpec {
+            kind,
+            location,
+            api_key: None,
+        })
     }
 }
 
@@ -257,21 +263,78 @@ pub enum SourceError {
     },
 }
 
-/// Reads `spec` with `fetcher` and parses it.
-///
-/// # Errors
-/// [`SourceError`] naming the source when the page cannot be fetched, its kind cannot be
-/// detected, or it is not the expected layout (including a page that lists no match).
-pub async fn read(fetcher: &fetch::Fetcher, spec: &SourceSpec) -> Result<Vec<Match>, SourceError> {
-    let source_name = spec.to_string();
-    let page = fetcher
-        .fetch(&spec.location)
-        .await
-        .map_err(|error| SourceError::Fetch {
-            source_name: source_name.clone(),
-            error,
-        })?;
-    let kind = match spec.kind.clone().or_else(|| SourceKind::detect(&page)) {
+/// Reads sources: fetches, detects the kind, parses, and remembers each source's last matches
+/// so that a 304 Not Modified skips parsing. Cheap to clone (clones share the memory).
+#[derive(Clone, Debug)]
+pub struct SourceReader {
+    fetcher: fetch::Fetcher,
+    last: Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<Match>>>>,
+}
+
+impl SourceReader {
+    /// A reader fetching with `fetcher`.
+    pub fn new(fetcher: fetch::Fetcher) -> SourceReader {
+        SourceReader {
+            fetcher,
+            last: Arc::default(),
+        }
+    }
+
+    /// Reads `spec` and parses it (or returns its last matches when the server says the page
+    /// has not changed).
+    ///
+    /// # Errors
+    /// [`SourceError`] naming the source when the page cannot be fetched, its kind cannot be
+    /// detected, or it is not the expected layout (including a page that lists no match).
+    pub async fn read(&self, spec: &SourceSpec) -> Result<Vec<Match>, SourceError> {
+        let source_name = spec.to_string();
+        let fetched = self
+            .fetcher
+            .fetch(&spec.location, spec.api_key.as_ref())
+            .await
+            .map_err(|error| SourceError::Fetch {
+                source_name: source_name.clone(),
+                error,
+            })?;
+        let page = match fetched {
+            fetch::Fetched::NotModified => {
+                let last = self
+                    .last
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(&source_name)
+                    .cloned();
+                if let Some(matches) = last {
+                    tracing::debug!(source = %source_name, "not modified; reusing the last matches");
+                    return Ok(matches);
+                }
+                // A 304 for a page we could not parse says nothing; ask again unconditionally.
+                self.fetcher.forget(&spec.location, spec.api_key.as_ref());
+                match self.fetcher.fetch(&spec.location, spec.api_key.as_ref()).await {
+                    Ok(fetch::Fetched::Fresh(page)) => page,
+                    Ok(fetch::Fetched::NotModified) => String::new(),
+                    Err(error) => return Err(SourceError::Fetch { source_name, error }),
+                }
+            }
+            fetch::Fetched::Fresh(page) => page,
+        };
+        let result = parse_page(spec, &source_name, &page);
+        match &result {
+            Ok(matches) => {
+                self.last
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(source_name, matches.clone());
+            }
+            Err(_) => self.fetcher.forget(&spec.location, spec.api_key.as_ref()),
+        }
+        result
+    }
+}
+
+fn parse_page(spec: &SourceSpec, source_name: &str, page: &str) -> Result<Vec<Match>, SourceError> {
+    let source_name = source_name.to_string();
+    let kind = match spec.kind.clone().or_else(|| SourceKind::detect(page)) {
         Some(k) => k,
         None if page.trim().is_empty() => {
             return Err(SourceError::Parse {
@@ -282,7 +345,7 @@ pub async fn read(fetcher: &fetch::Fetcher, spec: &SourceSpec) -> Result<Vec<Mat
         }
         None => return Err(SourceError::UnknownKind { source_name }),
     };
-    kind.parse(&page).map_err(|error| SourceError::Parse {
+    kind.parse(page).map_err(|error| SourceError::Parse {
         source_name,
         kind,
         error,

@@ -58,11 +58,11 @@ contract!(
 async fn the_first_claim_wins_and_the_loser_sees_holder_since_and_state(kind: Kind) {
     let p = pair(kind).await;
     let k = key("2026-07-17_bangladesh-v-zimbabwe_2nd-t20i");
-    let ClaimOutcome::Won(token) = p.a.claim(&k, "Zimbabwe v Bangladesh", DAY).await.unwrap() else {
+    let ClaimOutcome::Won(token) = p.a.claim(&k, "Zimbabwe v Bangladesh", &[], DAY).await.unwrap() else {
         panic!("the first claim must win")
     };
     assert_eq!(token.claim().owner, "worker-a");
-    let ClaimOutcome::HeldBy(holder) = p.b.claim(&k, "Zimbabwe v Bangladesh", DAY).await.unwrap() else {
+    let ClaimOutcome::HeldBy(holder) = p.b.claim(&k, "Zimbabwe v Bangladesh", &[], DAY).await.unwrap() else {
         panic!("the second claim must lose")
     };
     assert_eq!(holder.owner, "worker-a");
@@ -76,7 +76,7 @@ async fn the_first_claim_wins_and_the_loser_sees_holder_since_and_state(kind: Ki
 async fn a_transition_with_our_token_changes_the_state_and_keeps_the_ttl(kind: Kind) {
     let p = pair(kind).await;
     let k = key("k1");
-    let ClaimOutcome::Won(token) = p.a.claim(&k, "A v B", DAY).await.unwrap() else {
+    let ClaimOutcome::Won(token) = p.a.claim(&k, "A v B", &[], DAY).await.unwrap() else {
         panic!()
     };
     let change = Transition::Posted {
@@ -99,11 +99,11 @@ async fn a_transition_with_our_token_changes_the_state_and_keeps_the_ttl(kind: K
 async fn a_wrong_token_can_neither_overwrite_nor_release_anothers_claim(kind: Kind) {
     let p = pair(kind).await;
     let k = key("k2");
-    let ClaimOutcome::Won(stale) = p.a.claim(&k, "A v B", Duration::from_secs(1)).await.unwrap() else {
+    let ClaimOutcome::Won(stale) = p.a.claim(&k, "A v B", &[], Duration::from_secs(1)).await.unwrap() else {
         panic!()
     };
     tokio::time::sleep(Duration::from_millis(2_100)).await;
-    let ClaimOutcome::Won(_fresh) = p.b.claim(&k, "A v B", DAY).await.unwrap() else {
+    let ClaimOutcome::Won(_fresh) = p.b.claim(&k, "A v B", &[], DAY).await.unwrap() else {
         panic!("an expired claim must be claimable")
     };
     let change = Transition::Unknown { reason: "late".into() };
@@ -121,14 +121,14 @@ async fn a_wrong_token_can_neither_overwrite_nor_release_anothers_claim(kind: Ki
 async fn a_released_claim_can_be_won_again(kind: Kind) {
     let p = pair(kind).await;
     let k = key("k3");
-    let ClaimOutcome::Won(token) = p.a.claim(&k, "A v B", DAY).await.unwrap() else {
+    let ClaimOutcome::Won(token) = p.a.claim(&k, "A v B", &[], DAY).await.unwrap() else {
         panic!()
     };
     assert!(matches!(p.a.release(&token).await.unwrap(), Checked::Applied(_)));
     assert_eq!(p.a.peek(&k).await.unwrap(), None);
     assert!(matches!(p.a.release(&token).await.unwrap(), Checked::Gone));
     assert!(matches!(
-        p.b.claim(&k, "A v B", DAY).await.unwrap(),
+        p.b.claim(&k, "A v B", &[], DAY).await.unwrap(),
         ClaimOutcome::Won(_)
     ));
 }
@@ -136,7 +136,7 @@ async fn a_released_claim_can_be_won_again(kind: Kind) {
 async fn refreshing_extends_the_ttl_without_touching_the_record(kind: Kind) {
     let p = pair(kind).await;
     let k = key("k4");
-    let ClaimOutcome::Won(_t) = p.a.claim(&k, "A v B", Duration::from_secs(100)).await.unwrap() else {
+    let ClaimOutcome::Won(_t) = p.a.claim(&k, "A v B", &[], Duration::from_secs(100)).await.unwrap() else {
         panic!()
     };
     let before = p.a.peek(&k).await.unwrap().unwrap();
@@ -170,7 +170,7 @@ async fn ten_concurrent_claims_on_separate_connections_have_one_winner(kind: Kin
         .into_iter()
         .map(|s| {
             let k = k.clone();
-            tokio::spawn(async move { s.claim(&k, "A v B", DAY).await.unwrap() })
+            tokio::spawn(async move { s.claim(&k, "A v B", &[], DAY).await.unwrap() })
         })
         .collect();
     let mut winners = Vec::new();
@@ -188,10 +188,10 @@ async fn ten_concurrent_claims_on_separate_connections_have_one_winner(kind: Kin
 
 async fn list_shows_every_claim_with_its_state(kind: Kind) {
     let p = pair(kind).await;
-    let ClaimOutcome::Won(t1) = p.a.claim(&key("m-1"), "A v B", DAY).await.unwrap() else {
+    let ClaimOutcome::Won(t1) = p.a.claim(&key("m-1"), "A v B", &[], DAY).await.unwrap() else {
         panic!()
     };
-    let ClaimOutcome::Won(_t2) = p.b.claim(&key("m-2"), "C v D", DAY).await.unwrap() else {
+    let ClaimOutcome::Won(_t2) = p.b.claim(&key("m-2"), "C v D", &[], DAY).await.unwrap() else {
         panic!()
     };
     p.a.transition(
@@ -232,7 +232,7 @@ async fn a_foreign_value_at_a_claim_key_reads_as_held_never_as_free() {
         .await
         .unwrap();
     let s = store(Kind::Redis, &prefix, "worker-a", std::path::Path::new("")).await;
-    let ClaimOutcome::HeldBy(c) = s.claim(&key("legacy"), "A v B", DAY).await.unwrap() else {
+    let ClaimOutcome::HeldBy(c) = s.claim(&key("legacy"), "A v B", &[], DAY).await.unwrap() else {
         panic!("a bare 1 must not be overwritten")
     };
     assert_eq!(c.state, ClaimState::Unknown);

@@ -10,9 +10,9 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 /// The announceable matches of the Cricbuzz fixture: upcoming or live, teams known.
 const CRICBUZZ_KEYS: [&str; 4] = [
     "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i",
-    "2026-07-17_durham-women-v-hampshire-women_semi-final-2",
+    "2026-07-17_durham-women-v-hampshire-women_2nd-semi-final",
     "2026-07-17_galle-marvels-v-jaffna-kings_1st-match",
-    "2026-07-17_surrey-women-v-the-blaze-women_semi-final-1",
+    "2026-07-17_surrey-women-v-the-blaze-women_1st-semi-final",
 ];
 
 fn bot(dir: &Path) -> tokio::process::Command {
