@@ -4,3 +4,4 @@ mod announce;
 mod claim;
 mod cli;
 mod helpers;
+mod post;
