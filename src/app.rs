@@ -102,7 +102,10 @@ impl App {
         )
         .map_err(anyhow::Error::msg)?;
         let shortener = match &config.shortener {
-            Some(s) => Some(Shortener::new(s.provider.clone(), s.base.clone()).map_err(anyhow::Error::msg)?),
+            Some(s) => Some(
+                Shortener::new(s.provider.clone(), s.base.clone(), crate::shorten::SHORTEN_TIMEOUT)
+                    .map_err(anyhow::Error::msg)?,
+            ),
             None => None,
         };
         let mode = if config.dry_run {

@@ -5,3 +5,4 @@ mod claim;
 mod cli;
 mod helpers;
 mod post;
+mod shorten;
