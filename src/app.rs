@@ -213,7 +213,10 @@ impl App {
         let store = open_store(config).await?;
         let reader = source_reader(config)?;
         let shortener = match &config.shortener {
-            Some(s) => Some(Shortener::new(s.provider.clone(), s.base.clone()).map_err(anyhow::Error::msg)?),
+            Some(s) => Some(
+                Shortener::new(s.provider.clone(), s.base.clone(), crate::shorten::SHORTEN_TIMEOUT)
+                    .map_err(anyhow::Error::msg)?,
+            ),
             None => None,
         };
         let mode = if config.dry_run {

@@ -3,8 +3,9 @@
 //! [`crate::text::clean`].
 
 use crate::cricket::Match;
+use crate::post::{Post, TooLong, MAX_WEIGHTED_LENGTH};
 use crate::text::clean;
-use minijinja::{Environment, UndefinedBehavior};
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use url::Url;
@@ -35,6 +36,29 @@ pub enum TemplateError {
     },
 }
 
+/// A post that could not be made from a match.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// The template failed (see [`TemplateError`]).
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// Even with series, venue and description cut away, the post is over X's limit.
+    #[error(
+        "template {template}: the post for {title} ({origin}) is {weighted_length} weighted characters \
+         even with series, venue and description cut; X allows {MAX_WEIGHTED_LENGTH}"
+    )]
+    TooLong {
+        /// The template's path.
+        template: String,
+        /// The match: teams and description.
+        title: String,
+        /// Where the match was read (`site:id`).
+        origin: String,
+        /// The shortest post's weighted length.
+        weighted_length: usize,
+    },
+}
+
 /// A compiled post template.
 #[derive(Debug)]
 pub struct Template {
@@ -43,7 +67,7 @@ pub struct Template {
 }
 
 /// The fields a template may use; documented in `templates/announce.txt`.
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 struct Fields {
     title: String,
     team1: String,
@@ -116,6 +140,8 @@ impl Template {
     pub fn from_source(path: &Path, source: String) -> Result<Template, TemplateError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
+        // Posts are plain text: never HTML-escape, whatever the file's extension.
+        env.set_auto_escape_callback(|_| AutoEscape::None);
         let name = path.display().to_string();
         env.add_template_owned(name, source)
             .map_err(|source| TemplateError::Invalid {
@@ -142,6 +168,67 @@ impl Template {
     /// [`TemplateError::Invalid`] when rendering fails (cannot happen for a template that
     /// loaded, unless it fails on particular values, e.g. a filter on an empty field).
     pub fn render(&self, m: &Match, link: &Url) -> Result<String, TemplateError> {
+        self.render_fields(&Fields::of(m, link))
+    }
+
+    /// Renders the post for `m` with `link` and makes sure X accepts its length: when the full
+    /// post is over [`MAX_WEIGHTED_LENGTH`], the least important fields are cut, one at a time
+    /// and each as little as needed, ending with `…`: first the series, then the venue, then the
+    /// description (a field cut to nothing disappears with its line). The link and the team
+    /// names are never cut. Length is measured by [`crate::post::weighted_length`].
+    ///
+    /// # Errors
+    /// [`RenderError::Template`] when rendering fails; [`RenderError::TooLong`] (naming the
+    /// template and the match) when the post is still too long with all three fields gone.
+    pub fn render_post(&self, m: &Match, link: &Url) -> Result<Post, RenderError> {
+        let mut fields = Fields::of(m, link);
+        // Named from the cleaned fields: scraped names may be 10 KB or hostile.
+        let title = match fields.description.as_str() {
+            "" => fields.title.clone(),
+            d => format!("{}, {d}", fields.title),
+        };
+        let mut shortest = match Post::new(&self.render_fields(&fields)?) {
+            Ok(post) => return Ok(post),
+            Err(TooLong { weighted_length }) => weighted_length,
+        };
+        let cuttable: [fn(&mut Fields) -> &mut String; 3] =
+            [|f| &mut f.series, |f| &mut f.venue, |f| &mut f.description];
+        for field in cuttable {
+            let full: Vec<char> = field(&mut fields).chars().collect();
+            let mut attempt = |keep: usize| -> Result<Result<Post, TooLong>, TemplateError> {
+                *field(&mut fields) = cut(&full, keep);
+                Ok(Post::new(&self.render_fields(&fields)?))
+            };
+            // Largest `keep` that fits, by bisection: the length grows with `keep`.
+            let mut best = match attempt(0)? {
+                Ok(post) => post,
+                Err(TooLong { weighted_length }) => {
+                    shortest = weighted_length;
+                    continue;
+                }
+            };
+            let (mut lo, mut hi) = (0, full.len().saturating_sub(1));
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                match attempt(mid)? {
+                    Ok(post) => {
+                        best = post;
+                        lo = mid;
+                    }
+                    Err(_) => hi = mid - 1,
+                }
+            }
+            return Ok(best);
+        }
+        Err(RenderError::TooLong {
+            template: self.path.display().to_string(),
+            title,
+            origin: m.alias(),
+            weighted_length: shortest,
+        })
+    }
+
+    fn render_fields(&self, fields: &Fields) -> Result<String, TemplateError> {
         let invalid = |source| TemplateError::Invalid {
             path: self.path.clone(),
             source,
@@ -150,11 +237,24 @@ impl Template {
         let raw = self
             .env
             .get_template(&name)
-            .and_then(|t| t.render(Fields::of(m, link)))
+            .and_then(|t| t.render(fields))
             .map_err(invalid)?;
         let lines: Vec<&str> = raw.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
         Ok(lines.join("\n"))
     }
+}
+
+/// The first `keep` characters of `full` followed by `…`, or nothing when `keep` is 0. The
+/// whole field when `keep` covers it.
+fn cut(full: &[char], keep: usize) -> String {
+    if keep >= full.len() {
+        return full.iter().collect();
+    }
+    if keep == 0 {
+        return String::new();
+    }
+    let kept: String = full[..keep].iter().collect();
+    format!("{}…", kept.trim_end_matches([' ', ',', '-', '–', '(']))
 }
 
 /// A match with every field filled, for the startup trial render.
@@ -185,5 +285,178 @@ fn sample_match() -> Match {
         status: Some("Match starts soon".into()),
         url: Url::parse("https://www.cricbuzz.com/live-cricket-scores/0/sample")
             .unwrap_or_else(|_| unreachable!("constant URL")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cricket::{Team, Venue};
+    use crate::post::weighted_length;
+
+    fn shipped(name: &str) -> Template {
+        Template::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("templates").join(name)).unwrap()
+    }
+
+    fn link() -> Url {
+        Url::parse("https://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i").unwrap()
+    }
+
+    fn team(name: &str) -> Team {
+        Team {
+            name: name.into(),
+            short_name: None,
+        }
+    }
+
+    fn invalid_message(source: &str) -> String {
+        match Template::from_source(Path::new("templates/bad.txt"), source.to_string()) {
+            Err(e @ TemplateError::Invalid { .. }) => e.to_string(),
+            other => panic!("expected an invalid template, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unknown_field_fails_at_load_naming_the_path_and_line() {
+        let message = invalid_message("Coming up: {{ title }}\n{{ venu }}\n{{ link }}");
+        assert_eq!(
+            message.lines().next(),
+            Some("template templates/bad.txt: undefined value (in templates/bad.txt:2)")
+        );
+        assert!(message.contains("   2 > {{ venu }}"), "{message}");
+    }
+
+    #[test]
+    fn a_syntax_error_fails_at_load_naming_the_path_and_line() {
+        let message = invalid_message("Coming up: {{ title }}\n{% if venue %}\n{{ link }}");
+        assert_eq!(
+            message.lines().next(),
+            Some(
+                "template templates/bad.txt: syntax error: unexpected end of input, expected end of block \
+                 (in templates/bad.txt:3)"
+            )
+        );
+    }
+
+    #[test]
+    fn both_shipped_templates_load_and_render_the_sample_match_in_full() {
+        let short = shipped("announce.txt").render_post(&sample_match(), &link()).unwrap();
+        assert_eq!(
+            short.text(),
+            "Coming up: Home v Away, 1st T20I\nSeries\n📍 Ground, City\n🕒 Thu 1 Jan, 00:00 UTC\n\
+             https://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i"
+        );
+        let detailed = shipped("detailed.txt").render_post(&sample_match(), &link()).unwrap();
+        assert_eq!(
+            detailed.text(),
+            "Coming up: Home v Away, 1st T20I (T20I)\nSeries\n📍 Ground, City\n🕒 Thu 1 Jan, 00:00 UTC\n\
+             ℹ️ Match starts soon\nhttps://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i (via cricbuzz)"
+        );
+    }
+
+    #[test]
+    fn a_hostile_ten_kilobyte_series_and_venue_are_cut_series_first_and_the_post_fits() {
+        let mut m = sample_match();
+        m.teams = [team("Zimbabwe"), team("Bangladesh")];
+        m.series = Some("S".repeat(10_000));
+        m.venue = Some(Venue {
+            ground: "V".repeat(10_000),
+            city: None,
+        });
+        let post = shipped("announce.txt").render_post(&m, &link()).unwrap();
+        assert!(post.weighted_length() <= MAX_WEIGHTED_LENGTH);
+        assert_eq!(post.weighted_length(), weighted_length(post.text()));
+        let lines: Vec<&str> = post.text().lines().collect();
+        assert_eq!(lines[0], "Coming up: Zimbabwe v Bangladesh, 1st T20I");
+        // The venue (cleaned to 120 characters + "…") is whole; only the series was cut.
+        assert_eq!(lines[2], format!("📍 {}…", "V".repeat(crate::text::MAX_FIELD_CHARS)));
+        assert!(lines[1].starts_with("SSSS") && lines[1].ends_with('…'), "{}", lines[1]);
+        assert!(lines[1].chars().count() < crate::text::MAX_FIELD_CHARS);
+        assert_eq!(lines.last().copied(), Some(link().as_str()));
+        // Cut as little as needed: one more series character would not fit.
+        assert!(
+            post.weighted_length() >= MAX_WEIGHTED_LENGTH - 1,
+            "{}",
+            post.weighted_length()
+        );
+    }
+
+    #[test]
+    fn cjk_and_emoji_names_weigh_double_and_cut_series_then_venue_then_description() {
+        let mut m = sample_match();
+        m.teams = [team("日本代表🏏チーム"), team("香港代表🏏チーム")];
+        m.series = Some("アジア選手権".repeat(20));
+        m.venue = Some(Venue {
+            ground: "横浜スタジアム".repeat(20),
+            city: None,
+        });
+        m.description = Some("第二試合".repeat(30));
+        let post = shipped("announce.txt").render_post(&m, &link()).unwrap();
+        assert!(
+            post.weighted_length() <= MAX_WEIGHTED_LENGTH,
+            "{}",
+            post.weighted_length()
+        );
+        let lines: Vec<&str> = post.text().lines().collect();
+        // Series and venue are gone entirely (their lines dropped); the description is cut.
+        assert!(
+            lines[0].starts_with("Coming up: 日本代表🏏チーム v 香港代表🏏チーム, 第二試合"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].ends_with('…'), "{}", lines[0]);
+        assert!(
+            !post.text().contains("アジア") && !post.text().contains("横浜"),
+            "{}",
+            post.text()
+        );
+        assert_eq!(lines.last().copied(), Some(link().as_str()));
+    }
+
+    #[test]
+    fn a_post_that_cannot_fit_names_the_template_and_the_match() {
+        let mut m = sample_match();
+        m.teams = [team(&"日".repeat(200)), team(&"本".repeat(200))];
+        let err = shipped("announce.txt").render_post(&m, &link()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                RenderError::TooLong {
+                    weighted_length: 546,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let expected = format!(
+            "template {}: the post for {} v {}, 1st T20I ({}) is 546 weighted characters even with series, \
+             venue and description cut; X allows 280",
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("templates/announce.txt")
+                .display(),
+            format_args!("{}…", "日".repeat(120)),
+            format_args!("{}…", "本".repeat(120)),
+            m.alias(),
+        );
+        assert_eq!(err.to_string(), expected);
+    }
+
+    #[test]
+    fn template_syntax_and_links_in_scraped_names_render_literally_and_inert() {
+        let mut m = sample_match();
+        m.teams = [
+            team("{{ link }}{% for x in range(9) %}X{% endfor %}"),
+            team("Evil https://evil.com XI"),
+        ];
+        m.series = Some("<b>&amp; @you</b>".into());
+        let post = shipped("announce.txt").render_post(&m, &link()).unwrap();
+        let first = post.text().lines().next().unwrap();
+        assert_eq!(
+            first,
+            "Coming up: {{ link }}{% for x in range(9) %}X{% endfor %} v Evil https꞉//evil․com XI, 1st T20I"
+        );
+        assert_eq!(post.text().lines().nth(1), Some("<b>& ﹫you</b>"));
+        let urls = twitter_text::extractor::Extractor::new().extract_urls(post.text());
+        assert_eq!(urls, vec![link().to_string()]);
     }
 }

@@ -13,8 +13,53 @@ pub const MAX_FIELD_CHARS: usize = 120;
 /// - replaces `@` with `﹫` (U+FE6B) so no account is mentioned, and a leading `#`/`$` of a word
 ///   with `﹟`/`﹩` so no hashtag or cashtag is created (twitter-text recognises only `@＠`,
 ///   `#＃` and `$` as sigils);
-/// - cuts the result to [`MAX_FIELD_CHARS`] characters, ending with `…` when cut.
+/// - cuts the result to [`MAX_FIELD_CHARS`] characters, ending with `…` when cut;
+/// - neutralises links (see [`neutralise_links`]): only the template's own link may be one.
 pub fn clean(raw: &str) -> String {
+    neutralise_links(&clean_chars(raw))
+}
+
+/// The dot put in place of `.` inside scraped text that X would turn into a link: U+2024 ONE DOT
+/// LEADER, which looks like a full stop but is not a domain separator for twitter-text.
+pub const LINK_DOT: char = '\u{2024}';
+
+/// The colon put in place of `:` in such text: U+A789 MODIFIER LETTER COLON.
+pub const LINK_COLON: char = '\u{A789}';
+
+/// Makes text that twitter-text would extract as a URL (`https://evil.example`,
+/// `www.evil.example`, or a bare `evil.com`) inert, by replacing its dots with [`LINK_DOT`]
+/// and its colons with [`LINK_COLON`]. A scraped name must never become a second link: it
+/// would weigh 23 characters and point readers somewhere we did not choose. Text without a URL
+/// is returned unchanged.
+///
+/// URL recognition is twitter-text's own extractor, the same rules X applies
+/// (<https://github.com/twitter/twitter-text>).
+pub fn neutralise_links(text: &str) -> String {
+    let extractor = twitter_text::extractor::Extractor::new();
+    let mut out = text.to_string();
+    // Each pass removes every URL found; a replacement cannot create a new one, but a bounded
+    // loop costs nothing and guards against extractor surprises.
+    for _ in 0..4 {
+        let urls = extractor.extract_urls(&out);
+        if urls.is_empty() {
+            break;
+        }
+        for url in urls {
+            let inert: String = url
+                .chars()
+                .map(|c| match c {
+                    '.' => LINK_DOT,
+                    ':' => LINK_COLON,
+                    other => other,
+                })
+                .collect();
+            out = out.replace(&url, &inert);
+        }
+    }
+    out
+}
+
+fn clean_chars(raw: &str) -> String {
     let decoded = html_escape::decode_html_entities(raw);
     let mut out = String::with_capacity(decoded.len().min(MAX_FIELD_CHARS * 4));
     let mut pending_space = false;
@@ -57,7 +102,92 @@ fn is_invisible(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::clean;
+    use super::{clean, neutralise_links, LINK_COLON, LINK_DOT};
+    use twitter_text::extractor::Extractor;
+
+    fn urls(s: &str) -> Vec<String> {
+        Extractor::new().extract_urls(s)
+    }
+
+    fn mentions(s: &str) -> Vec<String> {
+        Extractor::new().extract_mentioned_screennames(s)
+    }
+
+    #[test]
+    fn a_url_in_a_team_name_is_no_longer_a_link_for_twitter_text() {
+        for hostile in [
+            "Lions https://evil.com/phish XI",
+            "HTTP://EVIL.COM",
+            "www.evil.com Strikers",
+            "visit evil.com now",
+            "t.co/abc",
+            "Kings (http://xn--80ak6aa92e.com)",
+        ] {
+            assert!(
+                !urls(hostile).is_empty(),
+                "precondition: {hostile} is a link before cleaning"
+            );
+            let cleaned = clean(hostile);
+            assert_eq!(urls(&cleaned), Vec::<String>::new(), "{hostile} → {cleaned}");
+        }
+        assert_eq!(
+            clean("Lions https://evil.com/phish XI"),
+            format!("Lions https{LINK_COLON}//evil{LINK_DOT}com/phish XI")
+        );
+    }
+
+    #[test]
+    fn text_without_a_url_keeps_its_dots_and_colons() {
+        assert_eq!(
+            neutralise_links("St. Kitts v U.S.A., 2nd T20I: 10:30"),
+            "St. Kitts v U.S.A., 2nd T20I: 10:30"
+        );
+        assert_eq!(
+            clean("Dr. D.Y. Patil Sports Academy, Mumbai"),
+            "Dr. D.Y. Patil Sports Academy, Mumbai"
+        );
+    }
+
+    #[test]
+    fn no_hostile_mention_survives_cleaning() {
+        for hostile in ["@elonmusk", "＠elonmusk", ".@jack XI", "(@XDevelopers)"] {
+            assert!(
+                !mentions(hostile).is_empty(),
+                "precondition: {hostile} mentions someone"
+            );
+            assert_eq!(mentions(&clean(hostile)), Vec::<String>::new(), "{hostile}");
+        }
+    }
+
+    #[test]
+    fn right_to_left_marks_and_overrides_are_removed() {
+        assert_eq!(
+            clean("\u{200F}India\u{200E} v \u{202E}nātsikaP\u{202C}\u{2067}x\u{2069}"),
+            "India v nātsikaPx"
+        );
+    }
+
+    #[test]
+    fn emoji_and_cjk_names_pass_through_unchanged() {
+        assert_eq!(clean("🏏 日本 v 香港 🇯🇵"), "🏏 日本 v 香港 🇯🇵");
+    }
+
+    #[test]
+    fn template_syntax_in_a_name_stays_plain_text() {
+        assert_eq!(
+            clean("{{ link }} {% if x %}XI{% endif %}"),
+            "{{ link }} {% if x %}XI{% endif %}"
+        );
+    }
+
+    #[test]
+    fn a_ten_kilobyte_name_of_emoji_or_links_is_cut_and_inert() {
+        let s = clean(&"🏏".repeat(10_000));
+        assert_eq!(s.chars().count(), super::MAX_FIELD_CHARS + 1);
+        let s = clean(&"https://evil.com/ ".repeat(600));
+        assert_eq!(urls(&s), Vec::<String>::new());
+        assert!(s.chars().count() <= super::MAX_FIELD_CHARS + 1);
+    }
 
     #[test]
     fn a_mention_in_a_team_name_is_neutralised() {

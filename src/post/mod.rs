@@ -1,8 +1,10 @@
 //! Posting: the [`Post`] (text with its weighted length), the X client, and what a failed post
 //! proves about whether the tweet exists ([`PostError::verdict`]).
 
+mod pace;
 mod x;
 
+pub use pace::{NotUntil, PostPace, RateGate, RateLimits, DEFAULT_429_BACKOFF};
 pub use x::{XClient, XCredentials};
 
 use unicode_normalization::UnicodeNormalization;
@@ -69,6 +71,8 @@ pub struct PostReceipt {
     pub tweet_id: String,
     /// The text as X stored it.
     pub text: String,
+    /// X's rate-limit headers on the answer, when it sent any.
+    pub limits: Option<RateLimits>,
 }
 
 /// What a failure proves about the post.
@@ -113,6 +117,8 @@ pub enum PostError {
         status: u16,
         /// X's error title/detail, or the start of the body.
         detail: String,
+        /// X's rate-limit headers on the answer, when it sent any (a 429 says when to retry).
+        limits: Option<RateLimits>,
     },
     /// X answered success but the body was not the documented `{"data":{"id",…}}`.
     #[error("X answered {status} with an unreadable body: {detail}")]
@@ -133,9 +139,9 @@ impl PostError {
         match self {
             PostError::Connect { .. } => Verdict::NotPosted,
             PostError::NoAnswer { .. } | PostError::BadReceipt { .. } => Verdict::Unknown,
-            PostError::Refused { status: 403, detail } if detail.to_ascii_lowercase().contains("duplicate") => {
-                Verdict::AlreadyPosted
-            }
+            PostError::Refused {
+                status: 403, detail, ..
+            } if detail.to_ascii_lowercase().contains("duplicate") => Verdict::AlreadyPosted,
             PostError::Refused {
                 status: 400 | 401 | 402 | 403 | 429,
                 ..
@@ -183,6 +189,7 @@ mod tests {
         PostError::Refused {
             status,
             detail: detail.into(),
+            limits: None,
         }
     }
 

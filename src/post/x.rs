@@ -4,6 +4,7 @@
 //! OAuth 1.0a signature base string (RFC 5849 §3.4.1.3 signs only form-encoded bodies), so the
 //! request is signed with no parameters.
 
+use super::pace::{self, RateGate};
 use super::{Post, PostError, PostReceipt};
 use crate::claim::ClaimToken;
 use secrecy::{ExposeSecret, SecretString};
@@ -40,6 +41,8 @@ pub struct XClient {
     http: reqwest::Client,
     endpoint: Url,
     credentials: XCredentials,
+    /// Shared by clones: every answer updates it, so one process has one view of X's limits.
+    gate: RateGate,
 }
 
 #[derive(Deserialize)]
@@ -80,10 +83,18 @@ impl XClient {
             http,
             endpoint,
             credentials,
+            gate: RateGate::new(),
         })
     }
 
-    /// Sends `post` as a new tweet. Requires the [`ClaimToken`] of the match: only the claim's
+    /// X's rate-limit gate as of the last answer (shared by clones of this client). Check
+    /// [`RateGate::closed_until`] before claiming a match.
+    pub fn gate(&self) -> &RateGate {
+        &self.gate
+    }
+
+    /// Sends `post` as a new tweet. The rate-limit headers of every answer (success or error)
+    /// are read into the receipt or [`PostError::Refused`] and update [`XClient::gate`]. Requires the [`ClaimToken`] of the match: only the claim's
     /// winner posts.
     ///
     /// # Errors
@@ -121,6 +132,7 @@ impl XClient {
             }
         };
         let status = response.status().as_u16();
+        let limits = pace::observe(&self.gate, status, response.headers());
         let body = response.bytes().await.map_err(|source| PostError::NoAnswer {
             url: url.to_string(),
             source,
@@ -129,6 +141,7 @@ impl XClient {
             return Err(PostError::Refused {
                 status,
                 detail: error_detail(&body),
+                limits,
             });
         }
         let created: Created = serde_json::from_slice(&body).map_err(|e| PostError::BadReceipt {
@@ -138,6 +151,7 @@ impl XClient {
         Ok(PostReceipt {
             tweet_id: created.data.id,
             text: created.data.text,
+            limits,
         })
     }
 }

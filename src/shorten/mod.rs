@@ -6,7 +6,8 @@ use std::fmt;
 use std::time::Duration;
 use url::Url;
 
-/// How long a shortener may take before the long link is used instead.
+/// How long a shortener may take before the long link is used instead (the production value
+/// to pass to [`Shortener::new`]).
 pub const SHORTEN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Which shortening service to use (`SHORTENER`).
@@ -83,14 +84,15 @@ impl Provider {
 }
 
 impl Shortener {
-    /// A shortener for `provider` at `base` (`SHORTENER_BASE_URL`).
+    /// A shortener for `provider` at `base` (`SHORTENER_BASE_URL`); `timeout` bounds each whole
+    /// request (normally [`SHORTEN_TIMEOUT`]), after which the caller posts the long link.
     ///
     /// # Errors
     /// A message when the HTTP client cannot be built.
-    pub fn new(provider: Provider, base: Url) -> Result<Shortener, String> {
+    pub fn new(provider: Provider, base: Url, timeout: Duration) -> Result<Shortener, String> {
         let http = reqwest::Client::builder()
             .user_agent(crate::USER_AGENT)
-            .timeout(SHORTEN_TIMEOUT)
+            .timeout(timeout)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Shortener { provider, base, http })
@@ -138,7 +140,11 @@ impl Shortener {
                     (_, code) => {
                         return Err(ShortenError::Refused {
                             status,
-                            detail: format!("errorcode {:?}: {}", code, a.errormessage.unwrap_or_default()),
+                            detail: format!(
+                                "errorcode {}: {}",
+                                code.map_or_else(|| "none".to_string(), |c| c.to_string()),
+                                a.errormessage.unwrap_or_default()
+                            ),
                         })
                     }
                 }

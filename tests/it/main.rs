@@ -4,3 +4,5 @@ mod announce;
 mod claim;
 mod cli;
 mod helpers;
+mod post;
+mod shorten;
