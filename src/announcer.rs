@@ -7,9 +7,9 @@
 
 use crate::claim::{Checked, Claim, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Released, Transition};
 use crate::cricket::{Match, MatchKey};
-use crate::post::{Post, PostError, PostReceipt, TooLong, Verdict, XClient};
+use crate::post::{Post, PostError, PostPace, PostReceipt, Verdict, XClient};
 use crate::shorten::Shortener;
-use crate::template::{Template, TemplateError};
+use crate::template::{RenderError, Template};
 use chrono::Utc;
 use serde::Serialize;
 use std::io::Write;
@@ -38,6 +38,14 @@ pub enum Outcome {
     },
     /// Dry run: this post would be sent.
     WouldPost(Post),
+    /// Not claimed now because of pace: X's rate limit is exhausted until `until`, or the
+    /// local pace (`POSTS_PER_MINUTE`, `POSTS_PER_DAY`) has no slot. Tried again later.
+    Deferred {
+        /// Why.
+        reason: String,
+        /// When posting may resume, when known.
+        until: Option<chrono::DateTime<Utc>>,
+    },
 }
 
 /// A match that could not be processed. The claim, if any, is in a known state.
@@ -52,25 +60,15 @@ pub enum AnnounceError {
         #[source]
         source: ClaimError,
     },
-    /// The template failed for this match; nothing was claimed.
+    /// The post could not be rendered (template failure, or too long even with the least
+    /// important fields cut); nothing was claimed.
     #[error("match {key}: {source}")]
-    Template {
+    Render {
         /// The match.
         key: MatchKey,
-        /// The template's error.
+        /// What failed.
         #[source]
-        source: TemplateError,
-    },
-    /// The rendered post is too long for X; nothing was claimed.
-    #[error("match {key}: template {template}: {source}")]
-    TooLong {
-        /// The match.
-        key: MatchKey,
-        /// The template's path.
-        template: String,
-        /// The length.
-        #[source]
-        source: TooLong,
+        source: RenderError,
     },
     /// Writing the dry-run output failed.
     #[error("cannot write dry-run output: {0}")]
@@ -83,8 +81,8 @@ pub type Output = Arc<Mutex<Box<dyn Write + Send>>>;
 /// How posts leave the process.
 #[derive(Clone)]
 pub enum Mode {
-    /// Claim in the store and post to X.
-    Live(XClient),
+    /// Claim in the store and post to X, at the pace `pace` allows.
+    Live(XClient, Arc<PostPace>),
     /// Only peek at claims; print each post to `out` (as JSON lines when `json`).
     DryRun {
         /// Where posts are printed.
@@ -184,18 +182,12 @@ impl Announcer {
     }
 
     fn render(&self, key: &MatchKey, m: &Match, link: &Url) -> Result<Post, AnnounceError> {
-        let text = self
-            .template
-            .render(m, link)
-            .map_err(|source| AnnounceError::Template {
+        self.template
+            .render_post(m, link)
+            .map_err(|source| AnnounceError::Render {
                 key: key.clone(),
                 source,
-            })?;
-        Post::new(&text).map_err(|source| AnnounceError::TooLong {
-            key: key.clone(),
-            template: self.template.path().display().to_string(),
-            source,
-        })
+            })
     }
 
     async fn link(&self, m: &Match) -> Url {
@@ -273,7 +265,14 @@ impl Announcer {
                 out.flush().map_err(AnnounceError::Output)?;
                 Ok(Outcome::WouldPost(post))
             }
-            Mode::Live(x) => {
+            Mode::Live(x, pace) => {
+                if let Some(until) = x.gate().closed_until(Utc::now()) {
+                    tracing::info!(until = %until, "X rate limit exhausted; not claiming until the reset");
+                    return Ok(Outcome::Deferred {
+                        reason: "X rate limit exhausted".into(),
+                        until: Some(until),
+                    });
+                }
                 let title = format!(
                     "{}{}",
                     m.title(),
@@ -296,6 +295,22 @@ impl Announcer {
                     ClaimOutcome::Won(token) => token,
                 };
                 tracing::info!(owner = %token.claim().owner, "claim won");
+                // The pace is checked after the claim, so skipped matches spend no slot; a
+                // claim we cannot use now is released: nothing was sent.
+                if let Err(not_until) = pace.check() {
+                    if let Err(e) = self.store.release(&token).await {
+                        tracing::error!(error.message = %e, "could not release a paced claim; it stays claimed (stuck)");
+                    }
+                    let until = chrono::Duration::from_std(not_until.wait).ok().map(|w| Utc::now() + w);
+                    tracing::info!(
+                        wait_ms = not_until.wait.as_millis() as u64,
+                        "local post pace reached; match left for later"
+                    );
+                    return Ok(Outcome::Deferred {
+                        reason: not_until.to_string(),
+                        until,
+                    });
+                }
                 let link = self.link(m).await;
                 let post = self.render(&key, m, &link).unwrap_or(draft);
                 match x.post(&post, &token).await {
@@ -326,6 +341,20 @@ impl Announcer {
             }
         }
         let claim_kept = match verdict {
+            Verdict::NotPosted if error.is_rate_limited() => {
+                tracing::warn!(error.message = %error, "X answered 429; claim released without counting an attempt, posting resumes after the reset");
+                match self.store.release(token).await {
+                    Ok(Checked::Applied(_)) | Ok(Checked::Gone) => false,
+                    Ok(other) => {
+                        warn_not_ours(token, &other);
+                        true
+                    }
+                    Err(e) => {
+                        tracing::error!(error.message = %e, "could not release the claim; it stays claimed (stuck)");
+                        true
+                    }
+                }
+            }
             Verdict::NotPosted => {
                 let max = self.policy.max_attempts;
                 match self.store.release_failed(token, &reason, max, self.policy.ttl).await {

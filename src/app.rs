@@ -7,7 +7,7 @@ use crate::claim::{ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, RedisCl
 use crate::config::{Config, StoreConfig};
 use crate::cricket::{Match, MatchKey};
 use crate::filter::Filter;
-use crate::post::XClient;
+use crate::post::{PostPace, XClient};
 use crate::shorten::Shortener;
 use crate::source::{self, fetch::Fetcher, SourceReader, SourceSpec};
 use crate::template::Template;
@@ -214,7 +214,7 @@ impl App {
         let reader = source_reader(config)?;
         let shortener = match &config.shortener {
             Some(s) => Some(
-                Shortener::new(s.provider.clone(), s.base.clone(), crate::shorten::SHORTEN_TIMEOUT)
+                Shortener::new(s.provider.clone(), s.base.clone(), config.shorten_timeout)
                     .map_err(anyhow::Error::msg)?,
             ),
             None => None,
@@ -238,6 +238,7 @@ impl App {
                     source::fetch::CONNECT_TIMEOUT,
                 )
                 .map_err(anyhow::Error::msg)?,
+                std::sync::Arc::new(PostPace::new(config.posts_per_minute, config.posts_per_day)),
             )
         };
         let policy = ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout);
@@ -441,6 +442,11 @@ impl App {
                     announced += 1;
                 }
                 Ok(Outcome::Skipped { .. }) => summary.skipped += 1,
+                Ok(Outcome::Deferred { .. }) => {
+                    // Pace applies to every later match too: leave them all for later cycles.
+                    summary.deferred = matches[i..].iter().filter(|s| self.filter.check(&s.m).is_ok()).count();
+                    break;
+                }
                 Ok(Outcome::PostFailed { .. }) => {
                     summary.failed += 1;
                     announced += 1;

@@ -64,6 +64,15 @@ pub struct Settings {
     /// Seconds a post to X may take; past it the outcome is unknown and the claim is kept.
     #[arg(long, env = "POST_TIMEOUT_SECS", default_value = "30", global = true)]
     pub post_timeout_secs: String,
+    /// Most posts per minute (local pace, on top of X's own limits).
+    #[arg(long, env = "POSTS_PER_MINUTE", default_value = "5", global = true)]
+    pub posts_per_minute: String,
+    /// Most posts per day (local pace; set it to your X plan's daily limit or below).
+    #[arg(long, env = "POSTS_PER_DAY", default_value = "50", global = true)]
+    pub posts_per_day: String,
+    /// Seconds a shortener may take before the long link is used.
+    #[arg(long, env = "SHORTEN_TIMEOUT_SECS", default_value = "5", global = true)]
+    pub shorten_timeout_secs: String,
     /// Link shortener: none, isgd or bitly.
     #[arg(long, env = "SHORTENER", default_value = "none", global = true)]
     pub shortener: String,
@@ -209,6 +218,12 @@ pub struct Config {
     pub max_post_attempts: u32,
     /// Shortener, if any.
     pub shortener: Option<ShortenerConfig>,
+    /// Time bound of one shortening.
+    pub shorten_timeout: Duration,
+    /// Local pace: posts per minute.
+    pub posts_per_minute: std::num::NonZeroU32,
+    /// Local pace: posts per day.
+    pub posts_per_day: std::num::NonZeroU32,
     /// Template file.
     pub template_path: PathBuf,
     /// Owner name written into claims.
@@ -262,6 +277,10 @@ fn count(var: &'static str, raw: &str) -> Result<u32, ConfigError> {
             value: raw.to_string(),
             reason: "expected a whole number, at least 1".into(),
         })
+}
+
+fn nonzero(n: u32) -> std::num::NonZeroU32 {
+    std::num::NonZeroU32::new(n).unwrap_or(std::num::NonZeroU32::MIN)
 }
 
 /// A comma-separated list, trimmed, empty entries dropped.
@@ -492,6 +511,9 @@ impl Config {
             post_timeout: secs("POST_TIMEOUT_SECS", &s.post_timeout_secs, 1)?,
             max_posts_per_cycle: count("MAX_POSTS_PER_CYCLE", &s.max_posts_per_cycle)?,
             max_post_attempts: count("MAX_POST_ATTEMPTS", &s.max_post_attempts)?,
+            shorten_timeout: secs("SHORTEN_TIMEOUT_SECS", &s.shorten_timeout_secs, 1)?,
+            posts_per_minute: nonzero(count("POSTS_PER_MINUTE", &s.posts_per_minute)?),
+            posts_per_day: nonzero(count("POSTS_PER_DAY", &s.posts_per_day)?),
             shortener,
             template_path: s.template_path.clone(),
             instance_id: s

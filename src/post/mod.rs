@@ -155,6 +155,12 @@ impl PostError {
         self.verdict() == Verdict::NotPosted
     }
 
+    /// True for X's 429: the post was refused for pace, not for what it says. The claim is
+    /// released without counting an attempt, and the match is posted after the reset.
+    pub fn is_rate_limited(&self) -> bool {
+        matches!(self, PostError::Refused { status: 429, .. })
+    }
+
     /// True when no further post can succeed in this process until an operator acts: bad
     /// credentials (401), credits depleted (402), a permission refusal (403 other than duplicate).
     pub fn halts_posting(&self) -> bool {

@@ -4,10 +4,11 @@
 use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Output};
 use cricket_announcer::claim::{ClaimStore, EmbeddedClaims, RedisClaims};
 use cricket_announcer::cricket::Match;
-use cricket_announcer::post::{XClient, XCredentials};
+use cricket_announcer::post::{PostPace, XClient, XCredentials};
 use cricket_announcer::source::SourceKind;
 use cricket_announcer::template::Template;
 use std::io::Write;
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -121,7 +122,8 @@ pub fn template() -> Template {
 pub fn live_announcer(store: ClaimStore, x: &MockServer) -> Announcer {
     let base = url::Url::parse(&x.uri()).unwrap();
     let client = XClient::new(&base, credentials(), Duration::from_secs(5), Duration::from_secs(2)).unwrap();
-    Announcer::new(store, template(), None, Mode::Live(client), policy())
+    let pace = PostPace::new(NonZeroU32::new(1_000).unwrap(), NonZeroU32::new(100_000).unwrap());
+    Announcer::new(store, template(), None, Mode::Live(client, Arc::new(pace)), policy())
 }
 
 /// One day's TTL, 3 attempts, stuck after 5 s + margin.
