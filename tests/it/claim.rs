@@ -1,7 +1,7 @@
 //! The store contract, run against Redis and the embedded store alike.
 
 use crate::helpers::{self, keys, raw_redis, store, unique_prefix, Kind};
-use cricket_announcer::claim::{Checked, ClaimOutcome, ClaimState, ClaimStore, Transition};
+use cricket_announcer::claim::{Checked, ClaimOutcome, ClaimState, ClaimStore, OperatorRelease, Transition};
 use cricket_announcer::cricket::MatchKey;
 use std::time::Duration;
 
@@ -53,7 +53,91 @@ contract!(
     peeking_writes_nothing,
     ten_concurrent_claims_on_separate_connections_have_one_winner,
     list_shows_every_claim_with_its_state,
+    a_claim_left_claimed_past_the_post_timeout_is_stuck_and_only_then_released_by_an_operator,
+    initialising_is_a_claim_and_a_lost_marker_is_detected,
 );
+
+async fn a_claim_left_claimed_past_the_post_timeout_is_stuck_and_only_then_released_by_an_operator(kind: Kind) {
+    let p = pair(kind).await;
+    let (stuck, healthy) = (key("stuck-1"), key("posted-1"));
+    let ClaimOutcome::Won(_dead_worker) = p.a.claim(&stuck, "A v B", &[], DAY).await.unwrap() else {
+        panic!()
+    };
+    let ClaimOutcome::Won(t) = p.a.claim(&healthy, "C v D", &[], DAY).await.unwrap() else {
+        panic!()
+    };
+    p.a.transition(
+        &t,
+        &Transition::Posted {
+            tweet_id: Some("9".into()),
+            detail: None,
+        },
+    )
+    .await
+    .unwrap();
+    let stuck_after = Duration::from_secs(1);
+    let fresh = p.b.list().await.unwrap();
+    assert!(fresh
+        .iter()
+        .all(|l| l.claim.display_state(chrono::Utc::now(), stuck_after) != "stuck"));
+    assert!(matches!(
+        p.b.operator_release(&stuck, false, stuck_after).await.unwrap(),
+        OperatorRelease::Refused(_)
+    ));
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    let now = chrono::Utc::now();
+    let states: Vec<_> =
+        p.b.list()
+            .await
+            .unwrap()
+            .iter()
+            .map(|l| (l.key.to_string(), l.claim.display_state(now, stuck_after)))
+            .collect();
+    assert_eq!(
+        states,
+        vec![("posted-1".to_string(), "posted"), ("stuck-1".to_string(), "stuck")]
+    );
+    assert!(matches!(
+        p.b.operator_release(&stuck, false, stuck_after).await.unwrap(),
+        OperatorRelease::Released(_)
+    ));
+    assert_eq!(p.b.peek(&stuck).await.unwrap(), None);
+    assert!(
+        matches!(p.b.operator_release(&healthy, false, stuck_after).await.unwrap(), OperatorRelease::Refused(ref c) if c.state == ClaimState::Posted)
+    );
+    assert!(matches!(
+        p.b.operator_release(&healthy, true, stuck_after).await.unwrap(),
+        OperatorRelease::Released(_)
+    ));
+    assert!(matches!(
+        p.b.operator_release(&healthy, true, stuck_after).await.unwrap(),
+        OperatorRelease::Absent
+    ));
+}
+
+async fn initialising_is_a_claim_and_a_lost_marker_is_detected(kind: Kind) {
+    let p = pair(kind).await;
+    assert_eq!(p.a.marker().await.unwrap(), None);
+    assert!(
+        !p.a.refresh_marker(DAY).await.unwrap(),
+        "no marker to refresh on a new store"
+    );
+    let (ra, rb) = tokio::join!(p.a.initialise("seed", DAY), p.b.initialise("seed", DAY));
+    let (ma, wa) = ra.unwrap();
+    let (mb, wb) = rb.unwrap();
+    assert!(wa ^ wb, "exactly one initialiser wins");
+    assert_eq!(ma, mb, "both see the winner's marker");
+    assert!(p.b.refresh_marker(DAY).await.unwrap());
+    if kind == Kind::Redis {
+        let mut conn = raw_redis().await;
+        let _: () = redis::cmd("DEL")
+            .arg(format!("{}store:initialised", p.prefix))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert!(!p.a.refresh_marker(DAY).await.unwrap(), "a lost marker is seen");
+    }
+}
 
 async fn the_first_claim_wins_and_the_loser_sees_holder_since_and_state(kind: Kind) {
     let p = pair(kind).await;

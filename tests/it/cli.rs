@@ -336,3 +336,131 @@ fn start(cmd: &mut tokio::process::Command) -> tokio::process::Child {
         .spawn()
         .unwrap()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_match_on_two_sites_is_announced_once_with_both_ids_as_aliases() {
+    let x = MockServer::start().await;
+    x_accepts(&x, 4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let espn = dir.path().join("espn.html");
+    std::fs::write(&espn, crate::sources::espn_page_for_zim_v_ban()).unwrap();
+    let cricbuzz = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let db = dir.path().join("s.db");
+    let mut cmd = bot(dir.path());
+    with_x(&mut cmd, &x);
+    let o = cmd
+        .env("STORE_PATH", &db)
+        .env("SOURCES", format!("{},{}", cricbuzz.display(), espn.display()))
+        .args(["backfill", "--init-store"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("sources read 2, failed 0; matches seen 9"), "{stdout}");
+    x.verify().await;
+    let shown = bot(dir.path())
+        .env("STORE_PATH", &db)
+        .args(["claims", "show", "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i", "--json"])
+        .output()
+        .await
+        .unwrap();
+    let row: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(
+        row["claim"]["aliases"],
+        serde_json::json!(["cricbuzz:158062", "espncricinfo:1530442"])
+    );
+    assert_eq!(row["state"], "posted");
+}
+
+#[tokio::test]
+async fn check_sources_prints_each_source_with_its_status_and_first_matches() {
+    let site = page_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let good = format!("{}/cricket-match/live-scores", site.uri());
+    let broken = format!("{}/nothing-here", site.uri());
+    let o = bot(dir.path())
+        .env("SOURCES", format!("{good} {broken}"))
+        .arg("check-sources")
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[1].starts_with(&good) && lines[1].contains(" 9  Zimbabwe v Bangladesh (upcoming)"),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].starts_with(&broken) && lines[2].contains("ERROR:") && lines[2].contains("404"),
+        "{}",
+        lines[2]
+    );
+}
+
+#[tokio::test]
+async fn claims_release_refuses_a_posted_claim_unless_forced() {
+    let x = MockServer::start().await;
+    x_accepts(&x, 4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let mut cmd = bot(dir.path());
+    with_x(&mut cmd, &x);
+    assert!(cmd
+        .env("STORE_PATH", &db)
+        .args(["backfill", "--init-store", "--source"])
+        .arg(&page)
+        .output()
+        .await
+        .unwrap()
+        .status
+        .success());
+    let key = "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i";
+    let refused = bot(dir.path())
+        .env("STORE_PATH", &db)
+        .args(["claims", "release", key])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(3));
+    assert!(
+        text(&refused)
+            .1
+            .contains("refused: 2026-07-17_bangladesh-v-zimbabwe_2nd-t20i is posted"),
+        "{:?}",
+        text(&refused)
+    );
+    let listed = bot(dir.path())
+        .env("STORE_PATH", &db)
+        .args(["claims", "list", "--state", "posted"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&listed).0.lines().count(),
+        5,
+        "a header and four posted claims: {}",
+        text(&listed).0
+    );
+    let forced = bot(dir.path())
+        .env("STORE_PATH", &db)
+        .args(["claims", "release", key, "--force"])
+        .output()
+        .await
+        .unwrap();
+    assert!(forced.status.success());
+    assert!(text(&forced)
+        .0
+        .starts_with("released 2026-07-17_bangladesh-v-zimbabwe_2nd-t20i (was posted"));
+    let listed = bot(dir.path())
+        .env("STORE_PATH", &db)
+        .args(["claims", "list", "--json"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(text(&listed).0.lines().count(), 3);
+}

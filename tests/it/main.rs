@@ -3,6 +3,8 @@
 mod announce;
 mod claim;
 mod cli;
+mod faults;
 mod helpers;
 mod post;
 mod shorten;
+mod sources;

@@ -1,0 +1,576 @@
+//! Fault tests: every way a post or the store can fail, each asserting the posts made, the
+//! exact final claim record and what the log says. Real Redis (including one the test owns and
+//! stops), real SQLite, a mock X API on loopback.
+
+use crate::helpers::{self, capture_logs, credentials, live_announcer, store, unique_prefix, zim_v_ban, Kind};
+use cricket_announcer::announcer::{AnnounceError, Announcer, Mode, Outcome};
+use cricket_announcer::claim::{ClaimState, ClaimStore};
+use cricket_announcer::cricket::MatchKey;
+use cricket_announcer::post::{PostPace, Verdict, XClient};
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tracing::instrument::WithSubscriber;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// What one announcement against a failing X left behind.
+struct Observed {
+    outcome: Outcome,
+    posts: usize,
+    state: Option<ClaimState>,
+    detail: Option<String>,
+    attempts: u32,
+    halted: bool,
+    log: String,
+}
+
+async fn x_answering(template: ResponseTemplate) -> MockServer {
+    let x = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/2/tweets"))
+        .respond_with(template)
+        .mount(&x)
+        .await;
+    x
+}
+
+fn error_json(status: u16, title: &str, detail: &str) -> ResponseTemplate {
+    ResponseTemplate::new(status).set_body_json(serde_json::json!({"title": title, "detail": detail, "status": status}))
+}
+
+async fn announce_once(kind: Kind, x: &MockServer) -> Observed {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(kind, &unique_prefix(), "solo", &dir.path().join("c.db")).await;
+    let announcer = live_announcer(s.clone(), x);
+    observe(&announcer, &s, x).await
+}
+
+async fn observe(announcer: &Announcer, s: &ClaimStore, x: &MockServer) -> Observed {
+    let m = zim_v_ban();
+    let (logs, buffer) = capture_logs();
+    let outcome = announcer.announce(&m).with_subscriber(logs).await.unwrap();
+    let key = MatchKey::for_match(&m);
+    let record = s.peek(&key).await.unwrap();
+    Observed {
+        outcome,
+        posts: x.received_requests().await.map(|r| r.len()).unwrap_or(0),
+        state: record.as_ref().map(|c| c.state),
+        detail: record.and_then(|c| c.detail),
+        attempts: s.attempts(&key).await.unwrap(),
+        halted: announcer.halted().is_some(),
+        log: buffer.text(),
+    }
+}
+
+fn failed(o: &Observed) -> (bool, Verdict) {
+    match &o.outcome {
+        Outcome::PostFailed {
+            claim_kept, verdict, ..
+        } => (*claim_kept, *verdict),
+        other => panic!("expected a failed post, got {other:?}"),
+    }
+}
+
+macro_rules! both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod redis_store {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name(super::Kind::Redis).await })*
+        }
+        mod embedded_store {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name(super::Kind::Embedded).await })*
+        }
+    };
+}
+
+both_stores!(
+    x_201_records_posted_with_the_tweet_id,
+    x_400_releases_the_claim_and_counts_one_attempt,
+    x_401_releases_the_claim_and_stops_posting,
+    x_402_credits_depleted_releases_the_claim_and_stops_posting,
+    x_403_duplicate_content_records_posted_without_an_id,
+    x_403_other_releases_the_claim_and_stops_posting,
+    x_429_releases_the_claim_without_counting_an_attempt,
+    x_500_keeps_the_claim_as_unknown,
+    x_503_keeps_the_claim_as_unknown,
+    x_creating_the_tweet_then_answering_504_keeps_the_claim_as_unknown,
+    x_accepting_the_connection_and_never_answering_keeps_the_claim_as_unknown,
+    a_refused_connection_releases_the_claim,
+    three_provable_failures_in_a_row_give_up_with_a_failed_record,
+);
+
+async fn x_201_records_posted_with_the_tweet_id(kind: Kind) {
+    let x =
+        x_answering(ResponseTemplate::new(201).set_body_json(serde_json::json!({"data": {"id": "1799", "text": "t"}})))
+            .await;
+    let o = announce_once(kind, &x).await;
+    assert!(matches!(o.outcome, Outcome::Posted(ref r) if r.tweet_id == "1799"));
+    assert_eq!(
+        (o.posts, o.state, o.attempts, o.halted),
+        (1, Some(ClaimState::Posted), 0, false)
+    );
+    assert!(o.log.contains("posted tweet_id=1799"), "{}", o.log);
+}
+
+async fn x_400_releases_the_claim_and_counts_one_attempt(kind: Kind) {
+    let o = announce_once(
+        kind,
+        &x_answering(error_json(400, "Invalid Request", "text is invalid")).await,
+    )
+    .await;
+    assert_eq!(failed(&o), (false, Verdict::NotPosted));
+    assert_eq!((o.posts, o.state, o.attempts, o.halted), (1, None, 1, false));
+    assert!(o.log.contains("claim released for a later cycle"), "{}", o.log);
+}
+
+async fn x_401_releases_the_claim_and_stops_posting(kind: Kind) {
+    let o = announce_once(
+        kind,
+        &x_answering(error_json(401, "Unauthorized", "Unauthorized")).await,
+    )
+    .await;
+    assert_eq!(failed(&o), (false, Verdict::NotPosted));
+    assert_eq!((o.posts, o.state, o.halted), (1, None, true));
+    assert!(o.log.contains("posting stops for this process"), "{}", o.log);
+}
+
+async fn x_402_credits_depleted_releases_the_claim_and_stops_posting(kind: Kind) {
+    let o = announce_once(
+        kind,
+        &x_answering(error_json(
+            402,
+            "CreditsDepleted",
+            "Your enrolled account does not have any credits",
+        ))
+        .await,
+    )
+    .await;
+    assert_eq!(failed(&o), (false, Verdict::NotPosted));
+    assert_eq!((o.posts, o.state, o.halted), (1, None, true));
+}
+
+async fn x_403_duplicate_content_records_posted_without_an_id(kind: Kind) {
+    let x = x_answering(error_json(
+        403,
+        "Forbidden",
+        "You are not allowed to create a Tweet with duplicate content.",
+    ))
+    .await;
+    let o = announce_once(kind, &x).await;
+    assert_eq!(failed(&o), (true, Verdict::AlreadyPosted));
+    assert_eq!((o.posts, o.state, o.halted), (1, Some(ClaimState::Posted), false));
+    assert!(o.detail.unwrap().contains("duplicate content"));
+    assert!(o.log.contains("X says this was posted before"), "{}", o.log);
+}
+
+async fn x_403_other_releases_the_claim_and_stops_posting(kind: Kind) {
+    let x = x_answering(error_json(
+        403,
+        "Forbidden",
+        "You are not permitted to perform this action.",
+    ))
+    .await;
+    let o = announce_once(kind, &x).await;
+    assert_eq!(failed(&o), (false, Verdict::NotPosted));
+    assert_eq!((o.posts, o.state, o.halted), (1, None, true));
+}
+
+async fn x_429_releases_the_claim_without_counting_an_attempt(kind: Kind) {
+    let reset = chrono::Utc::now().timestamp() + 900;
+    let x = x_answering(
+        error_json(429, "Too Many Requests", "Too Many Requests")
+            .insert_header("x-rate-limit-remaining", "0")
+            .insert_header("x-rate-limit-reset", reset.to_string().as_str()),
+    )
+    .await;
+    let o = announce_once(kind, &x).await;
+    assert_eq!(failed(&o), (false, Verdict::NotPosted));
+    assert_eq!((o.posts, o.state, o.attempts, o.halted), (1, None, 0, false));
+    assert!(o.log.contains("X answered 429"), "{}", o.log);
+}
+
+async fn x_500_keeps_the_claim_as_unknown(kind: Kind) {
+    let o = announce_once(kind, &x_answering(error_json(500, "Internal Error", "oops")).await).await;
+    assert_eq!(failed(&o), (true, Verdict::Unknown));
+    assert_eq!((o.posts, o.state), (1, Some(ClaimState::Unknown)));
+    assert_eq!(o.detail.as_deref(), Some("X answered 500: oops"));
+    assert!(
+        o.log.contains("post outcome unknown; keeping the claim, not retrying"),
+        "{}",
+        o.log
+    );
+}
+
+async fn x_503_keeps_the_claim_as_unknown(kind: Kind) {
+    let o = announce_once(
+        kind,
+        &x_answering(error_json(503, "Service Unavailable", "over capacity")).await,
+    )
+    .await;
+    assert_eq!(failed(&o), (true, Verdict::Unknown));
+    assert_eq!((o.posts, o.state), (1, Some(ClaimState::Unknown)));
+}
+
+async fn x_creating_the_tweet_then_answering_504_keeps_the_claim_as_unknown(kind: Kind) {
+    // A gateway timeout says nothing about whether the tweet behind it was created.
+    let o = announce_once(
+        kind,
+        &x_answering(ResponseTemplate::new(504).set_body_string("<html>Gateway Time-out</html>")).await,
+    )
+    .await;
+    assert_eq!(failed(&o), (true, Verdict::Unknown));
+    assert_eq!((o.posts, o.state), (1, Some(ClaimState::Unknown)));
+    assert_eq!(
+        o.detail.as_deref(),
+        Some("X answered 504: <html>Gateway Time-out</html>")
+    );
+}
+
+async fn x_accepting_the_connection_and_never_answering_keeps_the_claim_as_unknown(kind: Kind) {
+    let x = x_answering(ResponseTemplate::new(201).set_delay(Duration::from_secs(30))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(kind, &unique_prefix(), "solo", &dir.path().join("c.db")).await;
+    let client = XClient::new(
+        &url::Url::parse(&x.uri()).unwrap(),
+        credentials(),
+        Duration::from_millis(500),
+        Duration::from_secs(1),
+    )
+    .unwrap();
+    let pace = Arc::new(PostPace::new(
+        NonZeroU32::new(100).unwrap(),
+        NonZeroU32::new(1000).unwrap(),
+    ));
+    let announcer = Announcer::new(
+        s.clone(),
+        helpers::template(),
+        None,
+        Mode::Live(client, pace),
+        helpers::policy(),
+    );
+    let o = observe(&announcer, &s, &x).await;
+    assert_eq!(failed(&o), (true, Verdict::Unknown));
+    assert_eq!((o.posts, o.state), (1, Some(ClaimState::Unknown)));
+    assert!(o.detail.unwrap().starts_with("no answer from X"));
+}
+
+async fn a_refused_connection_releases_the_claim(kind: Kind) {
+    // Bind then drop a listener: nothing listens on that port any more.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(kind, &unique_prefix(), "solo", &dir.path().join("c.db")).await;
+    let base = url::Url::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
+    let client = XClient::new(&base, credentials(), Duration::from_secs(2), Duration::from_secs(1)).unwrap();
+    let pace = Arc::new(PostPace::new(
+        NonZeroU32::new(100).unwrap(),
+        NonZeroU32::new(1000).unwrap(),
+    ));
+    let announcer = Announcer::new(
+        s.clone(),
+        helpers::template(),
+        None,
+        Mode::Live(client, pace),
+        helpers::policy(),
+    );
+    let m = zim_v_ban();
+    let outcome = announcer.announce(&m).await.unwrap();
+    assert!(
+        matches!(
+            outcome,
+            Outcome::PostFailed {
+                claim_kept: false,
+                verdict: Verdict::NotPosted,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(s.peek(&MatchKey::for_match(&m)).await.unwrap(), None);
+    assert_eq!(s.attempts(&MatchKey::for_match(&m)).await.unwrap(), 1);
+}
+
+async fn three_provable_failures_in_a_row_give_up_with_a_failed_record(kind: Kind) {
+    let x = x_answering(error_json(400, "Invalid Request", "bad text")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(kind, &unique_prefix(), "solo", &dir.path().join("c.db")).await;
+    let announcer = live_announcer(s.clone(), &x);
+    let m = zim_v_ban();
+    let key = MatchKey::for_match(&m);
+    for expected_kept in [false, false, true] {
+        let outcome = announcer.announce(&m).await.unwrap();
+        assert!(
+            matches!(outcome, Outcome::PostFailed { claim_kept, .. } if claim_kept == expected_kept),
+            "{outcome:?}"
+        );
+    }
+    let record = s.peek(&key).await.unwrap().unwrap();
+    assert_eq!((record.state, record.attempts), (ClaimState::Failed, Some(3)));
+    assert_eq!(
+        record.detail.as_deref(),
+        Some("gave up after 3 attempts: X answered 400: bad text")
+    );
+    // A failed match is never tried again.
+    assert!(matches!(announcer.announce(&m).await.unwrap(), Outcome::Skipped { .. }));
+    assert_eq!(x.received_requests().await.unwrap().len(), 3);
+}
+
+/// A Redis server this test owns, on a free port, keeping its data on disk (AOF) so a restart
+/// keeps the claims, like a production Redis with persistence.
+struct OwnRedis {
+    port: u16,
+    dir: tempfile::TempDir,
+    child: Option<std::process::Child>,
+}
+
+impl OwnRedis {
+    fn start() -> OwnRedis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut r = OwnRedis {
+            port,
+            dir: tempfile::tempdir().unwrap(),
+            child: None,
+        };
+        r.restart();
+        r
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    fn restart(&mut self) {
+        let child = std::process::Command::new("redis-server")
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+            ])
+            .arg("--dir")
+            .arg(self.dir.path())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server must be installed (see .ci/run)");
+        self.child = Some(child);
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("own redis-server did not start on port {}", self.port);
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_stopped_before_the_claim_posts_nothing_then_resumes_by_itself() {
+    let mut redis = OwnRedis::start();
+    let x = MockServer::start().await;
+    helpers::x_accepts(&x, 1).await;
+    let s = ClaimStore::Redis(
+        cricket_announcer::claim::RedisClaims::connect(&redis.url(), &unique_prefix(), "solo")
+            .await
+            .unwrap(),
+    );
+    let announcer = live_announcer(s.clone(), &x);
+    redis.stop();
+    let (logs, buffer) = capture_logs();
+    let down = announcer.announce(&zim_v_ban()).with_subscriber(logs).await;
+    assert!(
+        matches!(down, Err(AnnounceError::Store { .. })),
+        "a store error, never 'claimed': {down:?}"
+    );
+    assert_eq!(
+        x.received_requests().await.unwrap().len(),
+        0,
+        "nothing posted while the store is down"
+    );
+    let _ = buffer;
+    redis.restart();
+    // The connection manager reconnects by itself; the first command after the restart may
+    // still see the old broken connection.
+    let mut outcome = None;
+    for _ in 0..20 {
+        match announcer.announce(&zim_v_ban()).await {
+            Ok(o) => {
+                outcome = Some(o);
+                break;
+            }
+            Err(AnnounceError::Store { .. }) => tokio::time::sleep(Duration::from_millis(250)).await,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(matches!(outcome, Some(Outcome::Posted(_))), "{outcome:?}");
+    x.verify().await;
+    let record = s.peek(&MatchKey::for_match(&zim_v_ban())).await.unwrap().unwrap();
+    assert_eq!(record.state, ClaimState::Posted);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_restart_with_persistence_keeps_claims_and_never_posts_twice() {
+    let mut redis = OwnRedis::start();
+    let x = MockServer::start().await;
+    helpers::x_accepts(&x, 1).await;
+    let prefix = unique_prefix();
+    let s = ClaimStore::Redis(
+        cricket_announcer::claim::RedisClaims::connect(&redis.url(), &prefix, "solo")
+            .await
+            .unwrap(),
+    );
+    let announcer = live_announcer(s.clone(), &x);
+    assert!(matches!(
+        announcer.announce(&zim_v_ban()).await.unwrap(),
+        Outcome::Posted(_)
+    ));
+    redis.stop();
+    redis.restart();
+    let mut outcome = None;
+    for _ in 0..20 {
+        if let Ok(o) = announcer.announce(&zim_v_ban()).await {
+            outcome = Some(o);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(
+        matches!(outcome, Some(Outcome::Skipped { ref holder }) if holder.state == ClaimState::Posted),
+        "{outcome:?}"
+    );
+    x.verify().await;
+    let _ = Path::new("");
+}
+
+mod lifecycle {
+    //! The store's life: first start, seeding, losing its data.
+    use crate::helpers::{self, keys, raw_redis, redis_url, root, unique_prefix, Buffer};
+    use clap::Parser;
+    use cricket_announcer::app::App;
+    use cricket_announcer::cli::Cli;
+    use cricket_announcer::config::{Config, Needs};
+    use tokio_util::sync::CancellationToken;
+    use wiremock::MockServer;
+
+    async fn app(prefix: &str, x: &MockServer) -> App {
+        let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+        let template = root().join("templates/announce.txt");
+        let cli = Cli::try_parse_from([
+            "cricket-announcer",
+            "--redis-url",
+            &redis_url(),
+            "--key-prefix",
+            prefix,
+            "--source",
+            page.to_str().unwrap(),
+            "--template-path",
+            template.to_str().unwrap(),
+            "--x-api-base-url",
+            &x.uri(),
+            "--x-api-key",
+            "k",
+            "--x-api-secret",
+            "s",
+            "--x-access-token",
+            "t",
+            "--x-access-token-secret",
+            "ts",
+            "--max-posts-per-cycle",
+            "10",
+            "backfill",
+        ])
+        .unwrap();
+        let config = Config::from_settings(&cli.settings, &cli.source, Needs::Posting, false, false, false).unwrap();
+        App::build(&config, Buffer::default().output()).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_never_initialised_store_refuses_to_post_and_says_what_to_do() {
+        let x = MockServer::start().await;
+        helpers::x_accepts(&x, 0).await;
+        let summary = app(&unique_prefix(), &x).await.cycle(&CancellationToken::new()).await;
+        assert_eq!(summary.posted, 0);
+        let why = summary.refused.unwrap();
+        assert!(
+            why.contains("never initialised") && why.contains("cricket-announcer seed") && why.contains("--init-store"),
+            "{why}"
+        );
+        x.verify().await;
+    }
+
+    #[tokio::test]
+    async fn seeding_records_current_matches_without_posting_and_later_cycles_post_nothing_twice() {
+        let x = MockServer::start().await;
+        helpers::x_accepts(&x, 0).await;
+        let prefix = unique_prefix();
+        let bot = app(&prefix, &x).await;
+        let seeded = bot.seed().await.unwrap();
+        assert_eq!(
+            (seeded.seeded, seeded.not_announceable),
+            (8, 1),
+            "every match with known teams, TBC excluded"
+        );
+        let summary = bot.cycle(&CancellationToken::new()).await;
+        assert_eq!((summary.posted, summary.skipped, summary.refused), (0, 4, None));
+        x.verify().await;
+    }
+
+    #[tokio::test]
+    async fn two_processes_initialising_at_once_write_one_marker() {
+        let x = MockServer::start().await;
+        let prefix = unique_prefix();
+        let (a, b) = (app(&prefix, &x).await, app(&prefix, &x).await);
+        let (ra, rb) = tokio::join!(a.init_store(), b.init_store());
+        assert_eq!([ra.unwrap(), rb.unwrap()].iter().filter(|w| **w).count(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_store_flushed_between_two_cycles_stops_posting_until_reseeded() {
+        let x = MockServer::start().await;
+        helpers::x_accepts(&x, 4).await;
+        let prefix = unique_prefix();
+        let bot = app(&prefix, &x).await;
+        assert!(bot.init_store().await.unwrap());
+        let first = bot.cycle(&CancellationToken::new()).await;
+        assert_eq!(first.posted, 4);
+        // Redis restarted without persistence: every key of this bot is gone.
+        let mut conn = raw_redis().await;
+        for k in keys(&prefix).await {
+            let _: () = redis::cmd("DEL").arg(&k).query_async(&mut conn).await.unwrap();
+        }
+        let second = bot.cycle(&CancellationToken::new()).await;
+        assert_eq!(second.posted, 0, "nothing is announced twice");
+        assert!(second.refused.unwrap().contains("lost its data"));
+        let reseeded = bot.seed().await.unwrap();
+        assert_eq!(reseeded.seeded, 8);
+        let third = bot.cycle(&CancellationToken::new()).await;
+        assert_eq!((third.posted, third.skipped, third.refused), (0, 4, None));
+        x.verify().await;
+    }
+}
