@@ -4,6 +4,7 @@ mod announce;
 mod claim;
 mod cli;
 mod faults;
+mod fuzz;
 mod helpers;
 mod post;
 mod shorten;
