@@ -4,6 +4,7 @@ use crate::helpers::{self, capture_logs, live_announcer, store, unique_prefix, x
 use cricket_announcer::announcer::{Announcer, Mode, Outcome};
 use cricket_announcer::claim::ClaimState;
 use cricket_announcer::cricket::MatchKey;
+use std::time::Duration;
 use tracing::instrument::WithSubscriber;
 use wiremock::matchers::{body_json, header_exists, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -188,4 +189,92 @@ async fn a_duplicate_content_403_is_recorded_as_posted() {
         "{outcome:?}"
     );
     assert_eq!((state, sent), (Some(ClaimState::Posted), 1));
+}
+
+#[tokio::test]
+async fn after_a_429_nothing_is_claimed_until_the_reset_and_then_the_match_is_posted_once() {
+    let x = MockServer::start().await;
+    let reset = chrono::Utc::now().timestamp() + 2;
+    Mock::given(method("POST"))
+        .and(path("/2/tweets"))
+        .respond_with(
+            ResponseTemplate::new(429)
+                .insert_header("x-rate-limit-remaining", "0")
+                .insert_header("x-rate-limit-reset", reset.to_string().as_str())
+                .set_body_json(serde_json::json!({"title": "Too Many Requests"})),
+        )
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&x)
+        .await;
+    x_accepts(&x, 1).await;
+    let prefix = unique_prefix();
+    let s = store(Kind::Redis, &prefix, "solo", std::path::Path::new("")).await;
+    let announcer = live_announcer(s.clone(), &x);
+    let m = zim_v_ban();
+    assert!(matches!(
+        announcer.announce(&m).await.unwrap(),
+        Outcome::PostFailed { claim_kept: false, .. }
+    ));
+    let deferred = announcer.announce(&m).await.unwrap();
+    assert!(
+        matches!(deferred, Outcome::Deferred { until: Some(t), .. } if t.timestamp() == reset),
+        "{deferred:?}"
+    );
+    assert!(
+        helpers::keys(&format!("{prefix}match:")).await.is_empty(),
+        "nothing claimed while the limit is exhausted"
+    );
+    let mut posted = None;
+    for _ in 0..40 {
+        match announcer.announce(&m).await.unwrap() {
+            Outcome::Deferred { .. } => tokio::time::sleep(Duration::from_millis(100)).await,
+            other => {
+                posted = Some(other);
+                break;
+            }
+        }
+    }
+    assert!(matches!(posted, Some(Outcome::Posted(_))), "{posted:?}");
+    assert_eq!(
+        s.attempts(&MatchKey::for_match(&m)).await.unwrap(),
+        0,
+        "a 429 is not an attempt"
+    );
+    assert_eq!(x.received_requests().await.unwrap().len(), 2, "one refused, one posted");
+}
+
+#[tokio::test]
+async fn a_post_too_long_for_any_cut_is_an_error_naming_the_template_and_the_match_and_is_not_claimed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.txt");
+    std::fs::write(
+        &path,
+        format!("{} {{{{ title }}}} {{{{ link }}}}", "Cricket! ".repeat(40)),
+    )
+    .unwrap();
+    let template = cricket_announcer::template::Template::load(&path).unwrap();
+    let x = MockServer::start().await;
+    let prefix = unique_prefix();
+    let s = store(Kind::Redis, &prefix, "solo", std::path::Path::new("")).await;
+    let client = cricket_announcer::post::XClient::new(
+        &url::Url::parse(&x.uri()).unwrap(),
+        helpers::credentials(),
+        Duration::from_secs(2),
+        Duration::from_secs(1),
+    )
+    .unwrap();
+    let pace = std::sync::Arc::new(cricket_announcer::post::PostPace::new(
+        std::num::NonZeroU32::new(9).unwrap(),
+        std::num::NonZeroU32::new(99).unwrap(),
+    ));
+    let announcer = Announcer::new(s, template, None, Mode::Live(client, pace), helpers::policy());
+    let e = announcer.announce(&zim_v_ban()).await.unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("long.txt") && msg.contains("Zimbabwe v Bangladesh") && msg.contains("cricbuzz:158062"),
+        "{msg}"
+    );
+    assert!(helpers::keys(&prefix).await.is_empty(), "nothing claimed");
+    assert_eq!(x.received_requests().await.unwrap().len(), 0);
 }

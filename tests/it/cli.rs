@@ -464,3 +464,33 @@ async fn claims_release_refuses_a_posted_claim_unless_forced() {
         .unwrap();
     assert_eq!(text(&listed).0.lines().count(), 3);
 }
+
+#[tokio::test]
+async fn bad_credentials_stop_posting_with_one_clear_error_and_a_failing_backfill() {
+    let x = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/2/tweets"))
+        .respond_with(
+            ResponseTemplate::new(401)
+                .set_body_json(serde_json::json!({"title": "Unauthorized", "detail": "Unauthorized", "status": 401})),
+        )
+        .expect(1)
+        .mount(&x)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let mut cmd = bot(dir.path());
+    with_x(&mut cmd, &x);
+    let o = cmd
+        .env("STORE_PATH", dir.path().join("s.db"))
+        .args(["backfill", "--init-store", "--source"])
+        .arg(&page)
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    assert_eq!(stderr.matches("posting stops for this process").count(), 1, "{stderr}");
+    assert!(stdout.contains("posted 0, skipped 0, failed 1"), "{stdout}");
+    x.verify().await;
+}
