@@ -192,6 +192,10 @@ pub async fn open_store(config: &Config) -> anyhow::Result<ClaimStore> {
                 .await
                 .context("cannot connect to REDIS_URL")?,
         ),
+        StoreConfig::Embedded(path) if config.dry_run => ClaimStore::Embedded(
+            EmbeddedClaims::open_read_only(path, &config.key_prefix, &config.instance_id)
+                .with_context(|| format!("cannot open the embedded store STORE_PATH={}", path.display()))?,
+        ),
         StoreConfig::Embedded(path) => ClaimStore::Embedded(
             EmbeddedClaims::open(path, &config.key_prefix, &config.instance_id)
                 .with_context(|| format!("cannot open the embedded store STORE_PATH={}", path.display()))?,

@@ -97,6 +97,29 @@ impl EmbeddedClaims {
         })
     }
 
+    /// Opens the store at `path` for reading only (dry run): nothing is created or written. A
+    /// missing file is an empty in-memory store, so every match reads as unclaimed.
+    ///
+    /// # Errors
+    /// [`ClaimError::Embedded`] when an existing file cannot be opened.
+    pub fn open_read_only(path: &Path, prefix: &str, owner: &str) -> Result<EmbeddedClaims, ClaimError> {
+        let conn = if path.exists() {
+            let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            Connection::open_with_flags(path, flags).map_err(err("open"))?
+        } else {
+            let conn = Connection::open_in_memory().map_err(err("open"))?;
+            conn.execute_batch(SCHEMA).map_err(err("open"))?;
+            conn
+        };
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(err("open"))?;
+        Ok(EmbeddedClaims {
+            conn: Arc::new(Mutex::new(conn)),
+            path: Arc::new(path.to_path_buf()),
+            prefix: prefix.into(),
+            owner: owner.into(),
+        })
+    }
+
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
         &self.path
@@ -157,7 +180,16 @@ impl EmbeddedClaims {
 
     pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
         let key = key.to_string();
-        self.tx("get", move |c| live(c, &key)).await
+        let conn = Arc::clone(&self.conn);
+        // A plain read, not a write transaction: it works on a read-only (dry-run) store.
+        tokio::task::spawn_blocking(move || {
+            let guard = conn
+                .lock()
+                .map_err(|_| ClaimError::Task("store connection poisoned".into()))?;
+            live(&guard, &key).map_err(err("get"))
+        })
+        .await
+        .map_err(|e| ClaimError::Task(e.to_string()))?
     }
 
     pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {

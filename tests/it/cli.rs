@@ -211,6 +211,7 @@ async fn dry_run_json_prints_one_object_per_post() {
     let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 5, "four posts and a summary: {stdout}");
     assert_eq!(lines[0]["match_key"], "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i");
+    assert!(!dir.path().join("s.db").exists(), "a dry run creates no store file");
     assert_eq!(lines[0]["weighted_length"], 157);
     assert_eq!(lines[4]["summary"]["posted"], 4);
 }
@@ -492,5 +493,39 @@ async fn bad_credentials_stop_posting_with_one_clear_error_and_a_failing_backfil
     assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
     assert_eq!(stderr.matches("posting stops for this process").count(), 1, "{stderr}");
     assert!(stdout.contains("posted 0, skipped 0, failed 1"), "{stdout}");
+    x.verify().await;
+}
+
+#[tokio::test]
+async fn a_dry_run_on_an_existing_embedded_store_shows_skips_and_leaves_the_file_untouched() {
+    let x = MockServer::start().await;
+    x_accepts(&x, 4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let mut cmd = bot(dir.path());
+    with_x(&mut cmd, &x);
+    assert!(cmd
+        .env("STORE_PATH", &db)
+        .args(["backfill", "--init-store", "--source"])
+        .arg(&page)
+        .output()
+        .await
+        .unwrap()
+        .status
+        .success());
+    let before = std::fs::read(&db).unwrap();
+    let o = bot(dir.path())
+        .env("STORE_PATH", &db)
+        .args(["--dry-run", "backfill", "--source"])
+        .arg(&page)
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("would post 0, skipped 4"), "{stdout}");
+    assert_eq!(stderr.matches("dry run: would skip").count(), 4, "{stderr}");
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the store file is unchanged");
     x.verify().await;
 }
