@@ -257,3 +257,61 @@ fn the_same_match_on_two_sites_has_one_claim_key() {
         "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i"
     );
 }
+
+/// Every field of every match of every fixture, pinned as a reviewed snapshot
+/// (`tests/it/snapshots/`): any change to a parser's output shows up as a diff to review.
+#[tokio::test]
+async fn every_fixture_parses_to_its_pinned_snapshot() {
+    let cases = [
+        ("cricbuzz_live_scores_2026", "", "cricbuzz/live-scores_2026-07-17.html"),
+        (
+            "cricbuzz_json_live_2024",
+            "",
+            "cricbuzz/matches-v1-live_2024-06-16.json",
+        ),
+        (
+            "cricbuzz_json_upcoming_2024",
+            "",
+            "cricbuzz/matches-v1-upcoming_2024-06-16.json",
+        ),
+        (
+            "cricbuzz_2018_profile",
+            "css:cricbuzz-2018=",
+            "cricbuzz/old-layout_match-page_20082_2018-04-23.html",
+        ),
+        (
+            "cricbuzz_2018_profile_unrendered",
+            "css:cricbuzz-2018=",
+            "cricbuzz/old-layout_match-page_20082_2018-04-23_unrendered-template.html",
+        ),
+        (
+            "cricketdata_current_2026",
+            "",
+            "cricketdata/current-matches_2026-05-18.json",
+        ),
+        (
+            "espncricinfo_ipl_2022",
+            "",
+            "espncricinfo/series-match-results_ipl-2022_2022-07-27.html",
+        ),
+        (
+            "espncricinfo_match_page_2026",
+            "",
+            "espncricinfo/match-page_1478914_2026-02-21_rendered.html",
+        ),
+        (
+            "espncricinfo_2020_profile",
+            "css:espncricinfo-2020=",
+            "espncricinfo/old-layout_match-page_1213062_2020-02-07.html",
+        ),
+        ("espn_rss_2019", "", "espncricinfo/rss-livescores_2019-01-31.xml"),
+    ];
+    let r = reader(8 << 20);
+    for (name, kind, file) in cases {
+        let spec: SourceSpec = format!("{kind}{}", root().join("fixtures").join(file).display())
+            .parse()
+            .unwrap();
+        let matches = r.read(&spec).await.unwrap();
+        insta::assert_json_snapshot!(name, matches);
+    }
+}
