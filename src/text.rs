@@ -59,6 +59,31 @@ pub fn neutralise_links(text: &str) -> String {
     out
 }
 
+/// One scraped field as plain text, the form every parser stores: HTML entities decoded once,
+/// whitespace and control characters collapsed to single spaces, zero-width and bidirectional
+/// formatting characters removed (they can hide or reorder text), trimmed. `None` when nothing
+/// is left. Mentions and links are left alone here: [`clean`] makes them safe when posting.
+pub fn plain(raw: &str) -> Option<String> {
+    let decoded = html_escape::decode_html_entities(raw);
+    let mut out = String::with_capacity(decoded.len());
+    let mut pending_space = false;
+    for c in decoded.chars() {
+        if c.is_whitespace() || c.is_control() {
+            pending_space = true;
+            continue;
+        }
+        if is_invisible(c) {
+            continue;
+        }
+        if pending_space && !out.is_empty() {
+            out.push(' ');
+        }
+        pending_space = false;
+        out.push(c);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 fn clean_chars(raw: &str) -> String {
     let decoded = html_escape::decode_html_entities(raw);
     let mut out = String::with_capacity(decoded.len().min(MAX_FIELD_CHARS * 4));
@@ -102,7 +127,21 @@ fn is_invisible(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{clean, neutralise_links, LINK_COLON, LINK_DOT};
+    use super::{clean, neutralise_links, plain, LINK_COLON, LINK_DOT};
+
+    #[test]
+    fn plain_text_decodes_collapses_and_drops_invisible_characters() {
+        assert_eq!(
+            plain("  Sri&nbsp;Lanka\u{0}\t&amp; \u{202E}Co\u{200B}  ").as_deref(),
+            Some("Sri Lanka & Co")
+        );
+        assert_eq!(plain(" \u{200B}\n "), None);
+        assert_eq!(
+            plain("@user #tag").as_deref(),
+            Some("@user #tag"),
+            "posting makes these safe, not parsing"
+        );
+    }
     use twitter_text::extractor::Extractor;
 
     fn urls(s: &str) -> Vec<String> {

@@ -277,26 +277,7 @@ fn slug(parts: &[&str]) -> String {
     out
 }
 
-/// HTML-entity-decoded, trimmed, whitespace-collapsed text without control characters, or
-/// `None` when nothing is left.
-///
-/// Names end up in public posts, so control and bidirectional-override characters (which can
-/// hide or reorder text) are turned into spaces rather than passed on.
-fn clean_text(raw: &str) -> Option<String> {
-    let decoded = html_escape::decode_html_entities(raw);
-    let spaced: String = decoded
-        .chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    let text = spaced.split_whitespace().collect::<Vec<_>>().join(" ");
-    (!text.is_empty()).then_some(text)
-}
+use crate::text::plain as clean_text;
 
 /// A JSON scalar of whatever type the page used: Cricbuzz writes ids and dates as numbers in
 /// one place and strings in another, and RSC may replace a value with a `"$…"` reference.

@@ -255,19 +255,7 @@ fn state_of(started: Option<bool>, ended: Option<bool>, status: Option<&str>) ->
 /// characters (which can hide or reorder text in a public post) removed, whitespace trimmed and
 /// collapsed. `None` for a non-string or when nothing is left.
 fn text(value: Option<&Value>) -> Option<String> {
-    let decoded = html_escape::decode_html_entities(value?.as_str()?);
-    let spaced: String = decoded
-        .chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    let text = spaced.split_whitespace().collect::<Vec<_>>().join(" ");
-    (!text.is_empty()).then_some(text)
+    crate::text::plain(value?.as_str()?)
 }
 
 #[cfg(test)]

@@ -236,24 +236,7 @@ fn is_score(word: &str) -> bool {
     }
 }
 
-/// Text as it goes into a post: HTML entities decoded (the XML parser undoes XML escaping only,
-/// which leaves HTML entities such as `&nbsp;` or text in CDATA as written), control and bidirectional-override characters
-/// removed, whitespace trimmed and collapsed. `None` when nothing is left.
-fn clean_text(raw: &str) -> Option<String> {
-    let decoded = html_escape::decode_html_entities(raw);
-    let spaced: String = decoded
-        .chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    let text = spaced.split_whitespace().collect::<Vec<_>>().join(" ");
-    (!text.is_empty()).then_some(text)
-}
+use crate::text::plain as clean_text;
 
 #[cfg(test)]
 mod tests {

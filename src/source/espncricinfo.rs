@@ -634,33 +634,7 @@ fn title_says_t20i(raw: &RawMatch) -> bool {
 /// Page text as it should be shown: entities decoded, control and bidi-override characters
 /// removed, whitespace runs collapsed, trimmed. `None` when nothing is left.
 fn clean(raw: &str) -> Option<String> {
-    let decoded = html_escape::decode_html_entities(raw);
-    let mut out = String::with_capacity(decoded.len());
-    let mut pending_space = false;
-    for c in decoded.chars() {
-        if c.is_whitespace() || c.is_control() {
-            pending_space = c.is_whitespace() || pending_space;
-            continue;
-        }
-        if is_bidi_control(c) {
-            continue;
-        }
-        if pending_space && !out.is_empty() {
-            out.push(' ');
-        }
-        pending_space = false;
-        out.push(c);
-    }
-    (!out.is_empty()).then_some(out)
-}
-
-/// Invisible characters that reorder text: harmless in a name, but they can make a post read
-/// differently from what it says.
-fn is_bidi_control(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
-    )
+    crate::text::plain(raw)
 }
 
 #[cfg(test)]

@@ -577,35 +577,11 @@ fn apply_steps<'a>(text: &'a str, steps: &[Step]) -> Option<&'a str> {
     })
 }
 
-/// Invisible formatting characters (zero-width, bidi overrides, BOM, soft hyphen) that could
-/// disguise or reorder text in a post; removed like control characters.
-fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
-}
-
 /// Decodes entities, drops control and invisible characters, collapses whitespace, trims.
 fn clean(raw: &str) -> String {
     // The HTML parser already decoded one level of entities; pages that double-encode
-    // ("&amp;amp;") still show entities, so decode once more.
-    let decoded = html_escape::decode_html_entities(raw);
-    let mut out = String::with_capacity(decoded.len());
-    let mut space = false;
-    for c in decoded.chars() {
-        if c.is_whitespace() {
-            space = true;
-        } else if c.is_control() || is_invisible(c) {
-            continue;
-        } else {
-            if space && !out.is_empty() {
-                out.push(' ');
-            }
-            space = false;
-            out.push(c);
-        }
-    }
-    out
+    // ("&amp;amp;") still show entities, so `plain` decodes once more.
+    crate::text::plain(raw).unwrap_or_default()
 }
 
 /// True for text left by an unrendered client-side template: `{{ }}`/`{% %}` markers, or an
