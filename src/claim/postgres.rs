@@ -60,8 +60,8 @@ pub enum PostgresError {
     /// The pool could not be built.
     #[error("cannot build the connection pool: {0}")]
     Build(#[from] deadpool_postgres::BuildError),
-    /// The server refused or failed a statement.
-    #[error("{0}")]
+    /// The server refused or failed a statement, or the connection failed.
+    #[error(transparent)]
     Query(#[from] tokio_postgres::Error),
     /// A migration could not be applied.
     #[error("migration failed: {0}")]
