@@ -69,6 +69,10 @@ pub enum PostgresError {
     /// No answer in time.
     #[error("no answer within {0:?}")]
     Timeout(Duration),
+    /// The claim row changed between our statements every time we tried (each loss was
+    /// followed by the holder vanishing): neither won nor lost, so an error.
+    #[error("the claim row kept changing under us ({0} attempts)")]
+    Contended(usize),
 }
 
 /// Claims held in PostgreSQL tables. Cheap to clone: clones share one connection pool, which
@@ -242,7 +246,7 @@ impl PostgresClaims {
                     return Ok(Some(holder));
                 }
             }
-            Err(PostgresError::Timeout(RESPONSE_TIMEOUT))
+            Err(PostgresError::Contended(CLAIM_RETRIES))
         })
         .await
     }

@@ -412,6 +412,29 @@ async fn a_lapsed_claim_reclaimed_by_a_later_sighting_is_logged_as_expired() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_that_dies_after_claiming_leaves_a_committed_claim_listed_as_stuck() {
+    let prefix = unique_prefix();
+    let dying = store(Kind::Postgres, &prefix, "worker-dies", std::path::Path::new("")).await;
+    let ClaimOutcome::Won(_) = dying.claim(&key("orphan"), "A v B", DAY).await.unwrap() else {
+        panic!()
+    };
+    // The process ends between claim and post: its token and connections are gone.
+    drop(dying);
+    let operator = store(Kind::Postgres, &prefix, "operator", std::path::Path::new("")).await;
+    let listed = operator.list().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    let later = chrono::Utc::now() + chrono::Duration::seconds(60);
+    assert_eq!(
+        (
+            listed[0].key.as_str(),
+            listed[0].claim.owner.as_str(),
+            listed[0].claim.display_state(later, Duration::from_secs(30))
+        ),
+        ("orphan", "worker-dies", "stuck")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claims_survive_the_server_dropping_every_connection() {
     let prefix = unique_prefix();
     let schema = schema_for(&prefix);
