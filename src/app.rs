@@ -3,7 +3,7 @@
 //! [`App::backfill`] and [`App::run_until_cancelled`] are the two ways to run it.
 
 use crate::announcer::{AnnounceError, Announcer, ClaimPolicy, Mode, Outcome, Output};
-use crate::claim::{ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, RedisClaims, Transition};
+use crate::claim::{ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, PostgresClaims, RedisClaims, Transition};
 use crate::config::{Config, StoreConfig};
 use crate::cricket::{Match, MatchKey};
 use crate::filter::Filter;
@@ -184,7 +184,8 @@ pub async fn check_sources(config: &Config) -> anyhow::Result<Vec<SourceCheck>> 
 /// Opens the store `config` names.
 ///
 /// # Errors
-/// When Redis cannot be reached or the embedded file cannot be opened.
+/// When Redis or PostgreSQL cannot be reached (or PostgreSQL's migrations fail), or the
+/// embedded file cannot be opened.
 pub async fn open_store(config: &Config) -> anyhow::Result<ClaimStore> {
     Ok(match &config.store {
         StoreConfig::Redis(url) => ClaimStore::Redis(
@@ -195,6 +196,11 @@ pub async fn open_store(config: &Config) -> anyhow::Result<ClaimStore> {
         StoreConfig::Embedded(path) if config.dry_run => ClaimStore::Embedded(
             EmbeddedClaims::open_read_only(path, &config.key_prefix, &config.instance_id)
                 .with_context(|| format!("cannot open the embedded store STORE_PATH={}", path.display()))?,
+        ),
+        StoreConfig::Postgres(url) => ClaimStore::Postgres(
+            PostgresClaims::connect(url.expose_secret(), &config.key_prefix, &config.instance_id)
+                .await
+                .context("cannot open the PostgreSQL store DATABASE_URL")?,
         ),
         StoreConfig::Embedded(path) => ClaimStore::Embedded(
             EmbeddedClaims::open(path, &config.key_prefix, &config.instance_id)

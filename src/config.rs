@@ -22,10 +22,13 @@ pub const MIN_CLAIM_TTL_SECS: u64 = 24 * 3600;
 /// named in its help; the flag wins over the variable.
 #[derive(clap::Args, Clone)]
 pub struct Settings {
-    /// Redis URL (redis://[:password@]host:port/db). Unset: the embedded SQLite store.
+    /// Redis URL (redis://[:password@]host:port/db). Unset (and no DATABASE_URL): the embedded SQLite store.
     #[arg(long, env = "REDIS_URL", hide_env_values = true, global = true)]
     pub redis_url: Option<String>,
-    /// Embedded store file, used when REDIS_URL is unset.
+    /// PostgreSQL URL (postgres://user[:password]@host[:port]/db): the ledger store. Not with REDIS_URL.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, global = true)]
+    pub database_url: Option<String>,
+    /// Embedded store file, used when neither REDIS_URL nor DATABASE_URL is set.
     #[arg(long, env = "STORE_PATH", default_value = "cricket-announcer.db", global = true)]
     pub store_path: PathBuf,
     /// Prefix of every store key (keys are <prefix>match:<match key>).
@@ -165,6 +168,16 @@ pub enum ConfigError {
         /// What is wrong and what is expected.
         reason: String,
     },
+    /// Two settings that exclude each other are both set.
+    #[error("{first} and {second} are both set: {why}")]
+    Conflict {
+        /// The first variable.
+        first: &'static str,
+        /// The second variable.
+        second: &'static str,
+        /// Why only one may be set.
+        why: &'static str,
+    },
     /// A required value is missing.
     #[error("{var} is not set: {why}")]
     Missing {
@@ -182,6 +195,8 @@ pub enum StoreConfig {
     Redis(SecretString),
     /// SQLite file at this path.
     Embedded(PathBuf),
+    /// PostgreSQL at this URL (may hold a password, hence secret).
+    Postgres(SecretString),
 }
 
 /// The shortener to use and where it lives.
@@ -342,8 +357,23 @@ impl Config {
         shorten_in_dry_run: bool,
         json: bool,
     ) -> Result<Config, ConfigError> {
-        let store = match s.redis_url.as_deref().map(str::trim) {
-            Some(u) if !u.is_empty() => {
+        let set = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|u| !u.is_empty())
+                .map(str::to_string)
+        };
+        let store = match (set(&s.redis_url), set(&s.database_url)) {
+            // Guessing which one the operator meant could announce every match again from an
+            // empty store: refuse instead.
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::Conflict {
+                    first: "REDIS_URL",
+                    second: "DATABASE_URL",
+                    why: "choose one claim store (unset the other)",
+                })
+            }
+            (Some(u), None) => {
                 if !(u.starts_with("redis://") || u.starts_with("rediss://") || u.starts_with("unix://")) {
                     return Err(ConfigError::Invalid {
                         var: "REDIS_URL",
@@ -351,9 +381,19 @@ impl Config {
                         reason: "expected redis://, rediss:// or unix://".into(),
                     });
                 }
-                StoreConfig::Redis(SecretString::from(u.to_string()))
+                StoreConfig::Redis(SecretString::from(u))
             }
-            _ => StoreConfig::Embedded(s.store_path.clone()),
+            (None, Some(u)) => {
+                if !(u.starts_with("postgres://") || u.starts_with("postgresql://")) {
+                    return Err(ConfigError::Invalid {
+                        var: "DATABASE_URL",
+                        value: "(hidden)".into(),
+                        reason: "expected postgres:// or postgresql://".into(),
+                    });
+                }
+                StoreConfig::Postgres(SecretString::from(u))
+            }
+            (None, None) => StoreConfig::Embedded(s.store_path.clone()),
         };
         let raw_sources: Vec<String> = if extra_sources.is_empty() {
             s.sources

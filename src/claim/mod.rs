@@ -1,7 +1,7 @@
 //! The claim protocol: who announces a match. This module owns the claim record, the token that
 //! proves a claim was won, and the stores that hold claims.
 //!
-//! # The contract (every store keeps it; one test suite checks both)
+//! # The contract (every store keeps it; one test suite checks all three)
 //! - [`ClaimStore::claim`] takes `<prefix>match:<key>` in ONE atomic step that says who won. The
 //!   winner gets a [`ClaimToken`]; every loser gets the holder's [`Claim`] (owner, since, state).
 //!   Never check-then-set: N concurrent checks all answer "absent" before any write lands.
@@ -18,9 +18,11 @@
 //! - A store error is [`ClaimError`], never "already claimed" and never "free".
 
 mod embedded;
+mod postgres;
 mod redis;
 
 pub use self::embedded::EmbeddedClaims;
+pub use self::postgres::{PostgresClaims, PostgresError};
 pub use self::redis::RedisClaims;
 
 use crate::cricket::MatchKey;
@@ -301,6 +303,15 @@ pub enum ClaimError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The PostgreSQL ledger failed (down, timeout, auth, a failed migration…).
+    #[error("postgres store error on {op}: {source}")]
+    Postgres {
+        /// The operation that failed.
+        op: &'static str,
+        /// What failed.
+        #[source]
+        source: PostgresError,
+    },
     /// The store answered something the protocol does not allow (a script's reply of the wrong
     /// shape).
     #[error("store protocol error on {op}: {detail}")]
@@ -376,6 +387,8 @@ pub enum ClaimStore {
     Redis(RedisClaims),
     /// SQLite file (`STORE_PATH`), for one machine.
     Embedded(EmbeddedClaims),
+    /// PostgreSQL (`DATABASE_URL`): shared by replicas, and a permanent ledger of every claim.
+    Postgres(PostgresClaims),
 }
 
 macro_rules! each {
@@ -383,6 +396,7 @@ macro_rules! each {
         match $self {
             ClaimStore::Redis($s) => $e,
             ClaimStore::Embedded($s) => $e,
+            ClaimStore::Postgres($s) => $e,
         }
     };
 }
@@ -622,11 +636,12 @@ impl ClaimStore {
         each!(self, s => s.expire(&self.marker_key(), ttl_secs(ttl)).await)
     }
 
-    /// Short name of the backend for logs: `redis` or `embedded`.
+    /// Short name of the backend for logs: `redis`, `embedded` or `postgres`.
     pub fn kind(&self) -> &'static str {
         match self {
             ClaimStore::Redis(_) => "redis",
             ClaimStore::Embedded(_) => "embedded",
+            ClaimStore::Postgres(_) => "postgres",
         }
     }
 }

@@ -82,6 +82,11 @@ async fn ten_concurrent_announcements_on_the_embedded_store_post_exactly_once() 
     ten_concurrent_announcements_post_once(Kind::Embedded).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ten_concurrent_announcements_on_postgres_post_exactly_once() {
+    ten_concurrent_announcements_post_once(Kind::Postgres).await;
+}
+
 #[tokio::test]
 async fn the_post_sent_to_x_is_the_exact_rendered_text_signed_with_oauth1() {
     let x = MockServer::start().await;

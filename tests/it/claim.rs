@@ -1,8 +1,12 @@
-//! The store contract, run against Redis and the embedded store alike.
+//! The store contract, run against Redis, the embedded store and PostgreSQL alike; then what
+//! only the PostgreSQL ledger promises (one row per match, history kept, reconnects).
 
-use crate::helpers::{self, keys, raw_redis, store, unique_prefix, Kind};
-use cricket_announcer::claim::{Checked, ClaimOutcome, ClaimState, ClaimStore, OperatorRelease, Transition};
+use crate::helpers::{self, keys, raw_postgres, raw_redis, schema_for, store, unique_prefix, Kind};
+use cricket_announcer::claim::{
+    Checked, ClaimError, ClaimOutcome, ClaimState, ClaimStore, OperatorRelease, PostgresClaims, Transition,
+};
 use cricket_announcer::cricket::MatchKey;
+use std::sync::Arc;
 use std::time::Duration;
 
 const DAY: Duration = Duration::from_secs(86_400);
@@ -40,6 +44,10 @@ macro_rules! contract {
         mod embedded_store {
             $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() { super::$name(super::Kind::Embedded).await })*
+        }
+        mod postgres_store {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name(super::Kind::Postgres).await })*
         }
     };
 }
@@ -239,6 +247,18 @@ async fn peeking_writes_nothing(kind: Kind) {
     if kind == Kind::Redis {
         assert!(keys(&p.prefix).await.is_empty());
     }
+    if kind == Kind::Postgres {
+        let db = raw_postgres(&schema_for(&p.prefix)).await;
+        let rows: i64 = db
+            .query_one(
+                "SELECT (SELECT count(*) FROM claims) + (SELECT count(*) FROM store_keys)",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(rows, 0);
+    }
 }
 
 async fn ten_concurrent_claims_on_separate_connections_have_one_winner(kind: Kind) {
@@ -322,4 +342,253 @@ async fn a_foreign_value_at_a_claim_key_reads_as_held_never_as_free() {
     assert_eq!(c.state, ClaimState::Unknown);
     assert_eq!(c.owner, "(unreadable record)");
     let _ = helpers::root();
+}
+
+/// Rows of `claims` for `match_key` in the test's schema: (id, state, owner).
+async fn ledger_rows(prefix: &str, match_key: &str) -> Vec<(i64, String, String)> {
+    let db = raw_postgres(&schema_for(prefix)).await;
+    db.query(
+        "SELECT id, state, owner FROM claims WHERE match_key = $1 ORDER BY id",
+        &[&match_key],
+    )
+    .await
+    .unwrap()
+    .iter()
+    .map(|r| (r.get(0), r.get(1), r.get(2)))
+    .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_sessions_claiming_at_the_same_instant_leave_one_row_and_two_losers_told_the_holder() {
+    let prefix = unique_prefix();
+    let mut stores = Vec::new();
+    for i in 0..3 {
+        stores.push(
+            store(
+                Kind::Postgres,
+                &prefix,
+                &format!("session-{i}"),
+                std::path::Path::new(""),
+            )
+            .await,
+        );
+    }
+    let start = Arc::new(tokio::sync::Barrier::new(3));
+    let tasks: Vec<_> = stores
+        .into_iter()
+        .map(|s| {
+            let start = Arc::clone(&start);
+            tokio::spawn(async move {
+                start.wait().await;
+                s.claim(&key("same-instant"), "A v B", &[], DAY).await.unwrap()
+            })
+        })
+        .collect();
+    let (mut winners, mut holders) = (Vec::new(), Vec::new());
+    for t in tasks {
+        match t.await.unwrap() {
+            ClaimOutcome::Won(token) => winners.push(token.claim().owner.clone()),
+            ClaimOutcome::HeldBy(c) => holders.push((c.owner, c.state)),
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one winner");
+    let winner = winners[0].clone();
+    assert_eq!(
+        holders,
+        vec![
+            (winner.clone(), ClaimState::Claimed),
+            (winner.clone(), ClaimState::Claimed)
+        ]
+    );
+    let rows = ledger_rows(&prefix, "same-instant").await;
+    assert_eq!(
+        rows.iter()
+            .map(|(_, s, o)| (s.as_str(), o.as_str()))
+            .collect::<Vec<_>>(),
+        vec![("claimed", winner.as_str())]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_released_claim_stays_in_the_ledger_marked_released_with_its_history() {
+    let prefix = unique_prefix();
+    let a = store(Kind::Postgres, &prefix, "worker-a", std::path::Path::new("")).await;
+    let b = store(Kind::Postgres, &prefix, "worker-b", std::path::Path::new("")).await;
+    let k = key("kept");
+    let ClaimOutcome::Won(token) = a.claim(&k, "A v B", &[], DAY).await.unwrap() else {
+        panic!("the first claim must win")
+    };
+    assert!(matches!(a.release(&token).await.unwrap(), Checked::Applied(_)));
+    assert_eq!(a.peek(&k).await.unwrap(), None);
+    assert_eq!(a.ttl(&k).await.unwrap(), None);
+    let released = ledger_rows(&prefix, "kept").await;
+    assert_eq!(released.len(), 1, "the row is kept");
+    assert_eq!(
+        (released[0].1.as_str(), released[0].2.as_str()),
+        ("released", "worker-a")
+    );
+
+    let ClaimOutcome::Won(again) = b.claim(&k, "A v B", &[], DAY).await.unwrap() else {
+        panic!("a released claim must be claimable")
+    };
+    b.transition(
+        &again,
+        &Transition::Posted {
+            tweet_id: Some("99".into()),
+            detail: None,
+        },
+    )
+    .await
+    .unwrap();
+    let reclaimed = ledger_rows(&prefix, "kept").await;
+    assert_eq!(
+        reclaimed,
+        vec![(released[0].0, "posted".to_string(), "worker-b".to_string())],
+        "still one row per match, reused"
+    );
+    let db = raw_postgres(&schema_for(&prefix)).await;
+    let events: Vec<(String, String, Option<String>)> = db
+        .query(
+            "SELECT state, owner, tweet_id FROM claim_events WHERE match_key = 'kept' ORDER BY id",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    assert_eq!(
+        events,
+        vec![
+            ("claimed".to_string(), "worker-a".to_string(), None),
+            ("released".to_string(), "worker-a".to_string(), None),
+            ("claimed".to_string(), "worker-b".to_string(), None),
+            ("posted".to_string(), "worker-b".to_string(), Some("99".to_string())),
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lapsed_claim_reclaimed_by_a_later_sighting_is_logged_as_expired() {
+    let prefix = unique_prefix();
+    let a = store(Kind::Postgres, &prefix, "worker-a", std::path::Path::new("")).await;
+    let b = store(Kind::Postgres, &prefix, "worker-b", std::path::Path::new("")).await;
+    let k = key("lapsed");
+    let ClaimOutcome::Won(_) = a.claim(&k, "A v B", &[], Duration::from_secs(1)).await.unwrap() else {
+        panic!()
+    };
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let ClaimOutcome::Won(_) = b.claim(&k, "A v B", &[], DAY).await.unwrap() else {
+        panic!("a lapsed claim must be claimable")
+    };
+    let db = raw_postgres(&schema_for(&prefix)).await;
+    let events: Vec<(String, String)> = db
+        .query("SELECT state, owner FROM claim_events ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let expected = [
+        ("claimed", "worker-a"),
+        ("expired", "worker-a"),
+        ("claimed", "worker-b"),
+    ];
+    assert_eq!(events, expected.map(|(s, o)| (s.to_string(), o.to_string())).to_vec());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_that_dies_after_claiming_leaves_a_committed_claim_listed_as_stuck() {
+    let prefix = unique_prefix();
+    let dying = store(Kind::Postgres, &prefix, "worker-dies", std::path::Path::new("")).await;
+    let ClaimOutcome::Won(_) = dying.claim(&key("orphan"), "A v B", &[], DAY).await.unwrap() else {
+        panic!()
+    };
+    // The process ends between claim and post: its token and connections are gone.
+    drop(dying);
+    let operator = store(Kind::Postgres, &prefix, "operator", std::path::Path::new("")).await;
+    let listed = operator.list().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    let later = chrono::Utc::now() + chrono::Duration::seconds(60);
+    assert_eq!(
+        (
+            listed[0].key.as_str(),
+            listed[0].claim.owner.as_str(),
+            listed[0].claim.display_state(later, Duration::from_secs(30))
+        ),
+        ("orphan", "worker-dies", "stuck")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_survive_the_server_dropping_every_connection() {
+    let prefix = unique_prefix();
+    let schema = schema_for(&prefix);
+    let a = store(Kind::Postgres, &prefix, "worker-a", std::path::Path::new("")).await;
+    let b = store(Kind::Postgres, &prefix, "worker-b", std::path::Path::new("")).await;
+    let k = key("reconnect");
+    let ClaimOutcome::Won(token) = a.claim(&k, "A v B", &[], DAY).await.unwrap() else {
+        panic!()
+    };
+    let admin = raw_postgres(&schema).await;
+    let killed: i64 = admin
+        .query_one(
+            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)) FROM pg_stat_activity
+             WHERE application_name = $1 AND pid <> pg_backend_pid()",
+            &[&schema],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(killed >= 2, "both stores had a connection to drop: {killed}");
+    let seen = a.peek(&k).await.unwrap().unwrap();
+    assert_eq!((seen.owner.as_str(), seen.state), ("worker-a", ClaimState::Claimed));
+    let ClaimOutcome::HeldBy(holder) = b.claim(&k, "A v B", &[], DAY).await.unwrap() else {
+        panic!("the claim must survive the reconnect")
+    };
+    assert_eq!(holder.owner, "worker-a");
+    let change = Transition::Posted {
+        tweet_id: Some("7".into()),
+        detail: None,
+    };
+    assert!(matches!(
+        a.transition(&token, &change).await.unwrap(),
+        Checked::Applied(_)
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_starting_together_on_an_empty_schema_migrate_it_once() {
+    let prefix = unique_prefix();
+    let schema = schema_for(&prefix);
+    helpers::ensure_schema(&schema).await;
+    let url = helpers::schema_url(&schema);
+    let (r1, r2, r3) = tokio::join!(
+        PostgresClaims::connect(&url, &prefix, "r1"),
+        PostgresClaims::connect(&url, &prefix, "r2"),
+        PostgresClaims::connect(&url, &prefix, "r3"),
+    );
+    let errors: Vec<String> = [r1, r2, r3]
+        .into_iter()
+        .filter_map(|r| r.err().map(|e| e.to_string()))
+        .collect();
+    assert_eq!(errors, Vec::<String>::new());
+    let db = raw_postgres(&schema).await;
+    let versions: Vec<i32> = db
+        .query("SELECT version FROM refinery_schema_history ORDER BY version", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(versions, vec![1]);
+}
+
+#[tokio::test]
+async fn an_unreachable_database_is_a_store_error_naming_the_step_never_a_claim() {
+    let e = PostgresClaims::connect("postgres://postgres@127.0.0.1:1/test", "p:", "w")
+        .await
+        .err()
+        .expect("nothing listens on port 1");
+    assert!(matches!(e, ClaimError::Postgres { op: "connect", .. }), "{e}");
 }

@@ -1,7 +1,9 @@
 //! The binary, run as real processes against real Redis (or a shared SQLite file), a page
 //! server and a mock X API on loopback.
 
-use crate::helpers::{fixture, keys, raw_redis, root, unique_prefix, x_accepts};
+use crate::helpers::{
+    ensure_schema, fixture, keys, raw_postgres, raw_redis, root, schema_for, schema_url, unique_prefix, x_accepts,
+};
 use std::path::Path;
 use std::process::Output;
 use wiremock::matchers::{method, path};
@@ -143,6 +145,117 @@ async fn three_backfill_processes_on_one_embedded_store_post_each_match_once() {
         .collect();
     assert_eq!(got, CRICBUZZ_KEYS.iter().map(|k| (*k, "posted")).collect::<Vec<_>>());
     assert!(rows.iter().all(|r| r["ttl_secs"].as_u64().unwrap() > 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_backfill_processes_on_one_postgres_ledger_post_each_match_once() {
+    let (site, x) = (page_server().await, MockServer::start().await);
+    x_accepts(&x, 4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let schema = schema_for(&prefix);
+    ensure_schema(&schema).await;
+    let mut children = Vec::new();
+    for i in 0..3 {
+        let mut cmd = bot(dir.path());
+        with_x(&mut cmd, &x);
+        cmd.env("DATABASE_URL", schema_url(&schema))
+            .env("KEY_PREFIX", &prefix)
+            .env("INSTANCE_ID", format!("replica-{i}"))
+            .env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
+            .args(["backfill", "--init-store"]);
+        children.push(start(&mut cmd));
+    }
+    for o in wait_all(children).await {
+        assert!(o.status.success(), "{:?}", text(&o));
+    }
+    x.verify().await;
+    let listed = bot(dir.path())
+        .env("DATABASE_URL", schema_url(&schema))
+        .env("KEY_PREFIX", &prefix)
+        .args(["claims", "list", "--json"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&listed);
+    assert!(listed.status.success(), "{stderr}");
+    let got: Vec<(String, String)> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|r| {
+            (
+                r["key"].as_str().unwrap().to_string(),
+                r["claim"]["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = CRICBUZZ_KEYS
+        .iter()
+        .map(|k| (k.to_string(), "posted".to_string()))
+        .collect();
+    assert_eq!(got, expected);
+    let db = raw_postgres(&schema).await;
+    let rows: Vec<(String, String, Option<String>)> = db
+        .query("SELECT match_key, state, tweet_id FROM claims ORDER BY match_key", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let tweet = Some("1800000000000000001".to_string());
+    assert_eq!(
+        rows,
+        CRICBUZZ_KEYS
+            .iter()
+            .map(|k| (k.to_string(), "posted".to_string(), tweet.clone()))
+            .collect::<Vec<_>>(),
+        "one row per match in the ledger"
+    );
+    let marker: Vec<String> = db
+        .query("SELECT key FROM store_keys WHERE expires_at > now()", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(marker, vec![format!("{prefix}store:initialised")]);
+}
+
+#[tokio::test]
+async fn redis_url_and_database_url_together_are_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = bot(dir.path())
+        .env("REDIS_URL", "redis://:hunter2-redis@127.0.0.1:6379/")
+        .env("DATABASE_URL", "postgres://bot:hunter2-pg@127.0.0.1:5432/test")
+        .args(["--dry-run", "backfill", "--source", "x.html"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains("REDIS_URL and DATABASE_URL are both set: choose one claim store"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2") && !stdout.contains("hunter2"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_database_url_that_is_not_postgres_names_the_variable_and_hides_the_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = bot(dir.path())
+        .env("DATABASE_URL", "mysql://bot:hunter2-my@127.0.0.1/test")
+        .args(["--dry-run", "backfill", "--source", "x.html"])
+        .output()
+        .await
+        .unwrap();
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains("invalid DATABASE_URL=\"(hidden)\": expected postgres:// or postgresql://"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

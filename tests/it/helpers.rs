@@ -1,8 +1,9 @@
-//! Shared test setup: a real Redis with a per-test key prefix, embedded stores in temporary
-//! files, wiremock servers for X and score pages, log capture.
+//! Shared test setup: a real Redis with a per-test key prefix, a real PostgreSQL with a schema
+//! per test, embedded stores in temporary files, wiremock servers for X and score pages, log
+//! capture.
 
 use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Output};
-use cricket_announcer::claim::{ClaimStore, EmbeddedClaims, RedisClaims};
+use cricket_announcer::claim::{ClaimStore, EmbeddedClaims, PostgresClaims, RedisClaims};
 use cricket_announcer::cricket::Match;
 use cricket_announcer::post::{PostPace, XClient, XCredentials};
 use cricket_announcer::source::SourceKind;
@@ -48,15 +49,64 @@ pub async fn keys(prefix: &str) -> Vec<String> {
     keys
 }
 
+/// The PostgreSQL the tests use: `TEST_DATABASE_URL`, default the local server `.ci/run` starts.
+pub fn database_url() -> String {
+    std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
+}
+
+/// The schema of the test whose key prefix is `prefix` (`test:<uuid>:` → `t_<uuid>`): stores
+/// opened with one prefix share a schema, and no two tests do.
+pub fn schema_for(prefix: &str) -> String {
+    let id: String = prefix.chars().filter(char::is_ascii_alphanumeric).collect();
+    format!("t_{id}")
+}
+
+/// [`database_url`] with `search_path` set to `schema`, and `schema` as the application name so
+/// that a test can find (and terminate) its store's connections.
+pub fn schema_url(schema: &str) -> String {
+    let base = database_url();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{sep}options=-csearch_path%3D{schema}&application_name={schema}")
+}
+
+/// A plain connection to the test database, with `search_path` set to `schema`. Fails the test
+/// loudly when PostgreSQL is down.
+pub async fn raw_postgres(schema: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(&schema_url(schema), tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "PostgreSQL is not reachable at {}: {e}. Start it (see README, `.ci/run`).",
+                database_url()
+            )
+        });
+    tokio::spawn(connection);
+    client
+}
+
+/// Creates `schema` if it does not exist (serialised by an advisory lock: concurrent
+/// `CREATE SCHEMA IF NOT EXISTS` can still collide).
+pub async fn ensure_schema(schema: &str) {
+    let mut client = raw_postgres(schema).await;
+    let tx = client.transaction().await.unwrap();
+    tx.execute("SELECT pg_advisory_xact_lock(7215)", &[]).await.unwrap();
+    tx.execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"), &[])
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+}
+
 /// Which store a test runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Redis,
     Embedded,
+    Postgres,
 }
 
 /// A store of `kind` for `owner`. For the embedded kind, `file` is the SQLite file (several
-/// stores opened on one file are separate connections, like separate processes).
+/// stores opened on one file are separate connections, like separate processes). For
+/// PostgreSQL, the schema is [`schema_for`] `prefix`, created on first use.
 pub async fn store(kind: Kind, prefix: &str, owner: &str, file: &Path) -> ClaimStore {
     match kind {
         Kind::Redis => ClaimStore::Redis(
@@ -65,6 +115,15 @@ pub async fn store(kind: Kind, prefix: &str, owner: &str, file: &Path) -> ClaimS
                 .unwrap_or_else(|e| panic!("Redis is not reachable at {}: {e}", redis_url())),
         ),
         Kind::Embedded => ClaimStore::Embedded(EmbeddedClaims::open(file, prefix, owner).unwrap()),
+        Kind::Postgres => {
+            let schema = schema_for(prefix);
+            ensure_schema(&schema).await;
+            ClaimStore::Postgres(
+                PostgresClaims::connect(&schema_url(&schema), prefix, owner)
+                    .await
+                    .unwrap_or_else(|e| panic!("PostgreSQL is not reachable at {}: {e}", database_url())),
+            )
+        }
     }
 }
 

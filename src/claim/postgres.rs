@@ -1,0 +1,519 @@
+//! The PostgreSQL ledger backend: the row is the claim, and rows are never deleted, so the
+//! database keeps the history of every announcement.
+//!
+//! # How the primitives map to tables
+//! - `<prefix>match:<key>` is one row of `claims`, `UNIQUE (prefix, match_key)`. Winning is
+//!   `INSERT … ON CONFLICT … DO UPDATE … WHERE <the row is released or expired> RETURNING id`:
+//!   one statement that either writes our row (a fresh insert, or a reclaim of a lapsed one) or
+//!   leaves the holder's row alone. The columns are read from the record, which is kept whole
+//!   in `record` (jsonb).
+//! - A release marks the row `released` (logically absent; claimable again); a row past its
+//!   `expires_at` is logically absent too. Both stay in the table, and a trigger writes every
+//!   change to `claim_events`.
+//! - Every other key (attempt counters, the first-start marker) lives in `store_keys`, a small
+//!   key/value table with an expiry column, and is deleted for real, as in Redis.
+//!
+//! Each statement commits on its own (autocommit); the compare-and-set and compare-and-delete
+//! hold one short transaction with the row locked (`SELECT … FOR UPDATE`). No transaction is
+//! ever open across the call to X, so a crash between claim and post leaves a committed
+//! `claimed` row, which the stuck-claim report lists.
+//!
+//! The schema is versioned in `migrations/` and applied at connect time by
+//! [refinery](https://docs.rs/refinery), under an advisory lock so that replicas starting
+//! together migrate once.
+
+use super::ClaimError;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_postgres::NoTls;
+
+/// How long one store operation may take before it is an error (not "claimed", not "free").
+pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long opening one connection may take (unless the URL sets `connect_timeout`).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long connecting and migrating may take at startup, waiting for another replica's
+/// migration included.
+pub const MIGRATE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Connections kept by one process: the announcer works one match at a time, operators' and
+/// tests' bursts need a few more.
+pub const POOL_SIZE: usize = 8;
+/// The advisory lock held while migrating (any constant unique to this bot; "cricket1").
+const MIGRATION_LOCK: i64 = 0x6372_6963_6b65_7431;
+/// Attempts at a claim whose holder vanished between our insert and our read of it.
+const CLAIM_RETRIES: usize = 5;
+
+mod migrations {
+    refinery::embed_migrations!("migrations");
+}
+
+/// Why the PostgreSQL store could not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum PostgresError {
+    /// `DATABASE_URL` does not parse as a connection string.
+    #[error("invalid connection string: {0}")]
+    Url(#[source] tokio_postgres::Error),
+    /// The pool could not hand out a working connection (server down, timeout, auth…).
+    #[error("no connection: {0}")]
+    Pool(#[from] deadpool_postgres::PoolError),
+    /// The pool could not be built.
+    #[error("cannot build the connection pool: {0}")]
+    Build(#[from] deadpool_postgres::BuildError),
+    /// The server refused or failed a statement, or the connection failed.
+    #[error(transparent)]
+    Query(#[from] tokio_postgres::Error),
+    /// A migration could not be applied.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] refinery::Error),
+    /// No answer in time.
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    /// The claim row changed between our statements every time we tried (each loss was
+    /// followed by the holder vanishing): neither won nor lost, so an error.
+    #[error("the claim row kept changing under us ({0} attempts)")]
+    Contended(usize),
+}
+
+/// Claims held in PostgreSQL tables. Cheap to clone: clones share one connection pool, which
+/// replaces broken connections (each is checked before use), so the store survives a server
+/// restart.
+#[derive(Clone)]
+pub struct PostgresClaims {
+    pool: Pool,
+    prefix: Arc<str>,
+    /// `<prefix>match:`: keys starting with it are rows of `claims`.
+    match_prefix: Arc<str>,
+    owner: Arc<str>,
+}
+
+/// Where a store key lives.
+#[derive(Clone, Copy)]
+enum Place<'a> {
+    /// A row of `claims`: (prefix, match key).
+    Claim(&'a str),
+    /// A row of `store_keys`.
+    Key(&'a str),
+}
+
+fn err(op: &'static str) -> impl FnOnce(PostgresError) -> ClaimError {
+    move |source| ClaimError::Postgres { op, source }
+}
+
+fn secs(ttl_secs: u64) -> i64 {
+    i64::try_from(ttl_secs).unwrap_or(i64::MAX)
+}
+
+/// Runs `f` within [`RESPONSE_TIMEOUT`], mapping every failure to [`ClaimError::Postgres`].
+async fn bounded<T>(op: &'static str, f: impl Future<Output = Result<T, PostgresError>>) -> Result<T, ClaimError> {
+    match tokio::time::timeout(RESPONSE_TIMEOUT, f).await {
+        Ok(r) => r.map_err(err(op)),
+        Err(_) => Err(err(op)(PostgresError::Timeout(RESPONSE_TIMEOUT))),
+    }
+}
+
+/// A claim row is live (the claim exists) while it is not released and not past its TTL.
+const LIVE: &str = "state <> 'released' AND expires_at > now()";
+
+/// The columns of `claims` read from the record `r` (jsonb), in the order of [`COLUMNS`].
+const FROM_RECORD: &str = "r->>'state', r->>'owner', r->>'token', r->>'title', (r->>'attempts')::integer, \
+     (r->>'claimed_at')::timestamptz, (r->>'updated_at')::timestamptz, r->>'tweet_id', r->>'detail', r";
+const COLUMNS: &str = "state, owner, token, title, attempts, claimed_at, updated_at, tweet_id, detail, record";
+
+impl PostgresClaims {
+    /// Connects to `url` (`postgres://user[:password]@host[:port]/db[?options]`), applies the
+    /// pending migrations, and checks that the pool answers.
+    ///
+    /// `prefix` is prepended to every key (it is the `prefix` column of `claims`); `owner`
+    /// names this instance in the records it writes. The URL may set `search_path` (e.g.
+    /// `?options=-csearch_path%3Dannouncer`) to keep the tables in their own schema.
+    ///
+    /// # Errors
+    /// [`ClaimError::Postgres`] when the URL is invalid, the server cannot be reached, or a
+    /// migration fails.
+    pub async fn connect(url: &str, prefix: &str, owner: &str) -> Result<PostgresClaims, ClaimError> {
+        let mut config: tokio_postgres::Config = url.parse().map_err(|e| err("connect")(PostgresError::Url(e)))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("cricket-announcer");
+        }
+        let (client, connection) = match tokio::time::timeout(CONNECT_TIMEOUT, config.connect(NoTls)).await {
+            Ok(r) => r.map_err(|e| err("connect")(e.into()))?,
+            Err(_) => return Err(err("connect")(PostgresError::Timeout(CONNECT_TIMEOUT))),
+        };
+        let driver = tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::warn!(error.message = %e, "PostgreSQL migration connection ended with an error");
+            }
+        });
+        let migrated = tokio::time::timeout(MIGRATE_TIMEOUT, migrate(client)).await;
+        // The client is gone (dropped by `migrate`, or with its future): the driver ends.
+        let _ = driver.await;
+        match migrated {
+            Ok(r) => r.map_err(err("migrate"))?,
+            Err(_) => return Err(err("migrate")(PostgresError::Timeout(MIGRATE_TIMEOUT))),
+        }
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                // A connection the server dropped (restart, idle timeout, terminate) is found
+                // out before use and replaced, instead of failing the next claim.
+                recycling_method: RecyclingMethod::Verified,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(RESPONSE_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .recycle_timeout(Some(RESPONSE_TIMEOUT))
+            .build()
+            .map_err(|e| err("connect")(e.into()))?;
+        let store = PostgresClaims {
+            pool,
+            prefix: prefix.into(),
+            match_prefix: format!("{prefix}match:").into(),
+            owner: owner.into(),
+        };
+        bounded("connect", async {
+            drop(store.pool.get().await?);
+            Ok(())
+        })
+        .await?;
+        Ok(store)
+    }
+
+    pub(super) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    pub(super) fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    fn place<'a>(&self, key: &'a str) -> Place<'a> {
+        match key.strip_prefix(&*self.match_prefix) {
+            Some(m) => Place::Claim(m),
+            None => Place::Key(key),
+        }
+    }
+
+    /// Claims: `None` when we wrote the row (new, or reclaimed after release or expiry), else
+    /// the holder's record. Keys: the same, `SET NX EX GET`-like.
+    pub(super) async fn set_nx(&self, key: &str, value: &str, ttl_secs: u64) -> Result<Option<String>, ClaimError> {
+        let (ttl, place) = (secs(ttl_secs), self.place(key));
+        bounded("claim", async {
+            let client = self.pool.get().await?;
+            // Losing and then finding no live holder means the holder was released or expired
+            // between our two statements: try again rather than call that a win or a loss.
+            for _ in 0..CLAIM_RETRIES {
+                let won = match place {
+                    Place::Claim(m) => {
+                        let sql = format!(
+                            "INSERT INTO claims AS c (prefix, match_key, {COLUMNS}, expires_at)
+                             SELECT $1, $2, {FROM_RECORD}, now() + $4::bigint * interval '1 second'
+                             FROM (SELECT $3::text::jsonb AS r) AS v
+                             ON CONFLICT (prefix, match_key) DO UPDATE
+                               SET ({COLUMNS}, expires_at) = ROW({COLUMNS_EXCLUDED}, excluded.expires_at)
+                               WHERE c.state = 'released' OR c.expires_at <= now()
+                             RETURNING c.id",
+                            COLUMNS_EXCLUDED = excluded(COLUMNS),
+                        );
+                        client
+                            .query_opt(&sql, &[&&*self.prefix, &m, &value, &ttl])
+                            .await?
+                            .is_some()
+                    }
+                    Place::Key(k) => client
+                        .query_opt(
+                            "INSERT INTO store_keys AS k (key, value, expires_at)
+                             VALUES ($1, $2, now() + $3::bigint * interval '1 second')
+                             ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+                               WHERE k.expires_at <= now()
+                             RETURNING 1",
+                            &[&k, &value, &ttl],
+                        )
+                        .await?
+                        .is_some(),
+                };
+                if won {
+                    return Ok(None);
+                }
+                if let Some(holder) = self.read(&client, place).await? {
+                    return Ok(Some(holder));
+                }
+            }
+            Err(PostgresError::Contended(CLAIM_RETRIES))
+        })
+        .await
+    }
+
+    /// The live value at `place`, on `client`.
+    async fn read(&self, client: &tokio_postgres::Client, place: Place<'_>) -> Result<Option<String>, PostgresError> {
+        let row = match place {
+            Place::Claim(m) => {
+                client
+                    .query_opt(
+                        &format!("SELECT record::text FROM claims WHERE prefix = $1 AND match_key = $2 AND {LIVE}"),
+                        &[&&*self.prefix, &m],
+                    )
+                    .await?
+            }
+            Place::Key(k) => {
+                client
+                    .query_opt(
+                        "SELECT value FROM store_keys WHERE key = $1 AND expires_at > now()",
+                        &[&k],
+                    )
+                    .await?
+            }
+        };
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
+        bounded("get", async {
+            let client = self.pool.get().await?;
+            self.read(&client, self.place(key)).await
+        })
+        .await
+    }
+
+    pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {
+        let ttl = secs(ttl_secs);
+        bounded("expire", async {
+            let client = self.pool.get().await?;
+            let n = match self.place(key) {
+                Place::Claim(m) => {
+                    client
+                        .execute(
+                            &format!(
+                                "UPDATE claims SET expires_at = now() + $3::bigint * interval '1 second'
+                                 WHERE prefix = $1 AND match_key = $2 AND {LIVE}"
+                            ),
+                            &[&&*self.prefix, &m, &ttl],
+                        )
+                        .await?
+                }
+                Place::Key(k) => {
+                    client
+                        .execute(
+                            "UPDATE store_keys SET expires_at = now() + $2::bigint * interval '1 second'
+                             WHERE key = $1 AND expires_at > now()",
+                            &[&k, &ttl],
+                        )
+                        .await?
+                }
+            };
+            Ok(n == 1)
+        })
+        .await
+    }
+
+    pub(super) async fn ttl(&self, key: &str) -> Result<Option<Duration>, ClaimError> {
+        const LEFT: &str = "floor(extract(epoch FROM expires_at - now()))::bigint";
+        bounded("ttl", async {
+            let client = self.pool.get().await?;
+            let row = match self.place(key) {
+                Place::Claim(m) => {
+                    client
+                        .query_opt(
+                            &format!("SELECT {LEFT} FROM claims WHERE prefix = $1 AND match_key = $2 AND {LIVE}"),
+                            &[&&*self.prefix, &m],
+                        )
+                        .await?
+                }
+                Place::Key(k) => {
+                    client
+                        .query_opt(
+                            &format!("SELECT {LEFT} FROM store_keys WHERE key = $1 AND expires_at > now()"),
+                            &[&k],
+                        )
+                        .await?
+                }
+            };
+            Ok(row.map(|r| Duration::from_secs(u64::try_from(r.get::<_, i64>(0)).unwrap_or(0))))
+        })
+        .await
+    }
+
+    /// Adds one to the counter at `key` (from 0 when absent or expired) and sets its TTL, in one
+    /// statement: the new count. Counters are never claim rows.
+    pub(super) async fn incr(&self, key: &str, ttl_secs: u64) -> Result<u64, ClaimError> {
+        let ttl = secs(ttl_secs);
+        let Place::Key(k) = self.place(key) else {
+            return Err(not_a_claim_operation("count attempt"));
+        };
+        bounded("count attempt", async {
+            let client = self.pool.get().await?;
+            let row = client
+                .query_one(
+                    "INSERT INTO store_keys AS k (key, value, expires_at)
+                     VALUES ($1, '1', now() + $2::bigint * interval '1 second')
+                     ON CONFLICT (key) DO UPDATE
+                       SET value = CASE WHEN k.expires_at > now() THEN (k.value::bigint + 1)::text ELSE '1' END,
+                           expires_at = excluded.expires_at
+                     RETURNING value::bigint",
+                    &[&k, &ttl],
+                )
+                .await?;
+            Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+        })
+        .await
+    }
+
+    /// Claims: marks the live row `released` (kept as history). Keys: deletes the row.
+    pub(super) async fn delete(&self, key: &str) -> Result<(), ClaimError> {
+        bounded("delete", async {
+            let client = self.pool.get().await?;
+            match self.place(key) {
+                Place::Claim(m) => {
+                    client
+                        .execute(
+                            &format!(
+                                "UPDATE claims SET state = 'released', updated_at = now()
+                                 WHERE prefix = $1 AND match_key = $2 AND {LIVE}"
+                            ),
+                            &[&&*self.prefix, &m],
+                        )
+                        .await?
+                }
+                Place::Key(k) => client.execute("DELETE FROM store_keys WHERE key = $1", &[&k]).await?,
+            };
+            Ok(())
+        })
+        .await
+    }
+
+    /// Applies the record `new` (or marks the row released, when `None`) if the live row carries
+    /// `token`, in one short transaction holding the row lock. Returns the same
+    /// `(status, current)` as the Redis scripts: 1 applied, 0 someone else's, -1 gone.
+    async fn checked(
+        &self,
+        op: &'static str,
+        key: &str,
+        token: &str,
+        new: Option<&str>,
+    ) -> Result<(i64, String), ClaimError> {
+        let Place::Claim(m) = self.place(key) else {
+            return Err(not_a_claim_operation(op));
+        };
+        bounded(op, async {
+            let mut client = self.pool.get().await?;
+            let tx = client.transaction().await?;
+            let Some(row) = tx
+                .query_opt(
+                    &format!(
+                        "SELECT id, token, record::text FROM claims
+                         WHERE prefix = $1 AND match_key = $2 AND {LIVE} FOR UPDATE"
+                    ),
+                    &[&&*self.prefix, &m],
+                )
+                .await?
+            else {
+                tx.commit().await?;
+                return Ok((-1, String::new()));
+            };
+            let (id, held, current): (i64, Option<String>, String) = (row.get(0), row.get(1), row.get(2));
+            if token.is_empty() || held.as_deref() != Some(token) {
+                tx.commit().await?;
+                return Ok((0, current));
+            }
+            match new {
+                Some(record) => {
+                    tx.execute(
+                        &format!(
+                            "UPDATE claims SET ({COLUMNS}) = (SELECT {FROM_RECORD} FROM (SELECT $2::text::jsonb AS r) AS v)
+                             WHERE id = $1"
+                        ),
+                        &[&id, &record],
+                    )
+                    .await?
+                }
+                None => {
+                    tx.execute(
+                        "UPDATE claims SET state = 'released', updated_at = now() WHERE id = $1",
+                        &[&id],
+                    )
+                    .await?
+                }
+            };
+            tx.commit().await?;
+            Ok((1, current))
+        })
+        .await
+    }
+
+    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<(i64, String), ClaimError> {
+        self.checked("transition", key, token, Some(new)).await
+    }
+
+    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<(i64, String), ClaimError> {
+        self.checked("release", key, token, None).await
+    }
+
+    /// Every live key starting with `prefix` (claims of any bot prefix, and other keys), with
+    /// its value and TTL, as Redis `SCAN MATCH prefix*` would find them.
+    pub(super) async fn scan(&self, prefix: &str) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
+        bounded("list", async {
+            let client = self.pool.get().await?;
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT key, value, floor(extract(epoch FROM expires_at - now()))::bigint FROM (
+                           SELECT prefix || 'match:' || match_key AS key, record::text AS value, expires_at
+                             FROM claims WHERE {LIVE}
+                           UNION ALL
+                           SELECT key, value, expires_at FROM store_keys WHERE expires_at > now()
+                         ) AS live WHERE starts_with(key, $1)"
+                    ),
+                    &[&prefix],
+                )
+                .await?;
+            Ok(rows
+                .into_iter()
+                .map(|r| {
+                    let left = u64::try_from(r.get::<_, i64>(2)).ok().map(Duration::from_secs);
+                    (r.get(0), r.get(1), left)
+                })
+                .collect())
+        })
+        .await
+    }
+}
+
+/// `a, b` → `excluded.a, excluded.b`.
+fn excluded(columns: &str) -> String {
+    columns
+        .split(',')
+        .map(|c| format!("excluded.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn not_a_claim_operation(op: &'static str) -> ClaimError {
+    ClaimError::Protocol {
+        op,
+        detail: "this PostgreSQL operation applies to claim keys (<prefix>match:<key>) only".into(),
+    }
+}
+
+/// Applies pending migrations on `client` (a connection of its own), holding an advisory lock
+/// so that processes starting together migrate one after the other (the second finds nothing
+/// to do). The lock is released when the connection closes, also on failure.
+async fn migrate(mut client: tokio_postgres::Client) -> Result<(), PostgresError> {
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    let report = migrations::migrations::runner().run_async(&mut client).await?;
+    for m in report.applied_migrations() {
+        tracing::info!(migration = %m, "applied PostgreSQL migration");
+    }
+    client
+        .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    Ok(())
+}
