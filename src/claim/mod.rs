@@ -191,7 +191,7 @@ impl Claim {
 }
 
 /// Proof that this process won the claim on a match. Only this module can create one, so
-/// nothing can post without having won (see [`crate::post::Poster::post`]).
+/// nothing can post without having won (see [`crate::post::XClient::post`]).
 #[derive(Debug)]
 pub struct ClaimToken {
     key: MatchKey,

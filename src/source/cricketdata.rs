@@ -31,7 +31,7 @@ const MAX_ID_LEN: usize = 64;
 /// Returns one [`Match`] per cricapi `id` (site [`Site::Cricketdata`]), in the answer's order; a
 /// later item with an id already read is dropped. The teams come in `teams` order with short
 /// names looked up by name in `teamInfo`. `name` gives the description and series when it has the
-/// usual "Team A vs Team B, <description>, <series>" form. The state comes from the flags:
+/// usual `"Team A vs Team B, DESCRIPTION, SERIES"` form. The state comes from the flags:
 /// not started is [`MatchState::Upcoming`], started and not ended [`MatchState::Live`], ended
 /// [`MatchState::Complete`]; a status saying the match was abandoned, had no result or was
 /// cancelled makes it [`MatchState::Abandoned`] whatever the flags say, so that a cancelled
