@@ -3,6 +3,7 @@
 mod announce;
 mod claim;
 mod cli;
+mod daemon;
 mod helpers;
 mod post;
 mod shorten;
