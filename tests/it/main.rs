@@ -6,4 +6,5 @@ mod cli;
 mod daemon;
 mod helpers;
 mod post;
+mod readme;
 mod shorten;
