@@ -443,8 +443,8 @@ impl App {
         sightings
     }
 
-    /// One poll: read, dedupe, filter, announce each match in turn. Stops early (between
-    /// matches, never inside one) when `cancel` fires, posting has halted, the store fails,
+    /// One poll: read, dedupe, filter, announce each match in turn. Stops early (while
+    /// reading sources, or between matches, never inside one) when `cancel` fires, posting has halted, the store fails,
     /// or the flood cap is reached. Outside dry run, nothing is posted unless the store is
     /// initialised (see [`App::readiness`]).
     pub async fn cycle(&self, cancel: &CancellationToken) -> Summary {
@@ -456,7 +456,11 @@ impl App {
 
     async fn cycle_inner(&self, cancel: &CancellationToken) -> Summary {
         let mut summary = Summary::default();
-        let matches = self.read_sources(&mut summary).await;
+        // A stop signal does not wait for slow pages: nothing is claimed while reading.
+        let matches = tokio::select! {
+            matches = self.read_sources(&mut summary) => matches,
+            _ = cancel.cancelled() => return Summary::default(),
+        };
         if !self.dry_run {
             match self.readiness().await {
                 Ok(StoreReadiness::Ready) => {}
