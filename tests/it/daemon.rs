@@ -425,3 +425,34 @@ async fn three_run_replicas_announce_matches_added_over_time_once_even_when_one_
         assert_eq!(r.exit_code().await, Some(0), "{}", r.log());
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_answers_503_when_no_source_has_been_read_for_the_allowed_cycles() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.html");
+    std::fs::write(&empty, "").unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut cmd = bot(dir.path());
+    cmd.env("STORE_PATH", dir.path().join("s.db"))
+        .env("METRICS_ADDR", &addr)
+        .env("POLL_INTERVAL_SECS", "1")
+        .env("HEALTH_MAX_STALE_CYCLES", "1")
+        .arg("--dry-run")
+        .arg("run")
+        .arg("--source")
+        .arg(&empty);
+    let mut bot = Running::start(&mut cmd, dir.path(), "run");
+    let health = format!("http://{addr}/healthz");
+
+    // The only source always fails, so once more than one interval has passed, it is stale.
+    wait_until("/healthz answers 503", || async {
+        get(&health).await.is_some_and(|(status, _)| status == 503)
+    })
+    .await;
+    let (_, body) = get(&health).await.unwrap();
+    assert!(body.starts_with("unhealthy: no source read for "), "{body}");
+    assert!(body.contains("more than 1 poll intervals"), "{body}");
+
+    bot.signal(libc::SIGTERM);
+    assert_eq!(bot.exit_code().await, Some(0), "{}", bot.log());
+}
