@@ -285,6 +285,7 @@ impl Announcer {
                     .map_err(store_err)?
                 {
                     ClaimOutcome::HeldBy(holder) => {
+                        metrics::counter!(crate::status::names::CLAIMS, "result" => "lost").increment(1);
                         log_skip(&key, &holder, self.policy.stuck_after, "skipped: match already claimed");
                         // A still-listed match must never expire into a second announcement.
                         if let Err(e) = self.store.refresh(&key, self.policy.ttl).await {
@@ -294,6 +295,7 @@ impl Announcer {
                     }
                     ClaimOutcome::Won(token) => token,
                 };
+                metrics::counter!(crate::status::names::CLAIMS, "result" => "won").increment(1);
                 tracing::info!(owner = %token.claim().owner, "claim won");
                 // The pace is checked after the claim, so skipped matches spend no slot; a
                 // claim we cannot use now is released: nothing was sent.

@@ -3,6 +3,7 @@
 //! [`App::backfill`] and [`App::run_until_cancelled`] are the two ways to run it.
 
 use crate::announcer::{AnnounceError, Announcer, ClaimPolicy, Mode, Outcome, Output};
+use crate::backoff::{Backoff, Turn};
 use crate::claim::{ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, PostgresClaims, RedisClaims, Transition};
 use crate::config::{Config, StoreConfig};
 use crate::cricket::{Match, MatchKey};
@@ -10,16 +11,22 @@ use crate::filter::Filter;
 use crate::post::{PostPace, XClient};
 use crate::shorten::Shortener;
 use crate::source::{self, fetch::Fetcher, SourceReader, SourceSpec};
+use crate::status::names;
 use crate::template::Template;
 use anyhow::Context;
 use secrecy::ExposeSecret;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
 /// Share of the poll interval added as random jitter, so replicas do not poll in lockstep.
 pub const POLL_JITTER_FRACTION: f64 = 0.1;
+/// How long `/healthz` waits for the store to answer before calling it unreachable. Short:
+/// a health probe must answer well within an orchestrator's probe timeout (often 1–5 s).
+pub const HEALTH_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What one cycle (or a backfill) did. Printed as the backfill summary.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -44,6 +51,10 @@ pub struct Summary {
     pub store_errors: usize,
     /// Matches recorded without posting (`seed`).
     pub seeded: usize,
+    /// Sources not read this cycle because they keep failing (see [`crate::backoff`]).
+    pub sources_backed_off: usize,
+    /// Claims seen stuck: claimed, never recorded, older than the post timeout allows.
+    pub stuck_claims: usize,
     /// Why nothing was posted this cycle, when the bot refused to post (store not
     /// initialised, store lost its data).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -68,6 +79,8 @@ impl Summary {
             (self.deferred, "deferred"),
             (self.store_errors, "store errors"),
             (self.seeded, "seeded"),
+            (self.sources_backed_off, "sources backed off"),
+            (self.stuck_claims, "stuck claims"),
         ] {
             if n > 0 {
                 line.push_str(&format!(", {what} {n}"));
@@ -105,6 +118,14 @@ pub struct App {
     /// Set once this process has seen the first-start marker: its later absence means the
     /// store lost its data (as opposed to never having been initialised).
     saw_marker: std::sync::atomic::AtomicBool,
+    /// One backoff per source (same order as `sources`), so a failing source is asked less
+    /// often while the others are read every cycle.
+    backoff: Mutex<Vec<Backoff>>,
+    /// When a source was last read successfully (start time until then): `/healthz` fails
+    /// once this is older than `health_max_stale_cycles` poll intervals.
+    last_source_read: Mutex<Instant>,
+    /// See [`Config::health_max_stale_cycles`].
+    health_max_stale_cycles: u32,
 }
 
 /// Why the bot may not post on this store now.
@@ -155,7 +176,7 @@ pub const CHECK_SHOWS: usize = 3;
 /// When the HTTP client cannot be built.
 pub async fn check_sources(config: &Config) -> anyhow::Result<Vec<SourceCheck>> {
     let reader = source_reader(config)?;
-    let results = futures_join_all(config.sources.iter().map(|spec| reader.read(spec))).await;
+    let results = futures_util::future::join_all(config.sources.iter().map(|spec| reader.read(spec))).await;
     Ok(config
         .sources
         .iter()
@@ -261,6 +282,9 @@ impl App {
             max_posts_per_cycle: usize::try_from(config.max_posts_per_cycle).unwrap_or(usize::MAX),
             dry_run: config.dry_run,
             saw_marker: std::sync::atomic::AtomicBool::new(false),
+            backoff: Mutex::new(vec![Backoff::default(); config.sources.len()]),
+            last_source_read: Mutex::new(Instant::now()),
+            health_max_stale_cycles: config.health_max_stale_cycles,
         })
     }
 
@@ -354,16 +378,45 @@ impl App {
 
     /// Reads every source (concurrently), returning the distinct matches in first-seen order,
     /// each with the aliases (`site:id`) under which the sources listed it. A failing source
-    /// is logged at error level and counted; the others still run.
+    /// is logged at error level and counted; the others still run. A source that keeps
+    /// failing is skipped for more and more cycles (see [`crate::backoff`]); a slow one
+    /// delays only its own result, as all are read at once.
     pub async fn read_sources(&self, summary: &mut Summary) -> Vec<Sighting> {
-        let reads = self.sources.iter().map(|spec| self.reader.read(spec));
-        let results = futures_join_all(reads).await;
+        let turns: Vec<Turn> = match self.backoff.lock() {
+            Ok(mut b) => b.iter_mut().map(Backoff::turn).collect(),
+            // A poisoned lock only means a panic elsewhere: read everything.
+            Err(_) => vec![Turn::Read; self.sources.len()],
+        };
+        let reads = self.sources.iter().zip(&turns).map(|(spec, turn)| async move {
+            match turn {
+                Turn::Read => Some(self.reader.read(spec).await),
+                Turn::Skip { .. } => None,
+            }
+        });
+        let results = futures_util::future::join_all(reads).await;
         let mut seen: HashMap<MatchKey, usize> = HashMap::new();
         let mut sightings: Vec<Sighting> = Vec::new();
-        for (spec, result) in self.sources.iter().zip(results) {
+        for (i, (spec, result)) in self.sources.iter().zip(results).enumerate() {
+            let label = spec.to_string();
+            let Some(result) = result else {
+                summary.sources_backed_off += 1;
+                metrics::counter!(names::SOURCE_BACKOFF_SKIPS, "source" => label).increment(1);
+                if let Turn::Skip { cycles_left } = turns[i] {
+                    tracing::info!(source = %spec, cycles_left, "source backing off after repeated failures; not read this cycle");
+                }
+                continue;
+            };
             match result {
                 Ok(found) => {
                     summary.sources_read += 1;
+                    metrics::counter!(names::SOURCE_READS, "source" => label).increment(1);
+                    if let Ok(mut at) = self.last_source_read.lock() {
+                        *at = Instant::now();
+                    }
+                    let failures_before = self.backoff.lock().map(|mut b| b[i].succeeded()).unwrap_or(0);
+                    if failures_before > 0 {
+                        tracing::info!(source = %spec, failures_before, "source recovered; backoff reset");
+                    }
                     tracing::debug!(source = %spec, matches = found.len(), "source read");
                     for m in found {
                         let alias = m.alias();
@@ -386,7 +439,13 @@ impl App {
                 }
                 Err(e) => {
                     summary.sources_failed += 1;
-                    tracing::error!(source = %spec, error.message = %e, error.cause_chain = ?e, "source failed");
+                    metrics::counter!(names::SOURCE_ERRORS, "source" => label).increment(1);
+                    let (skip_cycles, consecutive_failures) = self
+                        .backoff
+                        .lock()
+                        .map(|mut b| (b[i].failed(), b[i].consecutive_failures()))
+                        .unwrap_or((0, 0));
+                    tracing::error!(source = %spec, consecutive_failures, skip_cycles, error.message = %e, error.cause_chain = ?e, "source failed");
                 }
             }
         }
@@ -394,13 +453,24 @@ impl App {
         sightings
     }
 
-    /// One poll: read, dedupe, filter, announce each match in turn. Stops early (between
-    /// matches, never inside one) when `cancel` fires, posting has halted, the store fails,
+    /// One poll: read, dedupe, filter, announce each match in turn. Stops early (while
+    /// reading sources, or between matches, never inside one) when `cancel` fires, posting has halted, the store fails,
     /// or the flood cap is reached. Outside dry run, nothing is posted unless the store is
     /// initialised (see [`App::readiness`]).
     pub async fn cycle(&self, cancel: &CancellationToken) -> Summary {
+        let started = Instant::now();
+        let summary = self.cycle_inner(cancel).await;
+        record_metrics(&summary, started.elapsed());
+        summary
+    }
+
+    async fn cycle_inner(&self, cancel: &CancellationToken) -> Summary {
         let mut summary = Summary::default();
-        let matches = self.read_sources(&mut summary).await;
+        // A stop signal does not wait for slow pages: nothing is claimed while reading.
+        let matches = tokio::select! {
+            matches = self.read_sources(&mut summary) => matches,
+            _ = cancel.cancelled() => return Summary::default(),
+        };
         if !self.dry_run {
             match self.readiness().await {
                 Ok(StoreReadiness::Ready) => {}
@@ -447,17 +517,30 @@ impl App {
                 break;
             }
             match self.announcer.announce_sighting(m, aliases).await {
-                Ok(Outcome::Posted(_)) | Ok(Outcome::WouldPost(_)) => {
+                Ok(outcome @ (Outcome::Posted(_) | Outcome::WouldPost(_))) => {
+                    let label = if matches!(outcome, Outcome::Posted(_)) {
+                        "posted"
+                    } else {
+                        "would_post"
+                    };
+                    metrics::counter!(names::POSTS, "outcome" => label).increment(1);
                     summary.posted += 1;
                     announced += 1;
                 }
-                Ok(Outcome::Skipped { .. }) => summary.skipped += 1,
+                Ok(Outcome::Skipped { holder }) => {
+                    summary.skipped += 1;
+                    if holder.is_stuck(chrono::Utc::now(), self.announcer.policy().stuck_after) {
+                        summary.stuck_claims += 1;
+                    }
+                }
                 Ok(Outcome::Deferred { .. }) => {
+                    metrics::counter!(names::POSTS, "outcome" => "deferred").increment(1);
                     // Pace applies to every later match too: leave them all for later cycles.
                     summary.deferred = matches[i..].iter().filter(|s| self.filter.check(&s.m).is_ok()).count();
                     break;
                 }
                 Ok(Outcome::PostFailed { .. }) => {
+                    metrics::counter!(names::POSTS, "outcome" => "failed").increment(1);
                     summary.failed += 1;
                     announced += 1;
                 }
@@ -487,51 +570,97 @@ impl App {
         (summary, ok)
     }
 
-    /// Polls until `cancel` fires. A cycle in progress finishes its current match first. Polls
-    /// are spaced by the interval plus up to [`POLL_JITTER_FRACTION`] of it; a slow cycle
-    /// delays the next instead of bunching them.
-    pub async fn run_until_cancelled(&self, cancel: CancellationToken) {
+    /// Polls until `cancel` fires, or after `max_cycles` cycles when given. A cycle in
+    /// progress finishes its current match first. Cycles start on a fixed schedule of one
+    /// per poll interval, each delayed by up to [`POLL_JITTER_FRACTION`] of it at random so
+    /// replicas do not poll in lockstep; the first starts at once.
+    pub async fn run_until_cancelled(&self, cancel: CancellationToken, max_cycles: Option<u64>) {
+        let mut ticks = tokio::time::interval(self.poll_interval);
+        // A cycle longer than the interval (slow pages, many posts) pushes the schedule back
+        // instead of firing the missed cycles in a burst to catch up.
+        ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut done: u64 = 0;
         loop {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                _ = ticks.tick() => {}
+            }
+            if done > 0 {
+                let jitter = self.poll_interval.mul_f64(POLL_JITTER_FRACTION * rand::random::<f64>());
+                tokio::select! {
+                    _ = cancel.cancelled() => break,
+                    _ = tokio::time::sleep(jitter) => {}
+                }
+            }
             let summary = self.cycle(&cancel).await;
+            done += 1;
             tracing::info!(
+                cycle = done,
                 sources_read = summary.sources_read,
                 sources_failed = summary.sources_failed,
+                sources_backed_off = summary.sources_backed_off,
                 matches = summary.matches_seen,
                 posted = summary.posted,
                 skipped = summary.skipped,
                 failed = summary.failed,
+                deferred = summary.deferred,
+                stuck_claims = summary.stuck_claims,
                 dry_run = self.dry_run,
                 "cycle done"
             );
             if let Some(why) = self.announcer.halted() {
                 tracing::error!(reason = %why, "posting halted; fix the account or credentials and restart");
             }
-            let jitter = self.poll_interval.mul_f64(POLL_JITTER_FRACTION * rand::random::<f64>());
-            tokio::select! {
-                _ = cancel.cancelled() => break,
-                _ = tokio::time::sleep(self.poll_interval + jitter) => {}
+            if max_cycles.is_some_and(|n| done >= n) {
+                tracing::info!(cycles = done, "cycle limit reached");
+                break;
             }
         }
         tracing::info!("stopped");
     }
+
+    /// What is wrong with this running bot, for `/healthz`; empty when healthy. Unhealthy
+    /// when the store does not answer within [`HEALTH_STORE_TIMEOUT`], or no source has been
+    /// read for `HEALTH_MAX_STALE_CYCLES` poll intervals (counted from start until the first
+    /// read).
+    pub async fn health(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        match tokio::time::timeout(HEALTH_STORE_TIMEOUT, self.announcer.store().marker()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => problems.push(format!("store unreachable: {e}")),
+            Err(_) => problems.push(format!(
+                "store unreachable: no answer within {} s",
+                HEALTH_STORE_TIMEOUT.as_secs()
+            )),
+        }
+        // The jitter can add up to a tenth of an interval to each cycle: allow for it.
+        let allowed = self
+            .poll_interval
+            .mul_f64((1.0 + POLL_JITTER_FRACTION) * f64::from(self.health_max_stale_cycles));
+        if let Ok(at) = self.last_source_read.lock() {
+            let since = at.elapsed();
+            if since > allowed {
+                problems.push(format!(
+                    "no source read for {} s (more than {} poll intervals)",
+                    since.as_secs(),
+                    self.health_max_stale_cycles
+                ));
+            }
+        }
+        problems
+    }
+}
+
+/// Publishes one cycle's figures (no-ops unless a recorder is installed: `METRICS_ADDR`).
+fn record_metrics(summary: &Summary, took: Duration) {
+    metrics::counter!(names::POLLS).increment(1);
+    metrics::counter!(names::MATCHES_SEEN).increment(summary.matches_seen as u64);
+    metrics::gauge!(names::MATCHES_LAST_CYCLE).set(summary.matches_seen as f64);
+    metrics::gauge!(names::STUCK_CLAIMS).set(summary.stuck_claims as f64);
+    metrics::counter!(names::STORE_ERRORS).increment(summary.store_errors as u64);
+    metrics::histogram!(names::CYCLE_DURATION).record(took.as_secs_f64());
 }
 
 fn log_announce_error(e: &AnnounceError) {
     tracing::error!(error.message = %e, error.cause_chain = ?e, "match not announced");
-}
-
-/// Awaits all futures concurrently, keeping their order.
-async fn futures_join_all<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
-    let mut set = Vec::new();
-    for f in futures {
-        set.push(f);
-    }
-    let mut out = Vec::with_capacity(set.len());
-    // Sources are few (tens at most); polling them one after another inside one task keeps
-    // the fetcher's connection pool shared without spawning.
-    let pinned: Vec<_> = set.into_iter().map(Box::pin).collect();
-    for f in pinned {
-        out.push(f.await);
-    }
-    out
 }

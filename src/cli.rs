@@ -32,12 +32,16 @@ pub struct Cli {
 /// The commands.
 #[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    /// Poll every source every POLL_INTERVAL_SECS until SIGINT or SIGTERM.
+    /// Poll every source every POLL_INTERVAL_SECS until SIGINT or SIGTERM (a post in flight
+    /// finishes and is recorded first, for at most SHUTDOWN_GRACE_SECS).
     Run {
         /// On a store never initialised, initialise it and announce what is current (instead
         /// of refusing). Use once, on first deployment; not in a service definition.
         #[arg(long)]
         init_store: bool,
+        /// Stop after this many cycles (bounded runs: soak tests, one-off catch-ups).
+        #[arg(long, value_name = "N")]
+        cycles: Option<u64>,
     },
     /// Read every source once, announce what is new, print a summary and exit (0 only if every
     /// source was read and nothing stopped posting).

@@ -9,14 +9,17 @@ use cricket_announcer::claim::{ListedClaim, OperatorRelease};
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, Needs};
 use cricket_announcer::cricket::MatchKey;
+use cricket_announcer::status;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// Exit code of a backfill or seed that ran but could not read every source, hit store
-/// errors, refused to post, or had to stop posting.
+/// errors, refused to post, or had to stop posting; and of a `run` whose shutdown grace ran
+/// out with work in flight.
 const EXIT_INCOMPLETE: u8 = 1;
 /// Exit code of an operator command that was refused (e.g. releasing a healthy claim).
 const EXIT_REFUSED: u8 = 3;
@@ -28,16 +31,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = Config::from_settings(&cli.settings, &cli.source, needs, cli.dry_run, cli.shorten, cli.json)?;
     let stdout: Output = Arc::new(Mutex::new(Box::new(std::io::stdout())));
     match cli.command {
-        Command::Run { init_store } => {
-            let app = App::build(&config, stdout).await?;
-            if init_store && !config.dry_run {
-                app.init_store().await?;
-            }
-            let cancel = CancellationToken::new();
-            tokio::spawn(cancel_on_signal(cancel.clone()));
-            app.run_until_cancelled(cancel).await;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Run { init_store, cycles } => run(&config, stdout, init_store, cycles).await,
         Command::Backfill { init_store } => {
             let app = App::build(&config, stdout).await?;
             if init_store && !config.dry_run {
@@ -146,6 +140,54 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `run`: the poll loop and, with METRICS_ADDR, the status endpoint, as tracked tasks. A
+/// signal (or the cycle limit) cancels both; the loop stops between matches, so a post in
+/// flight finishes and records its state, within SHUTDOWN_GRACE_SECS.
+async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u64>) -> anyhow::Result<ExitCode> {
+    let app = Arc::new(App::build(config, stdout).await?);
+    if init_store && !config.dry_run {
+        app.init_store().await?;
+    }
+    let cancel = CancellationToken::new();
+    let tracker = TaskTracker::new();
+    if let Some(addr) = config.metrics_addr {
+        let metrics = status::install_recorder()?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on METRICS_ADDR={addr}"))?;
+        tracing::info!(addr = %listener.local_addr().unwrap_or(addr), "serving /metrics and /healthz");
+        tracker.spawn(status::serve(listener, metrics, app.clone(), cancel.clone()));
+    }
+    tracker.spawn({
+        let (app, cancel) = (app.clone(), cancel.clone());
+        async move {
+            app.run_until_cancelled(cancel.clone(), cycles).await;
+            // The cycle limit was reached (or a signal came): stop the status endpoint too.
+            cancel.cancel();
+        }
+    });
+    tracker.close();
+    tokio::select! {
+        _ = wait_for_signal() => {
+            tracing::info!(grace_secs = config.shutdown_grace.as_secs(), "signal received; finishing the current match, then stopping");
+            cancel.cancel();
+        }
+        _ = cancel.cancelled() => {}
+    }
+    if tokio::time::timeout(config.shutdown_grace, tracker.wait())
+        .await
+        .is_err()
+    {
+        tracing::error!(
+            grace_secs = config.shutdown_grace.as_secs(),
+            "work still in flight when SHUTDOWN_GRACE_SECS ran out; exiting anyway: a claim being posted stays `claimed` and will show as stuck (check `claims list --state stuck`)"
+        );
+        return Ok(ExitCode::from(EXIT_INCOMPLETE));
+    }
+    tracing::info!("shut down cleanly");
+    Ok(ExitCode::SUCCESS)
+}
+
 fn print_summary(what: &str, summary: &cricket_announcer::app::Summary, ok: bool, config: &Config) {
     if config.json {
         println!("{}", serde_json::json!({ "summary": summary, "ok": ok }));
@@ -189,9 +231,8 @@ fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration) -> an
     Ok(())
 }
 
-/// Cancels `cancel` on SIGINT or SIGTERM. The cycle stops between matches; a post in flight
-/// finishes and records its state.
-async fn cancel_on_signal(cancel: CancellationToken) {
+/// Returns on SIGINT or SIGTERM.
+async fn wait_for_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
@@ -210,6 +251,4 @@ async fn cancel_on_signal(cancel: CancellationToken) {
     }
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
-    tracing::info!("signal received; finishing the current match, then stopping");
-    cancel.cancel();
 }

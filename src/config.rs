@@ -7,7 +7,9 @@ use crate::post::XCredentials;
 use crate::shorten::Provider;
 use crate::source::fetch::ApiKey;
 use crate::source::{SourceKind, SourceSpec};
+use crate::telemetry::LogFormat;
 use secrecy::SecretString;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 use url::Url;
@@ -153,6 +155,24 @@ pub struct Settings {
     /// Log filter (tracing EnvFilter syntax), e.g. info or cricket_announcer=debug.
     #[arg(long = "log", env = "RUST_LOG", default_value = "info", global = true)]
     pub log: String,
+    /// Log line format on stderr: text (for people) or json (one object per line, for machines).
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+    /// Address (IP:PORT) serving Prometheus metrics at /metrics and health at /healthz in
+    /// `run`. Unset: no listener.
+    #[arg(long, env = "METRICS_ADDR", global = true)]
+    pub metrics_addr: Option<String>,
+    /// /healthz fails when no source has been read for this many poll intervals.
+    #[arg(long, env = "HEALTH_MAX_STALE_CYCLES", default_value = "3", global = true)]
+    pub health_max_stale_cycles: String,
+    /// Seconds `run` waits, after SIGINT/SIGTERM, for a post in flight to finish and record
+    /// its state before exiting anyway.
+    #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value = "30", global = true)]
+    pub shutdown_grace_secs: String,
+    /// Testing knob: milliseconds between polls, replacing POLL_INTERVAL_SECS (soak runs and
+    /// tests). Hidden: a production poll interval is whole seconds.
+    #[arg(long, env = "POLL_INTERVAL_MS", hide = true, global = true)]
+    pub poll_interval_ms: Option<String>,
 }
 
 /// A configuration value that cannot be used. Names the variable.
@@ -255,6 +275,12 @@ pub struct Config {
     pub shorten_in_dry_run: bool,
     /// Machine-readable output.
     pub json: bool,
+    /// Where `run` serves /metrics and /healthz, if anywhere.
+    pub metrics_addr: Option<SocketAddr>,
+    /// /healthz fails after this many poll intervals without any source read (at least 1).
+    pub health_max_stale_cycles: u32,
+    /// How long `run` waits for work in flight after a stop signal.
+    pub shutdown_grace: Duration,
 }
 
 /// What the command needs of the configuration.
@@ -540,11 +566,34 @@ impl Config {
                 reason: "must not contain whitespace or control characters".into(),
             });
         }
+        let poll_interval = match s.poll_interval_ms.as_deref().map(str::trim) {
+            Some(ms) if !ms.is_empty() => {
+                Duration::from_millis(ms.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    ConfigError::Invalid {
+                        var: "POLL_INTERVAL_MS",
+                        value: ms.to_string(),
+                        reason: "expected a whole number of milliseconds, at least 1".into(),
+                    }
+                })?)
+            }
+            _ => secs("POLL_INTERVAL_SECS", &s.poll_interval_secs, 1)?,
+        };
+        let metrics_addr = match s.metrics_addr.as_deref().map(str::trim) {
+            Some(a) if !a.is_empty() => Some(a.parse::<SocketAddr>().map_err(|e| ConfigError::Invalid {
+                var: "METRICS_ADDR",
+                value: a.to_string(),
+                reason: format!("{e}; expected IP:PORT, e.g. 127.0.0.1:9464"),
+            })?),
+            _ => None,
+        };
         Ok(Config {
+            metrics_addr,
+            health_max_stale_cycles: count("HEALTH_MAX_STALE_CYCLES", &s.health_max_stale_cycles)?,
+            shutdown_grace: secs("SHUTDOWN_GRACE_SECS", &s.shutdown_grace_secs, 1)?,
             store,
             key_prefix,
             claim_ttl: secs("CLAIM_TTL_SECS", &s.claim_ttl_secs, MIN_CLAIM_TTL_SECS)?,
-            poll_interval: secs("POLL_INTERVAL_SECS", &s.poll_interval_secs, 1)?,
+            poll_interval,
             sources,
             x_api_base: url("X_API_BASE_URL", &s.x_api_base_url)?,
             x_credentials,

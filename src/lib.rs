@@ -8,7 +8,9 @@
 //! # Layout
 //! - [`cli`]: flags and commands; [`config`]: the only reader of the environment, validation.
 //! - [`telemetry`]: logging setup.
-//! - [`app`]: wiring and the poll cycle (`run`, `backfill`).
+//! - [`app`]: wiring and the poll cycle (`run`, `backfill`); [`backoff`]: skipping a
+//!   source that keeps failing.
+//! - [`status`]: the operator's endpoint (`METRICS_ADDR`): Prometheus metrics and `/healthz`.
 //! - [`announcer`]: the per-match protocol (render → claim → shorten → post → record).
 //! - [`cricket`]: domain nouns (`Match`, `MatchKey`, `Format`, …); [`filter`]: which matches are announced.
 //! - [`source`]: fetching pages and the pure parsers for each layout.
@@ -19,6 +21,7 @@
 
 pub mod announcer;
 pub mod app;
+pub mod backoff;
 pub mod claim;
 pub mod cli;
 pub mod config;
@@ -27,6 +30,7 @@ pub mod filter;
 pub mod post;
 pub mod shorten;
 pub mod source;
+pub mod status;
 pub mod telemetry;
 pub mod template;
 pub mod text;

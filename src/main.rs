@@ -15,7 +15,7 @@ async fn main() -> ExitCode {
         }
     }
     let cli = Cli::parse();
-    cricket_announcer::telemetry::init(&cli.settings.log);
+    cricket_announcer::telemetry::init(&cli.settings.log, cli.settings.log_format);
     match commands::dispatch(cli).await {
         Ok(code) => code,
         Err(e) => {

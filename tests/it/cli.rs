@@ -10,14 +10,14 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// The announceable matches of the Cricbuzz fixture: upcoming or live, teams known.
-const CRICBUZZ_KEYS: [&str; 4] = [
+pub(crate) const CRICBUZZ_KEYS: [&str; 4] = [
     "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i",
     "2026-07-17_durham-women-v-hampshire-women_2nd-semi-final",
     "2026-07-17_galle-marvels-v-jaffna-kings_1st-match",
     "2026-07-17_surrey-women-v-the-blaze-women_1st-semi-final",
 ];
 
-fn bot(dir: &Path) -> tokio::process::Command {
+pub(crate) fn bot(dir: &Path) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("cricket-announcer"));
     // A clean environment: nothing from the developer's shell or .env leaks in.
     cmd.env_clear()
@@ -28,7 +28,7 @@ fn bot(dir: &Path) -> tokio::process::Command {
     cmd
 }
 
-fn with_x(cmd: &mut tokio::process::Command, x: &MockServer) {
+pub(crate) fn with_x(cmd: &mut tokio::process::Command, x: &MockServer) {
     cmd.env("X_API_BASE_URL", x.uri())
         .env("X_API_KEY", "k")
         .env("X_API_SECRET", "s")
@@ -36,7 +36,7 @@ fn with_x(cmd: &mut tokio::process::Command, x: &MockServer) {
         .env("X_ACCESS_TOKEN_SECRET", "ts");
 }
 
-async fn page_server() -> MockServer {
+pub(crate) async fn page_server() -> MockServer {
     let site = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/cricket-match/live-scores"))
@@ -50,14 +50,14 @@ async fn page_server() -> MockServer {
     site
 }
 
-fn text(o: &Output) -> (String, String) {
+pub(crate) fn text(o: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
 }
 
-async fn redis_state(prefix: &str) -> Vec<(String, String, i64)> {
+pub(crate) async fn redis_state(prefix: &str) -> Vec<(String, String, i64)> {
     let mut conn = raw_redis().await;
     let mut out = Vec::new();
     for k in keys(prefix).await.into_iter().filter(|k| k.contains(":match:")) {
@@ -435,7 +435,7 @@ async fn a_malformed_env_file_is_an_error_not_a_silent_default() {
 }
 
 /// Waits for processes that were all started before the first is awaited.
-async fn wait_all(children: Vec<tokio::process::Child>) -> Vec<Output> {
+pub(crate) async fn wait_all(children: Vec<tokio::process::Child>) -> Vec<Output> {
     let mut out = Vec::new();
     for c in children {
         out.push(c.wait_with_output().await.unwrap());
@@ -444,7 +444,7 @@ async fn wait_all(children: Vec<tokio::process::Child>) -> Vec<Output> {
 }
 
 /// Starts `cmd` now, capturing its output.
-fn start(cmd: &mut tokio::process::Command) -> tokio::process::Child {
+pub(crate) fn start(cmd: &mut tokio::process::Command) -> tokio::process::Child {
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -3,9 +3,11 @@
 mod announce;
 mod claim;
 mod cli;
+mod daemon;
 mod faults;
 mod fuzz;
 mod helpers;
 mod post;
+mod readme;
 mod shorten;
 mod sources;

@@ -1,0 +1,155 @@
+//! The operator's HTTP endpoint (`METRICS_ADDR`, `run` only): Prometheus metrics at
+//! `/metrics` and a health check at `/healthz`, on one small HTTP/1 listener.
+//!
+//! The exporter crate (`metrics-exporter-prometheus`) only *renders* here: its own listener
+//! (feature `http-listener`) answers every path with the metrics, so it cannot also serve a
+//! health check. One hyper listener serving both keeps the operator to one port.
+//!
+//! Metric names are the constants in [`names`]; every counter is cumulative since start.
+
+use crate::app::App;
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::convert::Infallible;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// Metric names. Units are in the names, as Prometheus recommends.
+pub mod names {
+    /// Counter: poll cycles run.
+    pub const POLLS: &str = "cricket_announcer_polls_total";
+    /// Counter, label `source`: sources read and parsed.
+    pub const SOURCE_READS: &str = "cricket_announcer_source_reads_total";
+    /// Counter, label `source`: source reads that failed (fetch, layout, empty page).
+    pub const SOURCE_ERRORS: &str = "cricket_announcer_source_errors_total";
+    /// Counter, label `source`: cycles a source was skipped because it is backing off.
+    pub const SOURCE_BACKOFF_SKIPS: &str = "cricket_announcer_source_backoff_skips_total";
+    /// Counter: distinct matches seen, summed over cycles.
+    pub const MATCHES_SEEN: &str = "cricket_announcer_matches_seen_total";
+    /// Gauge: distinct matches seen in the last cycle.
+    pub const MATCHES_LAST_CYCLE: &str = "cricket_announcer_matches_last_cycle";
+    /// Counter, label `result` (`won`, `lost`): claims attempted.
+    pub const CLAIMS: &str = "cricket_announcer_claims_total";
+    /// Counter, label `outcome` (`posted`, `failed`, `deferred`, `would_post`): posts.
+    pub const POSTS: &str = "cricket_announcer_posts_total";
+    /// Gauge: claims seen stuck (claimed longer than the post timeout allows) in the last cycle.
+    pub const STUCK_CLAIMS: &str = "cricket_announcer_stuck_claims";
+    /// Counter: store errors (the store could not answer).
+    pub const STORE_ERRORS: &str = "cricket_announcer_store_errors_total";
+    /// Histogram: how long one cycle took, seconds.
+    pub const CYCLE_DURATION: &str = "cricket_announcer_cycle_duration_seconds";
+}
+
+/// Buckets of [`names::CYCLE_DURATION`], seconds: a cycle is a few page fetches and posts, so
+/// from tens of milliseconds to the two-minute mark where fetch and post timeouts pile up.
+pub const CYCLE_DURATION_BUCKETS_SECS: [f64; 10] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0];
+
+/// The endpoint could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    /// The global metrics recorder could not be installed (e.g. one is already installed).
+    #[error("cannot install the Prometheus recorder: {0}")]
+    Recorder(#[from] metrics_exporter_prometheus::BuildError),
+}
+
+/// Installs the global Prometheus recorder and describes every metric. Call once per process.
+///
+/// # Errors
+/// [`StatusError::Recorder`] when a recorder is already installed.
+pub fn install_recorder() -> Result<PrometheusHandle, StatusError> {
+    let handle = PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Full(names::CYCLE_DURATION.to_string()),
+            &CYCLE_DURATION_BUCKETS_SECS,
+        )?
+        .install_recorder()?;
+    describe();
+    Ok(handle)
+}
+
+fn describe() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
+    describe_counter!(names::POLLS, "Poll cycles run.");
+    describe_counter!(names::SOURCE_READS, "Sources read and parsed, by source.");
+    describe_counter!(names::SOURCE_ERRORS, "Source reads that failed, by source.");
+    describe_counter!(
+        names::SOURCE_BACKOFF_SKIPS,
+        "Cycles a failing source was skipped, by source."
+    );
+    describe_counter!(names::MATCHES_SEEN, "Distinct matches seen, summed over cycles.");
+    describe_gauge!(names::MATCHES_LAST_CYCLE, "Distinct matches seen in the last cycle.");
+    describe_counter!(names::CLAIMS, "Claims attempted, by result (won, lost).");
+    describe_counter!(names::POSTS, "Posts by outcome (posted, failed, deferred, would_post).");
+    describe_gauge!(names::STUCK_CLAIMS, "Stuck claims seen in the last cycle.");
+    describe_counter!(names::STORE_ERRORS, "Store errors.");
+    describe_histogram!(names::CYCLE_DURATION, Unit::Seconds, "Duration of one poll cycle.");
+}
+
+/// Serves `/metrics` and `/healthz` on `listener` until `cancel` fires. `/healthz` answers
+/// 200 `ok`, or 503 with the reasons (see [`App::health`]).
+pub async fn serve(listener: TcpListener, metrics: PrometheusHandle, app: Arc<App>, cancel: CancellationToken) {
+    loop {
+        let stream = tokio::select! {
+            _ = cancel.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!(error.message = %e, "status listener: accept failed");
+                    continue;
+                }
+            },
+        };
+        let (metrics, app) = (metrics.clone(), app.clone());
+        let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+            let (metrics, app) = (metrics.clone(), app.clone());
+            async move { Ok::<_, Infallible>(answer(req.uri().path(), &metrics, &app).await) }
+        });
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await
+            {
+                tracing::debug!(error.message = %e, "status connection ended with an error");
+            }
+        });
+    }
+}
+
+async fn answer(path: &str, metrics: &PrometheusHandle, app: &App) -> Response<Full<Bytes>> {
+    let (status, content_type, body) = match path {
+        "/metrics" => {
+            // The exporter drains histogram samples on upkeep; without its own listener
+            // running upkeep for us, do it on each scrape.
+            metrics.run_upkeep();
+            (StatusCode::OK, "text/plain; version=0.0.4", metrics.render())
+        }
+        "/healthz" => {
+            let problems = app.health().await;
+            if problems.is_empty() {
+                (StatusCode::OK, "text/plain", "ok\n".to_string())
+            } else {
+                tracing::warn!(problems = ?problems, "health check failed");
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "text/plain",
+                    format!("unhealthy: {}\n", problems.join("; ")),
+                )
+            }
+        }
+        _ => (
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "not found; try /metrics or /healthz\n".into(),
+        ),
+    };
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    }
+    response
+}
