@@ -24,16 +24,16 @@ pub const MIN_CLAIM_TTL_SECS: u64 = 24 * 3600;
 /// named in its help; the flag wins over the variable.
 #[derive(clap::Args, Clone)]
 pub struct Settings {
-    /// Redis URL (redis://[:password@]host:port/db). Unset (and no DATABASE_URL): the embedded SQLite store.
+    /// Redis URL, e.g. redis://host:6379/0 or redis://:PASSWORD@host:6379/0. Unset (and no DATABASE_URL): the embedded SQLite store.
     #[arg(long, env = "REDIS_URL", hide_env_values = true, global = true)]
     pub redis_url: Option<String>,
-    /// PostgreSQL URL (postgres://user[:password]@host[:port]/db): the ledger store. Not with REDIS_URL.
+    /// PostgreSQL URL, e.g. postgres://USER:PASSWORD@host:5432/db: the ledger store. Not with REDIS_URL.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true, global = true)]
     pub database_url: Option<String>,
     /// Embedded store file, used when neither REDIS_URL nor DATABASE_URL is set.
     #[arg(long, env = "STORE_PATH", default_value = "cricket-announcer.db", global = true)]
     pub store_path: PathBuf,
-    /// Prefix of every store key (keys are <prefix>match:<match key>).
+    /// Prefix of every store key (keys are PREFIXmatch:MATCH_KEY).
     #[arg(long, env = "KEY_PREFIX", default_value = "cricket-announcer:", global = true)]
     pub key_prefix: String,
     /// Claim time to live, seconds (at least 86400).
@@ -90,7 +90,7 @@ pub struct Settings {
     /// Post template file.
     #[arg(long, env = "TEMPLATE_PATH", default_value = crate::template::DEFAULT_TEMPLATE_PATH, global = true)]
     pub template_path: PathBuf,
-    /// This instance's name in claim records (default: <hostname>:<pid>).
+    /// This instance's name in claim records (default: HOSTNAME:PID).
     #[arg(long, env = "INSTANCE_ID", global = true)]
     pub instance_id: Option<String>,
     /// Requests per minute to one host (requests to one host never overlap).
