@@ -172,8 +172,51 @@ impl EmbeddedClaims {
             if inserted == 1 {
                 Ok(None)
             } else {
-                live(c, &key)
+                // The row that blocked the insert is live as of `now` (expired rows were deleted
+                // above with the same `now`). Reading it with a fresh clock could miss it at the
+                // second's edge and report "won" without a write, so read it unconditionally.
+                let holder: String = c.query_row("SELECT record FROM claims WHERE key = ?1", [&key], |r| r.get(0))?;
+                Ok(Some(holder))
             }
+        })
+        .await
+    }
+
+    /// [`EmbeddedClaims::set_nx`] for each `(key, value)`, plus the TTL refresh of a key already
+    /// held, in one transaction. The previous values, in order.
+    pub(super) async fn set_nx_many(
+        &self,
+        items: &[(String, String)],
+        ttl_secs: u64,
+    ) -> Result<Vec<Option<String>>, ClaimError> {
+        let items = items.to_vec();
+        self.tx("claim", move |c| {
+            let now = now();
+            let expires_at = now.saturating_add(secs(ttl_secs));
+            let mut out = Vec::with_capacity(items.len());
+            for (key, value) in items {
+                c.execute(
+                    "DELETE FROM claims WHERE key = ?1 AND expires_at <= ?2",
+                    params![key, now],
+                )?;
+                let inserted = c.execute(
+                    "INSERT INTO claims (key, record, expires_at) VALUES (?1, ?2, ?3) ON CONFLICT(key) DO NOTHING",
+                    params![key, value, expires_at],
+                )?;
+                if inserted == 1 {
+                    out.push(None);
+                } else {
+                    c.execute(
+                        "UPDATE claims SET expires_at = ?2 WHERE key = ?1",
+                        params![key, expires_at],
+                    )?;
+                    // Read without the expiry test: the row was just refreshed, and a second
+                    // `now()` could differ from the one the DELETE used.
+                    let held: String = c.query_row("SELECT record FROM claims WHERE key = ?1", [&key], |r| r.get(0))?;
+                    out.push(Some(held));
+                }
+            }
+            Ok(out)
         })
         .await
     }

@@ -203,6 +203,25 @@ impl PostgresClaims {
 
     /// Claims: `None` when we wrote the row (new, or reclaimed after release or expiry), else
     /// the holder's record. Keys: the same, `SET NX EX GET`-like.
+    /// For each `(key, value)`: a claim as [`PostgresClaims::set_nx`], then (when held) a TTL
+    /// refresh. One statement pair per key, each committed at once: the ledger keeps the
+    /// single-claim contract per key; it is not pipelined like the Redis batch.
+    pub(super) async fn set_nx_many(
+        &self,
+        items: &[(String, String)],
+        ttl_secs: u64,
+    ) -> Result<Vec<Option<String>>, ClaimError> {
+        let mut out = Vec::with_capacity(items.len());
+        for (key, value) in items {
+            let previous = self.set_nx(key, value, ttl_secs).await?;
+            if previous.is_some() {
+                self.expire(key, ttl_secs).await?;
+            }
+            out.push(previous);
+        }
+        Ok(out)
+    }
+
     pub(super) async fn set_nx(&self, key: &str, value: &str, ttl_secs: u64) -> Result<Option<String>, ClaimError> {
         let (ttl, place) = (secs(ttl_secs), self.place(key));
         bounded("claim", async {

@@ -80,6 +80,31 @@ impl RedisClaims {
             .map_err(err("claim"))
     }
 
+    /// For each `(key, value)`: `SET key value NX EX ttl GET` then `EXPIRE key ttl`, all in one
+    /// pipeline (one round trip). The `SET` replies, in order.
+    pub(super) async fn set_nx_many(
+        &self,
+        items: &[(String, String)],
+        ttl_secs: u64,
+    ) -> Result<Vec<Option<String>>, ClaimError> {
+        let secs = i64::try_from(ttl_secs).unwrap_or(i64::MAX);
+        let mut pipe = redis::pipe();
+        for (key, value) in items {
+            pipe.cmd("SET")
+                .arg(key)
+                .arg(value)
+                .arg("NX")
+                .arg("EX")
+                .arg(ttl_secs)
+                .arg("GET")
+                .cmd("EXPIRE")
+                .arg(key)
+                .arg(secs)
+                .ignore();
+        }
+        pipe.query_async(&mut self.conn.clone()).await.map_err(err("claim"))
+    }
+
     pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
         self.conn.clone().get(key).await.map_err(err("get"))
     }

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Reads the results bench/run.sh left in DIR and prints the benchmark table (Markdown)."""
+import json
+import os
+import sys
+
+out = sys.argv[1]
+
+
+def load(name):
+    with open(os.path.join(out, name)) as f:
+        return json.load(f)
+
+
+def crit_ns(case):
+    with open(f"target/criterion/parse/{case}/new/estimates.json") as f:
+        return json.load(f)["median"]["point_estimate"]
+
+
+def t(secs):
+    if secs is None:
+        return "–"
+    if secs >= 1e-3:
+        return f"{secs * 1e3:.2f} ms"
+    return f"{secs * 1e6:.0f} µs"
+
+
+print("### Machine\n\n```")
+print(open(os.path.join(out, "machine.txt")).read().rstrip())
+print("```\n")
+
+# 1. Extraction
+ext = load("extract.json")
+print("### 1. Extraction (page text → matches; fetch excluded; medians)\n")
+print("| page | size | matches | ours (Rust) | BeautifulSoup + lxml | ours ×faster | selectolax, extract | selectolax, bare parse | ours ÷ bare parse | targets (≥20× BS4, ≤ bare parse) |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+for case, row in ext.items():
+    ours = crit_ns(case) / 1e9
+    size = f"{row['bytes'] / 1024:.0f} KiB"
+    if "bs4" in row:
+        x_bs4 = row["bs4"] / ours
+        vs_bare = ours / row["selectolax_parse"]
+        met = ("✅" if x_bs4 >= 20 else "❌") + " / " + ("✅" if vs_bare <= 1 else "❌")
+        print(
+            f"| {case} | {size} | {row['matches']} | {t(ours)} | {t(row['bs4'])} | {x_bs4:.0f}× | "
+            f"{t(row['selectolax'])} | {t(row['selectolax_parse'])} | {vs_bare:.2f} | {met} |"
+        )
+    else:
+        x_json = row["json"] / ours
+        print(
+            f"| {case} (JSON API) | {size} | {row['matches']} | {t(ours)} | – (stdlib json + walk: {t(row['json'])}, "
+            f"ours {x_json:.1f}× faster) | – | – | – | – | n/a (no HTML) |"
+        )
+print()
+
+# 2. Claim path
+claims = load("claims.json")
+with open(os.path.join(out, "redis-benchmark.csv")) as f:
+    rows = [l.strip().replace('"', "").split(",") for l in f if l.strip()]
+rps = float(next(r for r in rows if r[0] == "SET")[1])
+ref_ms = 1000 / rps * 1e3
+print(f"### 2. Claim path ({claims['sightings']} sightings, median of {claims['repeats']})\n")
+print(f"Reference: `redis-benchmark -P 16 -t set -n 100000` on the same server: {rps:,.0f} SET/s, "
+      f"i.e. {ref_ms:.2f} ms per 1,000 SETs.\n")
+print("| path | ms per 1,000 sightings | × redis-benchmark (target ≤ 2×) | commands per sighting | socket reads per sighting |")
+print("| --- | ---: | ---: | --- | ---: |")
+for name, row in claims["rows"].items():
+    per = row["per_sighting"]
+    cmds = ", ".join(f"{k} {v:g}" for k, v in per.items() if not k.startswith("("))
+    ratio = row["ms_per_1000"] / ref_ms
+    print(f"| {name} | {row['ms_per_1000']:.2f} | {ratio:.1f}× {'✅' if ratio <= 2 else '❌'} | "
+          f"{per['(commands)']:g} ({cmds}) | {per.get('(socket reads)', 0):.3g} |")
+print()
+
+# 3. Decision latency
+d = load("decision.json")
+print(f"### 3. Decision latency ({d['posts']} posts, {d['iterations']} iterations of `{d['page']}`)\n")
+print("| interval | p50 | p99 | max | target p99 ≤ 5 ms |")
+print("| --- | ---: | ---: | ---: | --- |")
+for key, label in [
+    ("first_post_us", "page bytes → first POST"),
+    ("page_to_post_us", "page bytes → each POST"),
+    ("announce_to_post_us", "announce start → its POST"),
+]:
+    s = d[key]
+    print(f"| {label} | {s['p50'] / 1e3:.2f} ms | {s['p99'] / 1e3:.2f} ms | {s['max'] / 1e3:.2f} ms | "
+          f"{'✅' if s['p99'] <= 5000 else '❌'} |")
+print()
+
+# 4. Memory
+c = load("cycles.json")
+samples = c["samples"]
+rss = [s["vm_rss_kib"] / 1024 for s in samples]
+print(f"### 4. Memory ({c['sources']} sources, {c['cycles']} cycles back to back, {c['ms_per_cycle']:.1f} ms per cycle, {c['posts']} posts)\n")
+print("| cycle | " + " | ".join(str(s["cycle"]) for s in samples) + " |")
+print("| --- | " + " | ".join("---:" for _ in samples) + " |")
+print("| VmRSS (MiB) | " + " | ".join(f"{r:.1f}" for r in rss) + " |")
+after = rss[1:]
+growth = after[-1] - after[0] if len(after) > 1 else 0.0
+print(f"\nAfter 1,000 cycles: {rss[-1]:.1f} MiB (target ≤ 15 MB: {'✅' if rss[-1] * 1.048576 <= 15 else '❌'}); "
+      f"change from cycle {samples[1]['cycle']} to {samples[-1]['cycle']}: {growth:+.1f} MiB. "
+      f"First cycle: {c['first_cycle']}. Last: {c['last_cycle']}.\n")
+
+# 5. Build and size
+size = int(open(os.path.join(out, "binary-size.txt")).read())
+print("### 5. Build and size\n")
+print(f"- release binary `target/release/cricket-announcer`: {size / 1048576:.1f} MiB ({size:,} bytes)")
+cold = os.path.join(out, "cold-build-secs.txt")
+if os.path.exists(cold):
+    print(f"- cold `cargo build --release` (fresh target dir, registry cached): {float(open(cold).read()):.0f} s")
+else:
+    print("- cold build: not run (BENCH_COLD=1)")

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs every benchmark of docs/benchmarks.md and prints one table with ratios.
+#
+#   bash bench/run.sh            # extraction, claim path, decision latency, memory, size
+#   BENCH_COLD=1 bash bench/run.sh   # also a cold `cargo build --release` in a fresh target dir
+#
+# Needs: redis-server and redis-benchmark (Redis 7), python3 with beautifulsoup4, lxml and
+# selectolax (`pip install beautifulsoup4 lxml selectolax`). Starts its own Redis on a free
+# loopback port and stops it on exit. Cargo commands run one at a time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=target/bench
+mkdir -p "$out"
+log() { printf '== %s\n' "$*" >&2; }
+
+# --- The machine, for the record.
+{
+  echo "nproc: $(nproc)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  free -h | sed -n 1,2p
+  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "rustc: $(rustc --version)"
+  echo "python: $(python3 --version 2>&1); $(python3 -c 'import bs4, lxml.etree, selectolax; print("bs4", bs4.__version__, "lxml", ".".join(map(str, lxml.etree.LXML_VERSION)), "selectolax", selectolax.__version__)')"
+  echo "redis: $(redis-server --version | cut -d' ' -f3)"
+} > "$out/machine.txt"
+cat "$out/machine.txt" >&2
+
+# --- A dedicated Redis on a free loopback port, nothing kept on disk.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --daemonize no >"$out/redis.log" 2>&1 &
+redis_pid=$!
+trap 'kill "$redis_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+url="redis://127.0.0.1:$port/"
+log "redis on port $port (pid $redis_pid)"
+
+# --- 1. Extraction: criterion for our parsers, then Python on the same pages.
+log "cargo bench --bench parse"
+cargo bench --locked --bench parse >"$out/parse.log" 2>&1
+log "bench/extract.py (BeautifulSoup + lxml, selectolax)"
+python3 bench/extract.py fixtures "${BENCH_PY_SECONDS:-1.0}" >"$out/extract.json" 2>"$out/extract.log"
+
+# --- Build the examples once, then run the binaries (no cargo in the timings).
+log "cargo build --release --examples --bin cricket-announcer"
+cargo build --locked --release --examples --bin cricket-announcer >"$out/build.log" 2>&1
+
+# --- 2. Claim path, then redis-benchmark on the same server.
+log "claims example"
+target/release/examples/claims "$url" 1000 5 >"$out/claims.json"
+log "redis-benchmark -P 16 -t set -n 100000"
+redis-benchmark -h 127.0.0.1 -p "$port" -P 16 -t set -n 100000 -q --csv >"$out/redis-benchmark.csv"
+
+# --- 3. Decision latency.
+log "decision example"
+target/release/examples/decision "$url" 300 >"$out/decision.json"
+
+# --- 4. Memory after 1,000 cycles with 20 sources.
+log "cycles example"
+target/release/examples/cycles "$url" 1000 >"$out/cycles.json"
+
+# --- 5. Size, and (on request) a cold build.
+stat -c %s target/release/cricket-announcer >"$out/binary-size.txt"
+if [ "${BENCH_COLD:-0}" = 1 ]; then
+  cold=$(mktemp -d)
+  log "cold cargo build --release in $cold"
+  start=$(date +%s.%N)
+  CARGO_TARGET_DIR="$cold" cargo build --locked --release --bin cricket-announcer >"$out/cold-build.log" 2>&1
+  end=$(date +%s.%N)
+  python3 -c "print(round($end - $start, 1))" >"$out/cold-build-secs.txt"
+  rm -rf "$cold"
+fi
+
+python3 bench/report.py "$out" | tee "$out/report.md"

@@ -1,0 +1,204 @@
+//! Claim path: Redis commands and socket reads per sighting, and the time for 1,000 sightings,
+//! through the code the bot runs. Against a dedicated Redis (`bench/run.sh` starts one on a free
+//! port), counted from `INFO commandstats` / `INFO stats` deltas (the two `INFO` calls are
+//! subtracted). `total_reads_processed` counts the server's socket reads: one per round trip for
+//! a lone command; a large pipeline may take several reads.
+//!
+//! Rows:
+//! - `announce_new`: `Announcer::announce_sighting` of a new match (claim, post to a loopback X
+//!   stand-in, record `posted`);
+//! - `announce_held`: the same matches seen again (claim lost + TTL refresh), as every later
+//!   cycle does;
+//! - `claim_new` / `claim_held`: `ClaimStore::claim` alone, one call per sighting;
+//! - `claim_many_new` / `claim_many_held`: `ClaimStore::claim_many`, all sightings in one batch.
+//!
+//! Usage: `cargo run --release --example claims -- REDIS_URL [SIGHTINGS] [REPEATS]`. Prints one
+//! JSON object on stdout (times in milliseconds, medians over REPEATS).
+
+#[path = "support/mock_x.rs"]
+mod mock_x;
+
+use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Outcome};
+use cricket_announcer::claim::{ClaimOutcome, ClaimRequest, ClaimStore, RedisClaims};
+use cricket_announcer::cricket::{Match, MatchKey};
+use cricket_announcer::post::{PostPace, XClient};
+use cricket_announcer::source::SourceKind;
+use cricket_announcer::template::Template;
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const TTL: Duration = Duration::from_secs(86_400);
+
+/// Server counters: calls per command, and socket reads.
+async fn counters(conn: &mut redis::aio::MultiplexedConnection) -> BTreeMap<String, u64> {
+    let text: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        if let Some((name, rest)) = line.strip_prefix("cmdstat_").and_then(|l| l.split_once(':')) {
+            let calls = rest.split(',').find_map(|f| f.strip_prefix("calls=")).unwrap();
+            out.insert(name.to_string(), calls.parse().unwrap());
+        }
+    }
+    let text: String = redis::cmd("INFO").arg("stats").query_async(conn).await.unwrap();
+    let reads = text
+        .lines()
+        .find_map(|l| l.strip_prefix("total_reads_processed:"))
+        .unwrap();
+    out.insert("(socket reads)".into(), reads.trim().parse().unwrap());
+    out
+}
+
+/// Per-sighting deltas between two counter snapshots, without the snapshots' own INFO calls.
+fn per_sighting(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>, n: usize) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    let mut commands = 0u64;
+    for (name, &a) in after {
+        let mut d = a - before.get(name).copied().unwrap_or(0);
+        if name == "info" {
+            d = d.saturating_sub(2);
+        }
+        if name == "(socket reads)" {
+            d = d.saturating_sub(2);
+        } else {
+            commands += d;
+        }
+        if d > 0 {
+            out.insert(name.clone(), (d as f64 / n as f64).into());
+        }
+    }
+    out.insert("(commands)".into(), (commands as f64 / n as f64).into());
+    out.into()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+#[tokio::main]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let url = args.next().expect("usage: claims REDIS_URL [SIGHTINGS] [REPEATS]");
+    let n: usize = args.next().map(|s| s.parse().unwrap()).unwrap_or(1000);
+    let repeats: usize = args.next().map(|s| s.parse().unwrap()).unwrap_or(5);
+    let root = env!("CARGO_MANIFEST_DIR");
+    let page = std::fs::read_to_string(format!("{root}/fixtures/cricbuzz/live-scores_2026-07-17.html")).unwrap();
+    let template_path = std::path::PathBuf::from(format!("{root}/templates/announce.txt"));
+    // N distinct matches: one real match from the page, each with its own description (so its
+    // own key), as a busy season would list them.
+    let base = SourceKind::Cricbuzz
+        .parse(&page)
+        .unwrap()
+        .into_iter()
+        .find(|m| cricket_announcer::filter::Filter::default().check(m).is_ok())
+        .unwrap();
+    let matches: Vec<Match> = (0..n)
+        .map(|i| {
+            let mut m = base.clone();
+            m.description = Some(format!("Match {i}"));
+            m
+        })
+        .collect();
+    let keys: Vec<MatchKey> = matches.iter().map(MatchKey::for_match).collect();
+    let titles: Vec<String> = matches.iter().map(Match::title).collect();
+    let aliases: Vec<Vec<String>> = matches.iter().map(|m| vec![m.alias()]).collect();
+    let requests: Vec<ClaimRequest<'_>> = (0..n)
+        .map(|i| ClaimRequest {
+            key: &keys[i],
+            title: &titles[i],
+            aliases: &aliases[i],
+        })
+        .collect();
+
+    let mut info = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let mock = mock_x::start().await;
+    let x = XClient::new(
+        &mock.base,
+        mock_x::credentials(),
+        Duration::from_secs(5),
+        Duration::from_secs(1),
+    )
+    .unwrap();
+    let pace = Arc::new(PostPace::new(NonZeroU32::MAX, NonZeroU32::MAX));
+    let policy = ClaimPolicy::new(TTL, 3, Duration::from_secs(30));
+    let run = format!("bench:claims:{}:", uuid::Uuid::new_v4().simple());
+
+    let mut times: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut counts: BTreeMap<&str, serde_json::Value> = BTreeMap::new();
+    for r in 0..repeats {
+        let store = |tag: &'static str| {
+            let prefix = format!("{run}{tag}:{r}:");
+            let url = url.clone();
+            async move { ClaimStore::Redis(RedisClaims::connect(&url, &prefix, "bench").await.unwrap()) }
+        };
+
+        // The bot's own path, new then held.
+        let announcer = Announcer::new(
+            store("announce").await,
+            Template::load(&template_path).unwrap(),
+            None,
+            Mode::Live(x.clone(), pace.clone()),
+            policy,
+        );
+        for (row, expect_posted) in [("announce_new", true), ("announce_held", false)] {
+            let before = counters(&mut info).await;
+            let t = Instant::now();
+            for (m, a) in matches.iter().zip(&aliases) {
+                let outcome = announcer.announce_sighting(m, a).await.unwrap();
+                assert_eq!(matches!(outcome, Outcome::Posted(_)), expect_posted, "{outcome:?}");
+            }
+            times.entry(row).or_default().push(t.elapsed().as_secs_f64() * 1e3);
+            counts.insert(row, per_sighting(&before, &counters(&mut info).await, n));
+        }
+
+        // The claim decision alone, one call per sighting.
+        let s = store("single").await;
+        for (row, expect_won) in [("claim_new", true), ("claim_held", false)] {
+            let before = counters(&mut info).await;
+            let t = Instant::now();
+            for i in 0..n {
+                let won = matches!(
+                    s.claim(&keys[i], &titles[i], &aliases[i], TTL).await.unwrap(),
+                    ClaimOutcome::Won(_)
+                );
+                if !won {
+                    // What `announce` does for a held match: keep it from expiring.
+                    s.refresh(&keys[i], TTL).await.unwrap();
+                }
+                assert_eq!(won, expect_won);
+            }
+            times.entry(row).or_default().push(t.elapsed().as_secs_f64() * 1e3);
+            counts.insert(row, per_sighting(&before, &counters(&mut info).await, n));
+        }
+
+        // One batch per cycle.
+        let s = store("batch").await;
+        for (row, expect_won) in [("claim_many_new", true), ("claim_many_held", false)] {
+            let before = counters(&mut info).await;
+            let t = Instant::now();
+            let outcomes = s.claim_many(&requests, TTL).await.unwrap();
+            times.entry(row).or_default().push(t.elapsed().as_secs_f64() * 1e3);
+            counts.insert(row, per_sighting(&before, &counters(&mut info).await, n));
+            assert!(outcomes.iter().all(|o| matches!(o, ClaimOutcome::Won(_)) == expect_won));
+        }
+    }
+    let rows: serde_json::Map<String, serde_json::Value> = times
+        .into_iter()
+        .map(|(row, t)| {
+            (
+                row.to_string(),
+                serde_json::json!({ "ms_per_1000": median(t) * 1000.0 / n as f64, "per_sighting": counts[row] }),
+            )
+        })
+        .collect();
+    println!(
+        "{}",
+        serde_json::json!({ "sightings": n, "repeats": repeats, "rows": rows })
+    );
+}
