@@ -289,7 +289,11 @@ impl App {
     }
 
     fn marker_ttl(&self) -> Duration {
-        self.announcer.policy().ttl * MARKER_TTL_FACTOR
+        self.announcer
+            .policy()
+            .ttl
+            .checked_mul(MARKER_TTL_FACTOR)
+            .unwrap_or(Duration::MAX)
     }
 
     /// `--init-store`: initialises the store if it has no marker (one atomic step; two
@@ -620,18 +624,27 @@ impl App {
     }
 
     /// What is wrong with this running bot, for `/healthz`; empty when healthy. Unhealthy
-    /// when the store does not answer within [`HEALTH_STORE_TIMEOUT`], or no source has been
+    /// when the store does not answer within [`HEALTH_STORE_TIMEOUT`], has no first-start
+    /// marker (so nothing is posted), posting has halted (credentials, credits), or no source has been
     /// read for `HEALTH_MAX_STALE_CYCLES` poll intervals (counted from start until the first
     /// read).
     pub async fn health(&self) -> Vec<String> {
         let mut problems = Vec::new();
         match tokio::time::timeout(HEALTH_STORE_TIMEOUT, self.announcer.store().marker()).await {
-            Ok(Ok(_)) => {}
+            Ok(Ok(Some(_))) => {}
+            // A bot that refuses to post is not healthy, however well it polls.
+            Ok(Ok(None)) if !self.dry_run => problems.push(
+                "store not initialised or it lost its data: nothing is posted until `cricket-announcer seed`".into(),
+            ),
+            Ok(Ok(None)) => {}
             Ok(Err(e)) => problems.push(format!("store unreachable: {e}")),
             Err(_) => problems.push(format!(
                 "store unreachable: no answer within {} s",
                 HEALTH_STORE_TIMEOUT.as_secs()
             )),
+        }
+        if let Some(why) = self.announcer.halted() {
+            problems.push(format!("posting halted: {why}"));
         }
         // The jitter can add up to a tenth of an interval to each cycle: allow for it.
         let allowed = self

@@ -24,6 +24,60 @@ const EXIT_INCOMPLETE: u8 = 1;
 /// Exit code of an operator command that was refused (e.g. releasing a healthy claim).
 const EXIT_REFUSED: u8 = 3;
 
+/// A malformed `.env` described by its line number and variable name, never its value (the
+/// line may hold a secret).
+pub fn describe_env_error(e: &dotenvy::Error) -> String {
+    match e {
+        dotenvy::Error::LineParse(fragment, _) => {
+            let text = std::fs::read_to_string(".env").unwrap_or_default();
+            let found = text
+                .lines()
+                .enumerate()
+                .find(|(_, l)| !fragment.is_empty() && l.contains(fragment.as_str()));
+            let name = |l: &str| {
+                let v = l
+                    .split('=')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .trim_start_matches("export ")
+                    .trim();
+                if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    v.to_string()
+                } else {
+                    "?".to_string()
+                }
+            };
+            match found {
+                Some((n, l)) => format!(
+                    "line {} ({}) cannot be parsed (check its quotes; values with spaces need quotes)",
+                    n + 1,
+                    name(l)
+                ),
+                None => "a line cannot be parsed (check its quotes; values with spaces need quotes)".to_string(),
+            }
+        }
+        dotenvy::Error::Io(io) => io.to_string(),
+        _ => "the file cannot be parsed".to_string(),
+    }
+}
+
+/// The error and its causes on one line, skipping a cause whose text is already shown.
+pub fn chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
 /// Runs the command `cli` names.
 pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let posts = matches!(cli.command, Command::Run { .. } | Command::Backfill { .. }) && !cli.dry_run;
@@ -62,6 +116,9 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Command::CheckSources => {
+            if config.sources.is_empty() {
+                anyhow::bail!("no sources: set SOURCES or pass --source (KIND=LOCATION or LOCATION)");
+            }
             let checks = check_sources(&config).await?;
             let ok = checks.iter().all(|c| c.status == "ok");
             let mut out = std::io::stdout().lock();
@@ -92,6 +149,10 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout).stuck_after;
             match action {
                 ClaimsCommand::List { state } => {
+                    const STATES: [&str; 6] = ["claimed", "posted", "unknown", "failed", "seeded", "stuck"];
+                    if let Some(s) = state.as_deref().filter(|s| !STATES.contains(s)) {
+                        anyhow::bail!("unknown state {s:?} for --state; expected one of {}", STATES.join(", "));
+                    }
                     let now = Utc::now();
                     let claims: Vec<ListedClaim> = store
                         .list()
@@ -114,6 +175,11 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::SUCCESS)
                 }
                 ClaimsCommand::Release { key, force } => {
+                    if config.dry_run {
+                        anyhow::bail!(
+                            "claims release deletes a claim by design; it has no dry run (use `claims show` to look)"
+                        );
+                    }
                     let key = MatchKey::parse(&key).with_context(|| format!("{key:?} is not a match key"))?;
                     match store.operator_release(&key, force, stuck_after).await? {
                         OperatorRelease::Released(c) => {

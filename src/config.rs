@@ -292,6 +292,10 @@ pub enum Needs {
     NoPosting,
 }
 
+/// The longest duration any setting accepts: ten years, far beyond any sensible value, and far
+/// from where adding margins or jitter to it could overflow.
+pub const MAX_SECS: u64 = 10 * 365 * 24 * 3600;
+
 fn secs(var: &'static str, raw: &str, min: u64) -> Result<Duration, ConfigError> {
     let invalid = |reason: String| ConfigError::Invalid {
         var,
@@ -304,6 +308,9 @@ fn secs(var: &'static str, raw: &str, min: u64) -> Result<Duration, ConfigError>
         .map_err(|_| invalid("expected a whole number of seconds".into()))?;
     if n < min {
         return Err(invalid(format!("must be at least {min} seconds")));
+    }
+    if n > MAX_SECS {
+        return Err(invalid(format!("must be at most {MAX_SECS} seconds (ten years)")));
     }
     Ok(Duration::from_secs(n))
 }
@@ -481,6 +488,13 @@ impl Config {
                 spec
             })
             .collect();
+        if list(&s.states).is_empty() {
+            return Err(ConfigError::Invalid {
+                var: "STATES",
+                value: s.states.clone(),
+                reason: "no state given: nothing would ever be announced (default: upcoming,live)".into(),
+            });
+        }
         let states = list(&s.states)
             .iter()
             .map(|st| {

@@ -10,7 +10,7 @@ mod commands;
 async fn main() -> ExitCode {
     if let Err(e) = dotenvy::dotenv() {
         if !e.not_found() {
-            eprintln!("error: cannot read .env: {e}");
+            eprintln!("error: cannot read .env: {}", commands::describe_env_error(&e));
             return ExitCode::from(2);
         }
     }
@@ -19,8 +19,8 @@ async fn main() -> ExitCode {
     match commands::dispatch(cli).await {
         Ok(code) => code,
         Err(e) => {
-            tracing::error!(error.cause_chain = ?e, "{e:#}");
-            eprintln!("error: {e:#}");
+            // One line, on stderr: the cause chain without repeats, never a backtrace.
+            eprintln!("error: {}", commands::chain(&e));
             ExitCode::FAILURE
         }
     }

@@ -34,6 +34,15 @@ pub enum TemplateError {
         #[source]
         source: minijinja::Error,
     },
+    /// The template compiles but cannot make a useful post: it renders to nothing, or it never
+    /// uses `{{ link }}` (every announcement links to its match).
+    #[error("template {path}: {reason}")]
+    Unusable {
+        /// The template's path.
+        path: PathBuf,
+        /// What is wrong.
+        reason: &'static str,
+    },
 }
 
 /// A post that could not be made from a match.
@@ -152,7 +161,18 @@ impl Template {
             env,
             path: path.to_path_buf(),
         };
-        template.render(&sample_match(), &sample_match().url)?;
+        let sample = sample_match();
+        let text = template.render(&sample, &sample.url)?;
+        let unusable = |reason| TemplateError::Unusable {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if text.trim().is_empty() {
+            return Err(unusable("it renders to an empty post"));
+        }
+        if !text.contains(sample.url.as_str()) {
+            return Err(unusable("it never uses {{ link }}: every post must link to its match"));
+        }
         Ok(template)
     }
 

@@ -22,8 +22,11 @@ use url::Url;
 pub const DEFAULT_MAX_BYTES: usize = 8 * 1024 * 1024;
 /// How long connecting to a score site may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a whole page fetch may take (one attempt).
-pub const TOTAL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one attempt at a page may take.
+pub const TOTAL_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long reading one source may take in all, retries and waits included, so that a hanging
+/// source delays a cycle by at most this much.
+pub const SOURCE_DEADLINE: Duration = Duration::from_secs(30);
 /// The most redirects followed for one page.
 pub const MAX_REDIRECTS: usize = 5;
 /// Attempts for one GET (the first plus retries) on timeouts, connection failures and 5xx.
@@ -39,13 +42,21 @@ pub const DEFAULT_PER_HOST_PER_MINUTE: u32 = 30;
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     /// Network failure or timeout (after retries).
-    #[error("cannot fetch {url}: {source}")]
+    #[error("cannot fetch {url}: {} ({source})", if source.is_timeout() { "timed out" } else if source.is_connect() { "could not connect" } else { "request failed" })]
     Http {
         /// The URL.
         url: String,
         /// The client's error.
         #[source]
         source: reqwest::Error,
+    },
+    /// The source took longer than [`SOURCE_DEADLINE`] in all.
+    #[error("{location}: no page within {} s (retries included)", .deadline.as_secs())]
+    Deadline {
+        /// The page.
+        location: String,
+        /// The deadline.
+        deadline: Duration,
     },
     /// The server answered with a non-success status (after retries for 5xx).
     #[error("{url} answered HTTP {status}")]
@@ -194,10 +205,22 @@ impl Fetcher {
     /// [`FetchError`] on network failure or 5xx after [`MAX_ATTEMPTS`], another non-2xx
     /// status, a page over the size cap, or an unreadable file.
     pub async fn fetch(&self, location: &Location, api_key: Option<&ApiKey>) -> Result<Fetched, FetchError> {
-        match location {
-            Location::File(path) => self.read_file(path).await.map(Fetched::Fresh),
-            Location::Url(url) => self.get(url, api_key).await,
-        }
+        let read = async {
+            match location {
+                Location::File(path) => self.read_file(path).await.map(Fetched::Fresh),
+                Location::Url(url) => self.get(url, api_key).await,
+            }
+        };
+        tokio::time::timeout(SOURCE_DEADLINE, read).await.unwrap_or_else(|_| {
+            let location = match (location, api_key) {
+                (Location::Url(u), key) => redact_query(u, key),
+                (other, _) => other.to_string(),
+            };
+            Err(FetchError::Deadline {
+                location,
+                deadline: SOURCE_DEADLINE,
+            })
+        })
     }
 
     /// Drops the conditional-GET validators of `location`, so the next fetch is unconditional
@@ -216,21 +239,36 @@ impl Fetcher {
     }
 
     async fn read_file(&self, path: &PathBuf) -> Result<String, FetchError> {
+        use tokio::io::AsyncReadExt;
         let file_error = |source| FetchError::File {
             path: path.clone(),
             source,
         };
+        let too_large = || FetchError::TooLarge {
+            location: path.display().to_string(),
+            max_bytes: self.max_bytes,
+        };
         let meta = tokio::fs::metadata(path).await.map_err(file_error)?;
         if meta.len() > self.max_bytes as u64 {
-            return Err(FetchError::TooLarge {
-                location: path.display().to_string(),
-                max_bytes: self.max_bytes,
-            });
+            return Err(too_large());
         }
-        let bytes = tokio::fs::read(path).await.map_err(|source| FetchError::File {
+        // The size in the metadata is 0 for devices and pipes (/dev/zero would never end), so
+        // the cap is enforced on what is actually read.
+        let file = tokio::fs::File::open(path).await.map_err(|source| FetchError::File {
             path: path.clone(),
             source,
         })?;
+        let mut bytes = Vec::new();
+        file.take(self.max_bytes as u64 + 1)
+            .read_to_end(&mut bytes)
+            .await
+            .map_err(|source| FetchError::File {
+                path: path.clone(),
+                source,
+            })?;
+        if bytes.len() > self.max_bytes {
+            return Err(too_large());
+        }
         Ok(decode(&bytes, None))
     }
 
@@ -281,6 +319,8 @@ impl Fetcher {
             let response = match sent {
                 Ok(r) => r,
                 Err(e) if attempt < MAX_ATTEMPTS && (e.is_timeout() || e.is_connect()) => {
+                    // The client's error quotes the URL, API key included: drop it.
+                    let e = e.without_url();
                     tracing::warn!(url = %shown, attempt, error.message = %e, "fetch failed; retrying");
                     tokio::time::sleep(retry_in(attempt)).await;
                     continue;

@@ -509,7 +509,7 @@ fn read_card(profile: &Profile, compiled: &Compiled, card: ElementRef<'_>) -> Op
     }
     let href = text("fields.link", &f.link)?;
     let url = profile.base_url.join(&href).ok()?;
-    if !matches!(url.scheme(), "http" | "https") || is_template(url.as_str()) {
+    if !matches!(url.scheme(), "http" | "https") || is_template(url.as_str()) || !same_site(&url, &profile.base_url) {
         return None;
     }
 
@@ -582,6 +582,17 @@ fn clean(raw: &str) -> String {
     // The HTML parser already decoded one level of entities; pages that double-encode
     // ("&amp;amp;") still show entities, so `plain` decodes once more.
     crate::text::plain(raw).unwrap_or_default()
+}
+
+/// True when `url` is on `base`'s host or one of its subdomains (`m.cricbuzz.com` for
+/// `www.cricbuzz.com` counts: both are under `cricbuzz.com`). A scraped page must not be able to
+/// point the posted link at another site.
+fn same_site(url: &Url, base: &Url) -> bool {
+    let (Some(host), Some(base_host)) = (url.host_str(), base.host_str()) else {
+        return false;
+    };
+    let site = base_host.strip_prefix("www.").unwrap_or(base_host);
+    host == base_host || host == site || host.ends_with(&format!(".{site}"))
 }
 
 /// True for text left by an unrendered client-side template: `{{ }}`/`{% %}` markers, or an
@@ -665,6 +676,17 @@ fn parse_time(raw: &str, time_format: &str) -> Option<DateTime<Utc>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_to_another_site_is_never_taken_from_a_profile_page() {
+        let base = Url::parse("https://www.cricbuzz.com").unwrap();
+        let ok = |u: &str| same_site(&Url::parse(u).unwrap(), &base);
+        assert!(ok("https://www.cricbuzz.com/live-cricket-scores/1/x"));
+        assert!(ok("https://m.cricbuzz.com/live-cricket-scores/1/x"));
+        assert!(!ok("https://evil.com/live-cricket-scores/20082/x"));
+        assert!(!ok("https://cricbuzz.com.evil.com/x"));
+        assert!(!ok("https://notcricbuzz.com/x"));
+    }
 
     const CRICBUZZ_PROFILE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/cricbuzz-2018.toml"));
     const ESPN_PROFILE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/espncricinfo-2020.toml"));
@@ -995,17 +1017,22 @@ mod tests {
                <a class="cb-mat-mnu-itm" title="A v B,1st ODI - Live" href="javascript:alert(1)//live-cricket-scores/3/x">js</a>
                <a class="cb-mat-mnu-itm" title="India v England,1st ODI - Live" href="/live-cricket-scores/4/first">a</a>
                <a class="cb-mat-mnu-itm" title="India v England,1st ODI - Stumps" href="/live-cricket-scores/4/second">b</a>
-               <a class="cb-mat-mnu-itm" title="Kent v Essex,Match 3 - Match abandoned" href="https://other.example/live-cricket-scores/5/y">c</a>"#,
+               <a class="cb-mat-mnu-itm" title="Kent v Essex,Match 3 - Live" href="https://other.example/live-cricket-scores/5/y">c</a>
+               <a class="cb-mat-mnu-itm" title="Kent v Essex,Match 3 - Match abandoned" href="https://m.cricbuzz.com/live-cricket-scores/6/y">d</a>"#,
         );
         let matches = parse(&cricbuzz(), &page).unwrap();
         let ids: Vec<_> = matches.iter().map(|m| m.source_id.as_str()).collect();
-        assert_eq!(ids, ["4", "5"]);
+        // Card 5 links to another site: a page must not pick where our post points.
+        assert_eq!(ids, ["4", "6"]);
         assert_eq!(
             matches[0].url.as_str(),
             "https://www.cricbuzz.com/live-cricket-scores/4/first"
         );
         assert_eq!(matches[0].format, Format::Odi);
-        assert_eq!(matches[1].url.as_str(), "https://other.example/live-cricket-scores/5/y");
+        assert_eq!(
+            matches[1].url.as_str(),
+            "https://m.cricbuzz.com/live-cricket-scores/6/y"
+        );
         assert_eq!(matches[1].state, MatchState::Abandoned);
         // Short names come from the item text, which these items do not shape as "X vs Y - S".
         assert_eq!(matches[0].teams[0].short_name, None);

@@ -642,3 +642,119 @@ async fn a_dry_run_on_an_existing_embedded_store_shows_skips_and_leaves_the_file
     assert_eq!(std::fs::read(&db).unwrap(), before, "the store file is unchanged");
     x.verify().await;
 }
+
+#[tokio::test]
+async fn a_dry_run_never_releases_a_claim() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = bot(dir.path())
+        .args(["--dry-run", "claims", "release", "--force", "some-key"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        text(&o)
+            .1
+            .contains("claims release deletes a claim by design; it has no dry run"),
+        "{:?}",
+        text(&o)
+    );
+}
+
+#[tokio::test]
+async fn an_api_key_never_shows_in_logs_or_errors_even_when_fetches_fail_and_retry() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let o = bot(dir.path())
+        .env("CRICKETDATA_API_KEY", "SEKRITCD")
+        .args(["check-sources", "--source"])
+        .arg(format!("cricketdata=http://127.0.0.1:{port}/currentMatches"))
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr.contains("fetch failed; retrying"),
+        "the retry path ran: {stderr}"
+    );
+    assert!(
+        !stdout.contains("SEKRITCD") && !stderr.contains("SEKRITCD"),
+        "{stdout}{stderr}"
+    );
+    assert!(
+        stdout.contains("apikey=REDACTED") && stdout.contains("could not connect"),
+        "{stdout}"
+    );
+}
+
+#[tokio::test]
+async fn a_malformed_env_line_is_named_by_number_and_variable_without_its_value() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(".env"),
+        "RUST_LOG=info\nX_API_SECRET=s3cr3t value with spaces\n",
+    )
+    .unwrap();
+    let o = bot(dir.path()).args(["--dry-run", "backfill"]).output().await.unwrap();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr.contains("line 2 (X_API_SECRET) cannot be parsed"), "{stderr}");
+    assert!(!stderr.contains("s3cr3t"), "{stderr}");
+}
+
+#[tokio::test]
+async fn out_of_range_settings_and_unusable_templates_are_refused_at_startup() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let run = |env: (&'static str, String)| {
+        let mut cmd = bot(dir.path());
+        cmd.env(env.0, env.1)
+            .args(["--dry-run", "backfill", "--source"])
+            .arg(&page);
+        cmd
+    };
+    let o = run(("POST_TIMEOUT_SECS", "18446744073709551615".into()))
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        text(&o)
+            .1
+            .contains("invalid POST_TIMEOUT_SECS=\"18446744073709551615\": must be at most"),
+        "{:?}",
+        text(&o)
+    );
+    let o = run(("STATES", "".into())).output().await.unwrap();
+    assert!(
+        text(&o).1.contains("invalid STATES=\"\": no state given"),
+        "{:?}",
+        text(&o)
+    );
+    let no_link = dir.path().join("no-link.txt");
+    std::fs::write(&no_link, "Coming up: {{ title }}").unwrap();
+    let o = run(("TEMPLATE_PATH", no_link.display().to_string()))
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        text(&o).1.contains("no-link.txt: it never uses {{ link }}"),
+        "{:?}",
+        text(&o)
+    );
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    let o = run(("TEMPLATE_PATH", empty.display().to_string()))
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        text(&o).1.contains("empty.txt: it renders to an empty post"),
+        "{:?}",
+        text(&o)
+    );
+}

@@ -315,3 +315,21 @@ async fn every_fixture_parses_to_its_pinned_snapshot() {
         insta::assert_json_snapshot!(name, matches);
     }
 }
+
+#[tokio::test]
+async fn a_device_that_never_ends_is_cut_at_the_size_cap() {
+    let e = reader(1 << 16)
+        .read(&"cricbuzz=/dev/zero".parse().unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SourceError::Fetch {
+                error: FetchError::TooLarge { max_bytes: 65_536, .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
