@@ -407,11 +407,12 @@ impl Config {
                 })
             }
             (Some(u), None) => {
-                if !(u.starts_with("redis://") || u.starts_with("rediss://") || u.starts_with("unix://")) {
+                // rediss:// (TLS) is not accepted: this build's Redis client has no TLS support.
+                if !(u.starts_with("redis://") || u.starts_with("unix://")) {
                     return Err(ConfigError::Invalid {
                         var: "REDIS_URL",
                         value: "(hidden)".into(),
-                        reason: "expected redis://, rediss:// or unix://".into(),
+                        reason: "expected redis:// or unix:// (TLS, rediss://, is not supported by this build)".into(),
                     });
                 }
                 StoreConfig::Redis(SecretString::from(u))

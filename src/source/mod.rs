@@ -212,7 +212,11 @@ impl FromStr for SourceSpec {
             }
             _ => (None, raw),
         };
-        let location = if loc.starts_with("http://") || loc.starts_with("https://") {
+        if loc.is_empty() {
+            return Err(format!("source {raw:?} names no location after the kind"));
+        }
+        let lower = loc.to_ascii_lowercase();
+        let location = if lower.starts_with("http://") || lower.starts_with("https://") {
             Location::Url(Url::parse(loc).map_err(|e| format!("source {loc:?} is not a valid URL: {e}"))?)
         } else if let Some(scheme) = loc.split_once("://").map(|(s, _)| s) {
             return Err(format!(
