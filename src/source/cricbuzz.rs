@@ -97,7 +97,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 /// `None` when it has no id or lacks a team name.
 ///
 /// Shared with the `cricbuzz_json` parser: Cricbuzz's JSON API carries the same `matchInfo` objects.
-pub(crate) fn match_from_info(info: &serde_json::Value) -> Option<Match> {
+pub(crate) fn match_from_info(info: serde_json::Value) -> Option<Match> {
     RawMatchInfo::deserialize(info)
         .ok()
         .and_then(Record::from_raw)?

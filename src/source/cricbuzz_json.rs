@@ -39,17 +39,18 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     if page.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    let root: Value = serde_json::from_str(page).map_err(|e| ParseError::LayoutNotRecognised {
+    let mut root: Value = serde_json::from_str(page).map_err(|e| ParseError::LayoutNotRecognised {
         what: format!("not JSON ({e}); expected a Cricbuzz `matches/v1` answer"),
     })?;
-    let Some(object) = root.as_object() else {
+    let Some(object) = root.as_object_mut() else {
         return Err(ParseError::LayoutNotRecognised {
             what: "the JSON is not an object; expected a Cricbuzz `matches/v1` answer".to_string(),
         });
     };
-    let groups = match object.get("typeMatches") {
-        Some(Value::Array(groups)) => groups.as_slice(),
-        None if object.contains_key("responseLastUpdated") || object.contains_key("appIndex") => &[],
+    let answered_empty = object.contains_key("responseLastUpdated") || object.contains_key("appIndex");
+    let groups: &mut [Value] = match object.get_mut("typeMatches") {
+        Some(Value::Array(groups)) => groups.as_mut_slice(),
+        None if answered_empty => &mut [],
         _ => {
             return Err(ParseError::LayoutNotRecognised {
                 what: "no `typeMatches` array (Cricbuzz `matches/v1` answer)".to_string(),
@@ -59,26 +60,27 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 
     let mut seen = HashSet::new();
     let mut matches = Vec::new();
-    for group in groups {
-        let group_type = group.get("matchType").filter(|t| t.is_string());
-        for wrapper in array(group.get("seriesMatches")) {
+    // The tree is ours: each `matchInfo` is moved out, not cloned, and read by value.
+    for group in groups.iter_mut() {
+        let group_type = group.get("matchType").filter(|t| t.is_string()).cloned();
+        for wrapper in array_mut(group.get_mut("seriesMatches")) {
             // `adDetail` entries, and anything else that is not a series wrapper, carry no match.
-            let Some(series) = wrapper.get("seriesAdWrapper") else {
+            let Some(series) = wrapper.get_mut("seriesAdWrapper") else {
                 continue;
             };
-            let series_name = series.get("seriesName").filter(|n| n.is_string());
-            for listing in array(series.get("matches")) {
-                let Some(Value::Object(info)) = listing.get("matchInfo") else {
+            let series_name = series.get("seriesName").filter(|n| n.is_string()).cloned();
+            for listing in array_mut(series.get_mut("matches")) {
+                let Some(Value::Object(info)) = listing.get_mut("matchInfo") else {
                     continue;
                 };
-                let mut info = info.clone();
+                let mut info = std::mem::take(info);
                 // The group's and the wrapper's values only fill gaps: the match's own word wins.
-                for (key, value) in [("matchType", group_type), ("seriesName", series_name)] {
+                for (key, value) in [("matchType", &group_type), ("seriesName", &series_name)] {
                     if let Some(value) = value {
                         info.entry(key).or_insert_with(|| value.clone());
                     }
                 }
-                let Some(m) = match_from_info(&Value::Object(info)) else {
+                let Some(m) = match_from_info(Value::Object(info)) else {
                     continue;
                 };
                 if seen.insert(m.source_id.clone()) {
@@ -96,8 +98,8 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 }
 
 /// The elements of `value` when it is an array; nothing otherwise (absent, null, wrong type).
-fn array(value: Option<&Value>) -> &[Value] {
-    value.and_then(Value::as_array).map_or(&[], Vec::as_slice)
+fn array_mut(value: Option<&mut Value>) -> &mut [Value] {
+    value.and_then(Value::as_array_mut).map_or(&mut [], Vec::as_mut_slice)
 }
 
 #[cfg(test)]
