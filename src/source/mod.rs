@@ -265,6 +265,12 @@ pub enum SourceError {
         /// The source as configured.
         source_name: String,
     },
+    /// No kind was named and the page is empty, so there is nothing to detect a kind from.
+    #[error("source {source_name}: the page is empty")]
+    EmptyPage {
+        /// The source as configured.
+        source_name: String,
+    },
 }
 
 /// Reads sources: fetches, detects the kind, parses, and remembers each source's last matches
@@ -340,13 +346,7 @@ fn parse_page(spec: &SourceSpec, source_name: &str, page: &str) -> Result<Vec<Ma
     let source_name = source_name.to_string();
     let kind = match spec.kind.clone().or_else(|| SourceKind::detect(page)) {
         Some(k) => k,
-        None if page.trim().is_empty() => {
-            return Err(SourceError::Parse {
-                source_name,
-                kind: SourceKind::Cricbuzz,
-                error: ParseError::Empty,
-            })
-        }
+        None if page.trim().is_empty() => return Err(SourceError::EmptyPage { source_name }),
         None => return Err(SourceError::UnknownKind { source_name }),
     };
     kind.parse(page).map_err(|error| SourceError::Parse {

@@ -434,6 +434,20 @@ async fn a_malformed_env_file_is_an_error_not_a_silent_default() {
     assert!(stderr.contains(".env"), "{stderr}");
 }
 
+/// Runs one successful `backfill --init-store` of `page` into the embedded store `db`.
+async fn backfill_into(dir: &Path, db: &Path, page: &Path, x: &MockServer) {
+    let mut cmd = bot(dir);
+    with_x(&mut cmd, x);
+    let o = cmd
+        .env("STORE_PATH", db)
+        .args(["backfill", "--init-store", "--source"])
+        .arg(page)
+        .output()
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+}
+
 /// Waits for processes that were all started before the first is awaited.
 pub(crate) async fn wait_all(children: Vec<tokio::process::Child>) -> Vec<Output> {
     let mut out = Vec::new();
@@ -522,17 +536,7 @@ async fn claims_release_refuses_a_posted_claim_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
-    let mut cmd = bot(dir.path());
-    with_x(&mut cmd, &x);
-    assert!(cmd
-        .env("STORE_PATH", &db)
-        .args(["backfill", "--init-store", "--source"])
-        .arg(&page)
-        .output()
-        .await
-        .unwrap()
-        .status
-        .success());
+    backfill_into(dir.path(), &db, &page, &x).await;
     let key = "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i";
     let refused = bot(dir.path())
         .env("STORE_PATH", &db)
@@ -616,17 +620,7 @@ async fn a_dry_run_on_an_existing_embedded_store_shows_skips_and_leaves_the_file
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
-    let mut cmd = bot(dir.path());
-    with_x(&mut cmd, &x);
-    assert!(cmd
-        .env("STORE_PATH", &db)
-        .args(["backfill", "--init-store", "--source"])
-        .arg(&page)
-        .output()
-        .await
-        .unwrap()
-        .status
-        .success());
+    backfill_into(dir.path(), &db, &page, &x).await;
     let before = std::fs::read(&db).unwrap();
     let o = bot(dir.path())
         .env("STORE_PATH", &db)
