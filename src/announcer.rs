@@ -219,6 +219,52 @@ impl Announcer {
     /// As for [`Announcer::announce`].
     #[tracing::instrument(skip_all, fields(match_key = %MatchKey::for_match(m), source = %m.alias()))]
     pub async fn announce_sighting(&self, m: &Match, aliases: &[String]) -> Result<Outcome, AnnounceError> {
+        self.announce_inner(m, aliases, false).await
+    }
+
+    /// The current holder of each of `keys` (`None`: unclaimed), in one store round trip:
+    /// the batch a cycle makes before announcing, so matches already claimed cost no round trip
+    /// of their own. Live, each held claim's TTL is refreshed to the policy's TTL (what a later
+    /// sighting does); in dry run nothing is written.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Claim>>, ClaimError> {
+        let refresh = (!self.is_dry_run()).then_some(self.policy.ttl);
+        self.store.holders(keys, refresh).await
+    }
+
+    /// As [`Announcer::announce_sighting`], for a match whose holder the cycle already looked
+    /// up with [`Announcer::holders`]: `Some(holder)` is skipped at once (logged with who, since
+    /// when and in which state); `None` goes on to the claim, which alone decides (in dry run, to
+    /// the post's preview without a second look).
+    ///
+    /// # Errors
+    /// As for [`Announcer::announce`].
+    #[tracing::instrument(skip_all, fields(match_key = %MatchKey::for_match(m), source = %m.alias()))]
+    pub async fn announce_looked_up(
+        &self,
+        m: &Match,
+        aliases: &[String],
+        holder: Option<Claim>,
+    ) -> Result<Outcome, AnnounceError> {
+        match holder {
+            Some(holder) => {
+                let key = MatchKey::for_match(m);
+                let message = if self.is_dry_run() {
+                    "dry run: would skip"
+                } else {
+                    metrics::counter!(crate::status::names::CLAIMS, "result" => "held").increment(1);
+                    "skipped: match already claimed"
+                };
+                log_skip(&key, &holder, self.policy.stuck_after, message);
+                Ok(Outcome::Skipped { holder })
+            }
+            None => self.announce_inner(m, aliases, true).await,
+        }
+    }
+
+    async fn announce_inner(&self, m: &Match, aliases: &[String], looked_up: bool) -> Result<Outcome, AnnounceError> {
         let key = MatchKey::for_match(m);
         // Rendered with the long link first: a URL weighs 23 whatever its length, so the
         // shortened post has the same weighted length and cannot fail where this one passed.
@@ -229,7 +275,12 @@ impl Announcer {
         };
         match &self.mode {
             Mode::DryRun { out, json, shorten } => {
-                if let Some(holder) = self.store.peek(&key).await.map_err(store_err)? {
+                let holder = if looked_up {
+                    None
+                } else {
+                    self.store.peek(&key).await.map_err(store_err)?
+                };
+                if let Some(holder) = holder {
                     log_skip(&key, &holder, self.policy.stuck_after, "dry run: would skip");
                     return Ok(Outcome::Skipped { holder });
                 }

@@ -4,7 +4,9 @@
 
 use crate::announcer::{AnnounceError, Announcer, ClaimPolicy, Mode, Outcome, Output};
 use crate::backoff::{Backoff, Turn};
-use crate::claim::{ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, PostgresClaims, RedisClaims, Transition};
+use crate::claim::{
+    Claim, ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, PostgresClaims, RedisClaims, Transition,
+};
 use crate::config::{Config, StoreConfig};
 use crate::cricket::{Match, MatchKey};
 use crate::filter::Filter;
@@ -498,13 +500,36 @@ impl App {
                 }
             }
         }
+        // One round trip tells which matches are already claimed (and refreshes their TTL), so
+        // the steady state, where nearly every match is held, costs one batch per cycle instead
+        // of a claim per match.
+        let keys: Vec<MatchKey> = matches.iter().map(|s| MatchKey::for_match(&s.m)).collect();
+        let wanted: Vec<&MatchKey> = matches
+            .iter()
+            .zip(&keys)
+            .filter(|(s, _)| self.filter.check(&s.m).is_ok())
+            .map(|(_, k)| k)
+            .collect();
+        let mut holders: HashMap<&MatchKey, Claim> = match self.announcer.holders(&wanted).await {
+            Ok(found) => wanted
+                .iter()
+                .zip(found)
+                .filter_map(|(k, h)| h.map(|h| (*k, h)))
+                .collect(),
+            Err(e) => {
+                summary.store_errors += 1;
+                tracing::error!(error.message = %e, error.cause_chain = ?e, "store unavailable; nothing posted this cycle");
+                summary.refused = Some(format!("store unavailable: {e}"));
+                return summary;
+            }
+        };
         let mut announced = 0usize;
-        for (i, Sighting { m, aliases }) in matches.iter().enumerate() {
+        for (i, (Sighting { m, aliases }, key)) in matches.iter().zip(&keys).enumerate() {
             if cancel.is_cancelled() || self.announcer.halted().is_some() {
                 break;
             }
             if let Err(why) = self.filter.check(m) {
-                tracing::debug!(match_key = %MatchKey::for_match(m), reason = why, "not announced");
+                tracing::debug!(match_key = %key, reason = why, "not announced");
                 summary.not_announceable += 1;
                 continue;
             }
@@ -520,7 +545,7 @@ impl App {
                 );
                 break;
             }
-            match self.announcer.announce_sighting(m, aliases).await {
+            match self.announcer.announce_looked_up(m, aliases, holders.remove(key)).await {
                 Ok(outcome @ (Outcome::Posted(_) | Outcome::WouldPost(_))) => {
                     let label = if matches!(outcome, Outcome::Posted(_)) {
                         "posted"

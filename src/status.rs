@@ -81,7 +81,7 @@ fn describe() {
     );
     describe_counter!(names::MATCHES_SEEN, "Distinct matches seen, summed over cycles.");
     describe_gauge!(names::MATCHES_LAST_CYCLE, "Distinct matches seen in the last cycle.");
-    describe_counter!(names::CLAIMS, "Claims attempted, by result (won, lost).");
+    describe_counter!(names::CLAIMS, "Claim outcomes, by result: won, lost (another worker won the SET NX race), held (already claimed when the cycle looked it up; no claim attempted).");
     describe_counter!(names::POSTS, "Posts by outcome (posted, failed, deferred, would_post).");
     describe_gauge!(names::STUCK_CLAIMS, "Stuck claims seen in the last cycle.");
     describe_counter!(names::STORE_ERRORS, "Store errors.");

@@ -64,6 +64,13 @@ pub fn neutralise_links(text: &str) -> String {
 /// formatting characters removed (they can hide or reorder text), trimmed. `None` when nothing
 /// is left. Mentions and links are left alone here: [`clean`] makes them safe when posting.
 pub fn plain(raw: &str) -> Option<String> {
+    if is_plain_already(raw) {
+        return Some(raw.to_owned());
+    }
+    plain_decoded(raw)
+}
+
+fn plain_decoded(raw: &str) -> Option<String> {
     let decoded = html_escape::decode_html_entities(raw);
     let mut out = String::with_capacity(decoded.len());
     let mut pending_space = false;
@@ -82,6 +89,19 @@ pub fn plain(raw: &str) -> Option<String> {
         out.push(c);
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// True when [`plain`] would return `raw` unchanged: printable ASCII without `&` (so no
+/// entity), single spaces only between words. Most scraped fields are; they skip the decoding.
+fn is_plain_already(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+        return false;
+    };
+    first != b' '
+        && last != b' '
+        && bytes.iter().all(|&b| (b' '..=b'~').contains(&b) && b != b'&')
+        && !bytes.windows(2).any(|w| w == b"  ")
 }
 
 fn clean_chars(raw: &str) -> String {
@@ -127,7 +147,16 @@ fn is_invisible(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{clean, neutralise_links, plain, LINK_COLON, LINK_DOT};
+    use super::{clean, neutralise_links, plain, plain_decoded, LINK_COLON, LINK_DOT};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut for text that needs no work changes nothing: same answer as decoding.
+        #[test]
+        fn the_plain_ascii_shortcut_agrees_with_full_decoding(raw in "[ -~\t\u{A0}\u{200B}]{0,24}") {
+            prop_assert_eq!(plain(&raw), plain_decoded(&raw));
+        }
+    }
 
     #[test]
     fn plain_text_decodes_collapses_and_drops_invisible_characters() {

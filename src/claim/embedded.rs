@@ -235,6 +235,49 @@ impl EmbeddedClaims {
         .map_err(|e| ClaimError::Task(e.to_string()))?
     }
 
+    /// Each key's live record; with `refresh_secs`, in one `BEGIN IMMEDIATE` transaction that
+    /// also sets each live key's expiry to now + `refresh_secs`. Without it, a plain read (works
+    /// on a read-only dry-run store).
+    pub(super) async fn get_many(
+        &self,
+        keys: &[String],
+        refresh_secs: Option<u64>,
+    ) -> Result<Vec<Option<String>>, ClaimError> {
+        let keys = keys.to_vec();
+        let read_all = |c: &Connection, keys: &[String]| -> rusqlite::Result<Vec<Option<String>>> {
+            keys.iter().map(|k| live(c, k)).collect()
+        };
+        match refresh_secs {
+            Some(ttl_secs) => {
+                self.tx("peek", move |c| {
+                    let held: Vec<Option<String>> = read_all(c, &keys)?;
+                    let now = now();
+                    for (key, record) in keys.iter().zip(&held) {
+                        if record.is_some() {
+                            c.execute(
+                                "UPDATE claims SET expires_at = ?2 WHERE key = ?1",
+                                params![key, now.saturating_add(secs(ttl_secs))],
+                            )?;
+                        }
+                    }
+                    Ok(held)
+                })
+                .await
+            }
+            None => {
+                let conn = Arc::clone(&self.conn);
+                tokio::task::spawn_blocking(move || {
+                    let guard = conn
+                        .lock()
+                        .map_err(|_| ClaimError::Task("store connection poisoned".into()))?;
+                    read_all(&guard, &keys).map_err(err("peek"))
+                })
+                .await
+                .map_err(|e| ClaimError::Task(e.to_string()))?
+            }
+        }
+    }
+
     pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {
         let key = key.to_string();
         self.tx("expire", move |c| {

@@ -513,6 +513,37 @@ impl ClaimStore {
             .collect())
     }
 
+    /// The holder's record for each of `keys` (`None`: no live claim), in one round trip
+    /// (Redis: one pipeline of `GET`s). With `refresh`, each held key's TTL is set to
+    /// `refresh` again, as a later sighting must do so a still-listed match never expires into a
+    /// second announcement; without it nothing is written (dry run).
+    ///
+    /// This is a read, not a claim: `None` only means "try [`ClaimStore::claim`]", whose
+    /// `SET NX` alone decides. A cycle calls this once for every match it sees, so matches
+    /// already claimed cost no round trip of their own.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer; then nothing is known about any key.
+    pub async fn holders(
+        &self,
+        keys: &[&MatchKey],
+        refresh: Option<Duration>,
+    ) -> Result<Vec<Option<Claim>>, ClaimError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let stored: Vec<String> = keys.iter().map(|k| self.key(k)).collect();
+        let refresh = refresh.map(ttl_secs);
+        let raw = each!(self, s => s.get_many(&stored, refresh).await)?;
+        if raw.len() != keys.len() {
+            return Err(ClaimError::Protocol {
+                op: "peek",
+                detail: format!("{} replies to {} reads", raw.len(), keys.len()),
+            });
+        }
+        Ok(raw.into_iter().map(|r| r.as_deref().map(Claim::from_stored)).collect())
+    }
+
     /// Reads the claim on `key` without writing anything (dry run, operators).
     ///
     /// # Errors

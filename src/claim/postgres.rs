@@ -301,6 +301,24 @@ impl PostgresClaims {
         .await
     }
 
+    /// Each key's live value, then (with `refresh_secs`, when live) a TTL refresh: two
+    /// statements per key, not pipelined (the ledger is not the fast path).
+    pub(super) async fn get_many(
+        &self,
+        keys: &[String],
+        refresh_secs: Option<u64>,
+    ) -> Result<Vec<Option<String>>, ClaimError> {
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            let held = self.get(key).await?;
+            if let (Some(ttl), Some(_)) = (refresh_secs, &held) {
+                self.expire(key, ttl).await?;
+            }
+            out.push(held);
+        }
+        Ok(out)
+    }
+
     pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {
         let ttl = secs(ttl_secs);
         bounded("expire", async {

@@ -105,6 +105,24 @@ impl RedisClaims {
         pipe.query_async(&mut self.conn.clone()).await.map_err(err("claim"))
     }
 
+    /// `GET key` for each key, each followed by `EXPIRE key ttl` when `refresh_secs` is set
+    /// (a no-op on an absent key), all in one pipeline (one round trip). The `GET` replies, in
+    /// order.
+    pub(super) async fn get_many(
+        &self,
+        keys: &[String],
+        refresh_secs: Option<u64>,
+    ) -> Result<Vec<Option<String>>, ClaimError> {
+        let mut pipe = redis::pipe();
+        for key in keys {
+            pipe.get(key);
+            if let Some(ttl) = refresh_secs {
+                pipe.expire(key, i64::try_from(ttl).unwrap_or(i64::MAX)).ignore();
+            }
+        }
+        pipe.query_async(&mut self.conn.clone()).await.map_err(err("peek"))
+    }
+
     pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
         self.conn.clone().get(key).await.map_err(err("get"))
     }

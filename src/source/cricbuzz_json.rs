@@ -14,9 +14,68 @@
 
 use crate::cricket::Match;
 use crate::source::cricbuzz::match_from_info;
+use crate::source::lenient::{List, Loose, Scalar};
 use crate::source::ParseError;
-use serde_json::Value;
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::collections::HashSet;
+
+/// The answer's skeleton, read in one pass without building a JSON tree. Each `matchInfo` is kept
+/// as its raw text and read on its own, so a malformed listing costs only itself.
+#[derive(Deserialize)]
+struct Answer<'a> {
+    #[serde(rename = "typeMatches", borrow, default)]
+    type_matches: Option<List<Loose<Group<'a>>>>,
+    #[serde(rename = "responseLastUpdated", default)]
+    response_last_updated: Option<IgnoredAny>,
+    #[serde(rename = "appIndex", default)]
+    app_index: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct Group<'a> {
+    #[serde(rename = "matchType", borrow, default)]
+    match_type: Option<Scalar<'a>>,
+    #[serde(rename = "seriesMatches", borrow, default)]
+    series_matches: Option<List<Loose<Wrapper<'a>>>>,
+}
+
+#[derive(Deserialize)]
+struct Wrapper<'a> {
+    /// `adDetail` entries, and anything else that is not a series wrapper, have none.
+    #[serde(rename = "seriesAdWrapper", borrow, default)]
+    series: Option<Loose<Series<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct Series<'a> {
+    #[serde(rename = "seriesName", borrow, default)]
+    series_name: Option<Scalar<'a>>,
+    #[serde(borrow, default)]
+    matches: Option<List<Loose<Listing<'a>>>>,
+}
+
+#[derive(Deserialize)]
+struct Listing<'a> {
+    #[serde(rename = "matchInfo", borrow, default)]
+    info: Option<&'a RawValue>,
+}
+
+fn list<T>(field: Option<List<Loose<T>>>) -> impl Iterator<Item = T> {
+    field
+        .map(List::into_vec)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(Loose::object)
+}
+
+fn text<'a>(field: &'a Option<Scalar<'_>>) -> Option<&'a str> {
+    match field {
+        Some(Scalar::Text(t)) => Some(t),
+        _ => None,
+    }
+}
 
 /// Reads every match in a Cricbuzz `matches/v1/{live,upcoming,recent}` answer.
 ///
@@ -25,13 +84,14 @@ use std::collections::HashSet;
 /// HTML-entity-decoded, trimmed and free of control characters; `startDate` (epoch milliseconds)
 /// becomes the start time; the URL is `https://www.cricbuzz.com/live-cricket-scores/<id>/<slug>`
 /// with Cricbuzz's slug of short names, description and series. Listings that cannot be read (no
-/// id, a team without a name) are skipped; they never abort the answer.
+/// id, a team without a name, a malformed `matchInfo`) are skipped; they never abort the answer.
 ///
 /// # Errors
 ///
 /// - [`ParseError::Empty`] when the text is empty or only whitespace;
 /// - [`ParseError::LayoutNotRecognised`] when it is not JSON, or not an object with a
-///   `typeMatches` array (an HTML error page, another endpoint);
+///   `typeMatches` array (an HTML error page, another endpoint), or the answer's own skeleton
+///   (above the `matchInfo` objects) repeats a key;
 /// - [`ParseError::NoMatches`] when the answer has the API's shape but no readable `matchInfo`,
 ///   including an answer that leaves `typeMatches` out but carries the API's own
 ///   `responseLastUpdated` or `appIndex` keys (how an empty list can come back).
@@ -39,18 +99,17 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     if page.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    let mut root: Value = serde_json::from_str(page).map_err(|e| ParseError::LayoutNotRecognised {
-        what: format!("not JSON ({e}); expected a Cricbuzz `matches/v1` answer"),
+    let answer: Answer<'_> = serde_json::from_str(page).map_err(|e| ParseError::LayoutNotRecognised {
+        what: if e.is_data() {
+            format!("the JSON is not a Cricbuzz `matches/v1` answer ({e})")
+        } else {
+            format!("not JSON ({e}); expected a Cricbuzz `matches/v1` answer")
+        },
     })?;
-    let Some(object) = root.as_object_mut() else {
-        return Err(ParseError::LayoutNotRecognised {
-            what: "the JSON is not an object; expected a Cricbuzz `matches/v1` answer".to_string(),
-        });
-    };
-    let answered_empty = object.contains_key("responseLastUpdated") || object.contains_key("appIndex");
-    let groups: &mut [Value] = match object.get_mut("typeMatches") {
-        Some(Value::Array(groups)) => groups.as_mut_slice(),
-        None if answered_empty => &mut [],
+    let answered_empty = answer.response_last_updated.is_some() || answer.app_index.is_some();
+    let groups = match answer.type_matches {
+        Some(List::Array(groups)) => groups,
+        None if answered_empty => Vec::new(),
         _ => {
             return Err(ParseError::LayoutNotRecognised {
                 what: "no `typeMatches` array (Cricbuzz `matches/v1` answer)".to_string(),
@@ -60,27 +119,16 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 
     let mut seen = HashSet::new();
     let mut matches = Vec::new();
-    // The tree is ours: each `matchInfo` is moved out, not cloned, and read by value.
-    for group in groups.iter_mut() {
-        let group_type = group.get("matchType").filter(|t| t.is_string()).cloned();
-        for wrapper in array_mut(group.get_mut("seriesMatches")) {
-            // `adDetail` entries, and anything else that is not a series wrapper, carry no match.
-            let Some(series) = wrapper.get_mut("seriesAdWrapper") else {
-                continue;
-            };
-            let series_name = series.get("seriesName").filter(|n| n.is_string()).cloned();
-            for listing in array_mut(series.get_mut("matches")) {
-                let Some(Value::Object(info)) = listing.get_mut("matchInfo") else {
-                    continue;
-                };
-                let mut info = std::mem::take(info);
+    for group in groups.into_iter().filter_map(Loose::object) {
+        let group_type = text(&group.match_type);
+        for series in list(group.series_matches).filter_map(|w| w.series.and_then(Loose::object)) {
+            let series_name = text(&series.series_name);
+            for listing in list(series.matches) {
                 // The group's and the wrapper's values only fill gaps: the match's own word wins.
-                for (key, value) in [("matchType", &group_type), ("seriesName", &series_name)] {
-                    if let Some(value) = value {
-                        info.entry(key).or_insert_with(|| value.clone());
-                    }
-                }
-                let Some(m) = match_from_info(Value::Object(info)) else {
+                let Some(m) = listing
+                    .info
+                    .and_then(|info| match_from_info(info.get(), group_type, series_name))
+                else {
                     continue;
                 };
                 if seen.insert(m.source_id.clone()) {
@@ -95,11 +143,6 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
         });
     }
     Ok(matches)
-}
-
-/// The elements of `value` when it is an array; nothing otherwise (absent, null, wrong type).
-fn array_mut(value: Option<&mut Value>) -> &mut [Value] {
-    value.and_then(Value::as_array_mut).map_or(&mut [], Vec::as_mut_slice)
 }
 
 #[cfg(test)]

@@ -12,8 +12,10 @@
 //! pages). Rather than hard-code those paths, [`parse`] walks the whole JSON tree and takes every
 //! object shaped like a match, so a new page type or a moved list is still read.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
+use std::marker::PhantomData;
 
 use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -56,7 +58,24 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
         return Err(ParseError::Empty);
     }
     let text = next_data_text(page)?;
-    let tree = parse_json(text)?;
+    // The tree borrows its strings from the text it was parsed from; `decoded` holds that text
+    // when it had to be entity-decoded first.
+    let decoded: String;
+    let tree = match serde_json::from_str::<Json<'_>>(text) {
+        Ok(tree) => tree,
+        Err(first) => {
+            // A DOM saved by some tools escapes the script body (`&quot;`); browsers and the
+            // server never do, so this is only a second chance, not the normal path.
+            let not_json = || ParseError::LayoutNotRecognised {
+                what: format!("the `__NEXT_DATA__` script does not hold valid JSON ({first})"),
+            };
+            if !text.contains('&') {
+                return Err(not_json());
+            }
+            decoded = html_escape::decode_html_entities(text).into_owned();
+            serde_json::from_str::<Json<'_>>(&decoded).map_err(|_| not_json())?
+        }
+    };
 
     let mut found: Vec<(Match, usize)> = Vec::new();
     let mut position: HashMap<String, usize> = HashMap::new();
@@ -172,25 +191,6 @@ fn find_ignore_case(haystack: &str, needle: &str) -> Option<usize> {
         .position(|w| w.eq_ignore_ascii_case(n))
 }
 
-fn parse_json(text: &str) -> Result<Json, ParseError> {
-    match serde_json::from_str::<Json>(text) {
-        Ok(tree) => Ok(tree),
-        Err(first) => {
-            // A DOM saved by some tools escapes the script body (`&quot;`); browsers and the
-            // server never do, so this is only a second chance, not the normal path.
-            if text.contains('&') {
-                let decoded = html_escape::decode_html_entities(text);
-                if let Ok(tree) = serde_json::from_str::<Json>(&decoded) {
-                    return Ok(tree);
-                }
-            }
-            Err(ParseError::LayoutNotRecognised {
-                what: format!("the `__NEXT_DATA__` script does not hold valid JSON ({first})"),
-            })
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // An order-keeping JSON tree
 
@@ -198,83 +198,114 @@ fn parse_json(text: &str) -> Result<Json, ParseError> {
 ///
 /// `serde_json::Value` sorts keys unless the crate's `preserve_order` feature is on, which would
 /// make "first appearance" mean "first in alphabetical path order". This tree keeps the page's
-/// own order whatever features are enabled.
-enum Json {
+/// own order whatever features are enabled. Keys and strings without escapes are borrowed from
+/// the page: a ~1 MB page holds tens of thousands of them, and copying each was most of the
+/// parser's time.
+enum Json<'a> {
     Null,
     Bool(bool),
     Number(serde_json::Number),
-    String(String),
-    Array(Vec<Json>),
-    Object(Vec<(String, Json)>),
+    String(Cow<'a, str>),
+    Array(Vec<Json<'a>>),
+    Object(Vec<(Cow<'a, str>, Json<'a>)>),
 }
 
 /// The value of `key` in an object's entries; the last one wins, as in `serde_json::Value`.
-fn get<'a>(entries: &'a [(String, Json)], key: &str) -> Option<&'a Json> {
+fn get<'t, 'a>(entries: &'t [(Cow<'a, str>, Json<'a>)], key: &str) -> Option<&'t Json<'a>> {
     entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
-impl<'de> Deserialize<'de> for Json {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Json, D::Error> {
-        deserializer.deserialize_any(JsonVisitor)
+impl<'de: 'a, 'a> Deserialize<'de> for Json<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Json<'a>, D::Error> {
+        deserializer.deserialize_any(JsonVisitor(PhantomData))
     }
 }
 
-struct JsonVisitor;
+/// An object key, borrowed when it has no escapes (serde's own `Cow` impl always copies).
+struct Key<'a>(Cow<'a, str>);
 
-impl<'de> Visitor<'de> for JsonVisitor {
-    type Value = Json;
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Key<'a>, D::Error> {
+        struct KeyVisitor<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for KeyVisitor<'a> {
+            type Value = Key<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor(PhantomData))
+    }
+}
+
+struct JsonVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for JsonVisitor<'a> {
+    type Value = Json<'a>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Json, E> {
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Json<'a>, E> {
         Ok(Json::Bool(v))
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Json, E> {
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Json<'a>, E> {
         Ok(Json::Number(v.into()))
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Json, E> {
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Json<'a>, E> {
         Ok(Json::Number(v.into()))
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Json, E> {
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Json<'a>, E> {
         Ok(serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number))
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Json, E> {
-        Ok(Json::String(v.to_string()))
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Json<'a>, E> {
+        Ok(Json::String(Cow::Borrowed(v)))
     }
 
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Json, E> {
-        Ok(Json::String(v))
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Json<'a>, E> {
+        Ok(Json::String(Cow::Owned(v.to_string())))
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Json, E> {
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Json<'a>, E> {
+        Ok(Json::String(Cow::Owned(v)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Json<'a>, E> {
         Ok(Json::Null)
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<Json, E> {
+    fn visit_none<E: de::Error>(self) -> Result<Json<'a>, E> {
         Ok(Json::Null)
     }
 
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Json, D::Error> {
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Json<'a>, D::Error> {
         Json::deserialize(d)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'a>, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
-        while let Some(item) = seq.next_element::<Json>()? {
+        while let Some(item) = seq.next_element::<Json<'a>>()? {
             items.push(item);
         }
         Ok(Json::Array(items))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'a>, A::Error> {
         let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1024));
-        while let Some((k, v)) = map.next_entry::<String, Json>()? {
+        while let Some((Key(k), v)) = map.next_entry::<Key<'a>, Json<'a>>()? {
             entries.push((k, v));
         }
         Ok(Json::Object(entries))
@@ -282,7 +313,7 @@ impl<'de> Visitor<'de> for JsonVisitor {
 }
 
 /// Converts one candidate subtree for serde. Recursive, but bounded by [`MAX_DEPTH`].
-fn to_value(json: &Json, depth: usize) -> Option<serde_json::Value> {
+fn to_value(json: &Json<'_>, depth: usize) -> Option<serde_json::Value> {
     use serde_json::Value;
     if depth > MAX_DEPTH {
         return None;
@@ -291,12 +322,12 @@ fn to_value(json: &Json, depth: usize) -> Option<serde_json::Value> {
         Json::Null => Value::Null,
         Json::Bool(b) => Value::Bool(*b),
         Json::Number(n) => Value::Number(n.clone()),
-        Json::String(s) => Value::String(s.clone()),
+        Json::String(s) => Value::String(s.to_string()),
         Json::Array(items) => Value::Array(items.iter().map(|v| to_value(v, depth + 1)).collect::<Option<_>>()?),
         Json::Object(entries) => {
             let mut map = serde_json::Map::new();
             for (k, v) in entries {
-                map.insert(k.clone(), to_value(v, depth + 1)?);
+                map.insert(k.to_string(), to_value(v, depth + 1)?);
             }
             Value::Object(map)
         }
@@ -308,7 +339,7 @@ fn to_value(json: &Json, depth: usize) -> Option<serde_json::Value> {
 /// Iterative, so a hostile page cannot overflow the stack here. The test is deliberately loose
 /// (a numeric `objectId`, a `teams` array and a `state` string): the strict shape is the serde
 /// struct, and anything that passes here but does not deserialise is skipped.
-fn match_shaped(root: &Json) -> Vec<&Json> {
+fn match_shaped<'t, 'a>(root: &'t Json<'a>) -> Vec<&'t Json<'a>> {
     let mut out = Vec::new();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
@@ -326,11 +357,11 @@ fn match_shaped(root: &Json) -> Vec<&Json> {
     out
 }
 
-fn is_container(json: &Json) -> bool {
+fn is_container(json: &Json<'_>) -> bool {
     matches!(json, Json::Object(_) | Json::Array(_))
 }
 
-fn looks_like_match(entries: &[(String, Json)]) -> bool {
+fn looks_like_match(entries: &[(Cow<'_, str>, Json<'_>)]) -> bool {
     matches!(get(entries, "objectId"), Some(Json::Number(n)) if n.is_u64())
         && matches!(get(entries, "teams"), Some(Json::Array(t)) if t.len() == 2)
         && matches!(get(entries, "state"), Some(Json::String(_)))

@@ -8,6 +8,7 @@ mod error;
 pub mod espn_rss;
 pub mod espncricinfo;
 pub mod fetch;
+mod lenient;
 pub mod selectors;
 
 pub use error::ParseError;

@@ -1,0 +1,204 @@
+//! Lenient JSON readers for the parsers: a field of the wrong type (a number where a string was
+//! expected, an RSC `"$…"` reference where an object was) reads as absent instead of failing the
+//! whole listing, and nothing is buffered on the way.
+//!
+//! Written by hand rather than as `#[serde(untagged)]` enums: untagged enums buffer every value
+//! into serde's private `Content` tree and then try each variant against it, which was most of
+//! the Cricbuzz parsers' time (measured with `perf` on the criterion benchmark, `benches/parse.rs`).
+
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// A JSON scalar of whatever type the page used: Cricbuzz writes ids and dates as numbers in
+/// one place and strings in another, and RSC may replace a value with a `"$…"` reference.
+/// Anything else (object, array, bool, null) reads as [`Scalar::Other`].
+///
+/// Deserialized by hand rather than as a `#[serde(untagged)]` enum: untagged enums buffer every
+/// value into serde's private `Content` tree and then try each variant against it, which was most
+/// of the parser's time on a page of 46 listings. Strings without escapes are borrowed.
+pub(crate) enum Scalar<'a> {
+    /// A string, borrowed from the input when it had no escapes.
+    Text(Cow<'a, str>),
+    /// A number.
+    Number(serde_json::Number),
+    /// Anything else.
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ScalarVisitor<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for ScalarVisitor<'a> {
+            type Value = Scalar<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Scalar<'a>, E> {
+                Ok(Scalar::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Scalar<'a>, E> {
+                Ok(Scalar::Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Scalar<'a>, E> {
+                Ok(Scalar::Text(Cow::Owned(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Scalar<'a>, E> {
+                Ok(Scalar::Number(v.into()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Scalar<'a>, E> {
+                Ok(Scalar::Number(v.into()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Scalar<'a>, E> {
+                Ok(serde_json::Number::from_f64(v).map_or(Scalar::Other, Scalar::Number))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Scalar<'a>, E> {
+                Ok(Scalar::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Scalar<'a>, E> {
+                Ok(Scalar::Other)
+            }
+            fn visit_none<E>(self) -> Result<Scalar<'a>, E> {
+                Ok(Scalar::Other)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Scalar<'a>, D::Error> {
+                Scalar::deserialize(d)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Scalar<'a>, A::Error> {
+                IgnoredAny.visit_seq(seq).map(|_| Scalar::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Scalar<'a>, A::Error> {
+                IgnoredAny.visit_map(map).map(|_| Scalar::Other)
+            }
+        }
+        d.deserialize_any(ScalarVisitor(PhantomData))
+    }
+}
+
+/// An object field that may instead be a reference or junk; such values read as absent.
+/// Deserialized by hand for the reason given on [`Scalar`]: an object is read straight into
+/// `T`, anything else is skipped.
+pub(crate) enum Loose<T> {
+    /// The object, read as `T`.
+    Object(T),
+    /// Anything else.
+    Other,
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Loose<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct LooseVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for LooseVisitor<T> {
+            type Value = Loose<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Loose<T>, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map)).map(Loose::Object)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Loose<T>, A::Error> {
+                IgnoredAny.visit_seq(seq).map(|_| Loose::Other)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Loose<T>, D::Error> {
+                Loose::deserialize(d)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Loose<T>, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Loose<T>, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Loose<T>, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Loose<T>, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Loose<T>, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Loose<T>, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_none<E>(self) -> Result<Loose<T>, E> {
+                Ok(Loose::Other)
+            }
+        }
+        d.deserialize_any(LooseVisitor(PhantomData))
+    }
+}
+
+impl<T> Loose<T> {
+    /// The object, when it was one.
+    pub(crate) fn object(self) -> Option<T> {
+        match self {
+            Loose::Object(t) => Some(t),
+            Loose::Other => None,
+        }
+    }
+}
+
+/// An array field whose elements are read as `T`; anything else (object, scalar) reads as
+/// [`List::Other`], so the caller can tell "not a list" from "an empty list".
+pub(crate) enum List<T> {
+    /// The array's elements.
+    Array(Vec<T>),
+    /// Not an array.
+    Other,
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ListVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
+            type Value = List<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<List<T>, A::Error> {
+                Vec::<T>::deserialize(SeqAccessDeserializer::new(seq)).map(List::Array)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<List<T>, A::Error> {
+                IgnoredAny.visit_map(map).map(|_| List::Other)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<List<T>, D::Error> {
+                List::deserialize(d)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<List<T>, E> {
+                Ok(List::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<List<T>, E> {
+                Ok(List::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<List<T>, E> {
+                Ok(List::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<List<T>, E> {
+                Ok(List::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<List<T>, E> {
+                Ok(List::Other)
+            }
+            fn visit_unit<E>(self) -> Result<List<T>, E> {
+                Ok(List::Other)
+            }
+            fn visit_none<E>(self) -> Result<List<T>, E> {
+                Ok(List::Other)
+            }
+        }
+        d.deserialize_any(ListVisitor(PhantomData))
+    }
+}
+
+impl<T> List<T> {
+    /// The elements; none when it was not an array.
+    pub(crate) fn into_vec(self) -> Vec<T> {
+        match self {
+            List::Array(v) => v,
+            List::Other => Vec::new(),
+        }
+    }
+}
