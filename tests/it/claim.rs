@@ -67,6 +67,7 @@ contract!(
     a_batch_wins_new_matches_and_refreshes_held_ones_without_touching_them,
     two_replicas_batching_the_same_matches_at_once_win_each_exactly_once,
     a_batch_claim_is_a_claim_like_any_other,
+    looking_up_holders_in_a_batch_reads_each_and_refreshes_only_held_ones_when_asked,
 );
 
 async fn a_claim_left_claimed_past_the_post_timeout_is_stuck_and_only_then_released_by_an_operator(kind: Kind) {
@@ -241,6 +242,31 @@ async fn refreshing_extends_the_ttl_without_touching_the_record(kind: Kind) {
     assert!(ttl > Duration::from_secs(100), "refreshed: {ttl:?}");
     assert_eq!(p.a.peek(&k).await.unwrap().unwrap(), before);
     assert!(!p.b.refresh(&key("absent"), DAY).await.unwrap());
+}
+
+async fn looking_up_holders_in_a_batch_reads_each_and_refreshes_only_held_ones_when_asked(kind: Kind) {
+    let p = pair(kind).await;
+    let (held, free) = (key("k-held"), key("k-free"));
+    let ClaimOutcome::Won(_t) = p.a.claim(&held, "A v B", &[], Duration::from_secs(100)).await.unwrap() else {
+        panic!()
+    };
+    let record = p.a.peek(&held).await.unwrap().unwrap();
+    assert!(p.b.holders(&[], Some(DAY)).await.unwrap().is_empty());
+
+    // Without a refresh: the records as they are, nothing written.
+    let found = p.b.holders(&[&free, &held, &free], None).await.unwrap();
+    assert_eq!(found, vec![None, Some(record.clone()), None]);
+    assert!(p.a.ttl(&held).await.unwrap().unwrap() <= Duration::from_secs(100));
+    assert_eq!(p.a.peek(&free).await.unwrap(), None);
+
+    // With one: the held claim's TTL is set again, its record untouched; a free key stays free.
+    let found = p.b.holders(&[&held, &free], Some(DAY)).await.unwrap();
+    assert_eq!(found, vec![Some(record.clone()), None]);
+    let ttl = p.a.ttl(&held).await.unwrap().unwrap();
+    assert!(ttl > Duration::from_secs(100), "refreshed: {ttl:?}");
+    assert_eq!(p.a.peek(&held).await.unwrap().unwrap(), record);
+    assert_eq!(p.a.peek(&free).await.unwrap(), None);
+    assert_eq!(p.a.list().await.unwrap().len(), 1);
 }
 
 async fn peeking_writes_nothing(kind: Kind) {

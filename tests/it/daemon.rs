@@ -2,7 +2,7 @@
 //! endpoint, and several replicas on one Redis while the pages change under them.
 
 use crate::cli::{bot, page_server, redis_state, with_x};
-use crate::helpers::{fixture, redis_url, root, unique_prefix};
+use crate::helpers::{fixture, redis_url, root, unique_prefix, OwnRedis};
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -232,63 +232,14 @@ async fn metrics_after_one_cycle_count_the_poll_the_matches_the_claims_and_the_p
     assert_eq!(bot.exit_code().await, Some(0), "{}", bot.log());
 }
 
-/// A `redis-server` of the test's own, on a free port, killed on drop.
-struct OwnRedis {
-    child: std::process::Child,
-    url: String,
-}
-
-impl OwnRedis {
-    async fn start() -> OwnRedis {
-        let port = free_port();
-        let child = std::process::Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("redis-server is needed on PATH (see .ci/run)");
-        let url = format!("redis://127.0.0.1:{port}/");
-        wait_until("the test's own redis-server accepts connections", || {
-            let url = url.clone();
-            async move {
-                match redis::Client::open(url.as_str()) {
-                    Ok(c) => c.get_multiplexed_async_connection().await.is_ok(),
-                    Err(_) => false,
-                }
-            }
-        })
-        .await;
-        OwnRedis { child, url }
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for OwnRedis {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthz_answers_200_then_503_once_the_store_goes_away() {
-    let mut redis = OwnRedis::start().await;
+    let mut redis = OwnRedis::start();
     let dir = tempfile::tempdir().unwrap();
     let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
     let addr = format!("127.0.0.1:{}", free_port());
     let mut cmd = bot(dir.path());
-    cmd.env("REDIS_URL", &redis.url)
+    cmd.env("REDIS_URL", &redis.url())
         .env("KEY_PREFIX", unique_prefix())
         .env("METRICS_ADDR", &addr)
         .arg("--dry-run")

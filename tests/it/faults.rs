@@ -2,7 +2,9 @@
 //! exact final claim record and what the log says. Real Redis (including one the test owns and
 //! stops), real SQLite, a mock X API on loopback.
 
-use crate::helpers::{self, capture_logs, credentials, live_announcer, store, unique_prefix, zim_v_ban, Kind};
+use crate::helpers::{
+    self, capture_logs, credentials, live_announcer, store, unique_prefix, zim_v_ban, Kind, OwnRedis,
+};
 use cricket_announcer::announcer::{AnnounceError, Announcer, Mode, Outcome};
 use cricket_announcer::claim::{ClaimState, ClaimStore};
 use cricket_announcer::cricket::MatchKey;
@@ -321,75 +323,6 @@ async fn three_provable_failures_in_a_row_give_up_with_a_failed_record(kind: Kin
     assert_eq!(x.received_requests().await.unwrap().len(), 3);
 }
 
-/// A Redis server this test owns, on a free port, keeping its data on disk (AOF) so a restart
-/// keeps the claims, like a production Redis with persistence.
-struct OwnRedis {
-    port: u16,
-    dir: tempfile::TempDir,
-    child: Option<std::process::Child>,
-}
-
-impl OwnRedis {
-    fn start() -> OwnRedis {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut r = OwnRedis {
-            port,
-            dir: tempfile::tempdir().unwrap(),
-            child: None,
-        };
-        r.restart();
-        r
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-
-    fn restart(&mut self) {
-        let child = std::process::Command::new("redis-server")
-            .args([
-                "--port",
-                &self.port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "yes",
-            ])
-            .arg("--dir")
-            .arg(self.dir.path())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .expect("redis-server must be installed (see .ci/run)");
-        self.child = Some(child);
-        for _ in 0..100 {
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("own redis-server did not start on port {}", self.port);
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for OwnRedis {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_stopped_before_the_claim_posts_nothing_then_resumes_by_itself() {
     let mut redis = OwnRedis::start();
@@ -470,44 +403,77 @@ async fn a_redis_restart_with_persistence_keeps_claims_and_never_posts_twice() {
 
 mod lifecycle {
     //! The store's life: first start, seeding, losing its data.
-    use crate::helpers::{self, keys, raw_redis, redis_url, root, unique_prefix, Buffer};
-    use clap::Parser;
+    use crate::helpers::{self, keys, raw_redis, redis_url, unique_prefix, OwnRedis};
     use cricket_announcer::app::App;
-    use cricket_announcer::cli::Cli;
-    use cricket_announcer::config::{Config, Needs};
+    use std::collections::HashMap;
     use tokio_util::sync::CancellationToken;
     use wiremock::MockServer;
 
     async fn app(prefix: &str, x: &MockServer) -> App {
-        let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
-        let template = root().join("templates/announce.txt");
-        let cli = Cli::try_parse_from([
-            "cricket-announcer",
-            "--redis-url",
-            &redis_url(),
-            "--key-prefix",
-            prefix,
-            "--source",
-            page.to_str().unwrap(),
-            "--template-path",
-            template.to_str().unwrap(),
-            "--x-api-base-url",
-            &x.uri(),
-            "--x-api-key",
-            "k",
-            "--x-api-secret",
-            "s",
-            "--x-access-token",
-            "t",
-            "--x-access-token-secret",
-            "ts",
-            "--max-posts-per-cycle",
-            "10",
-            "backfill",
-        ])
-        .unwrap();
-        let config = Config::from_settings(&cli.settings, &cli.source, Needs::Posting, false, false, false).unwrap();
-        App::build(&config, Buffer::default().output()).await.unwrap()
+        helpers::live_app(&redis_url(), prefix, x).await
+    }
+
+    /// `(socket reads, calls per command)` the server counted since the last call, less the
+    /// `INFO` calls themselves. On a Redis of the test's own, every read is the bot's: one per
+    /// round trip (a small pipeline arrives in one read).
+    async fn server_counts(conn: &mut redis::aio::MultiplexedConnection) -> (u64, HashMap<String, u64>) {
+        let stats: String = redis::cmd("INFO").arg("stats").query_async(conn).await.unwrap();
+        let commands: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
+        redis::cmd("CONFIG").arg("RESETSTAT").exec_async(conn).await.unwrap();
+        let reads = stats
+            .lines()
+            .find_map(|l| l.strip_prefix("total_reads_processed:"))
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .unwrap();
+        let calls = commands
+            .lines()
+            .filter_map(|l| {
+                let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(":calls=")?;
+                let n = rest.split(',').next()?.parse().ok()?;
+                (!matches!(name, "info" | "config")).then(|| (name.to_string(), n))
+            })
+            .collect();
+        // RESETSTAT's read came before its reset; `INFO stats` counted its own read.
+        (reads - 1, calls)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cycle_of_held_matches_costs_one_batch_and_a_new_match_one_claim() {
+        let redis = OwnRedis::start();
+        let x = MockServer::start().await;
+        helpers::x_accepts(&x, 4).await;
+        let bot = helpers::live_app(&redis.url(), &unique_prefix(), &x).await;
+        assert!(bot.init_store().await.unwrap());
+        let mut conn = redis::Client::open(redis.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap();
+        server_counts(&mut conn).await;
+
+        // Four new matches: the marker refresh, one batch look-up, then per match one claim
+        // (`SET NX GET`) and one record of the post (the Lua compare-and-set, `EVALSHA`). This
+        // server has not seen the script yet: its first `EVALSHA` answers NOSCRIPT and the
+        // client sends `SCRIPT LOAD` and the `EVALSHA` again, once per process and server.
+        // Redis counts the `GET` and `SET` the script runs inside it as calls too.
+        let first = bot.cycle(&CancellationToken::new()).await;
+        assert_eq!((first.posted, first.skipped), (4, 0));
+        let (reads, calls) = server_counts(&mut conn).await;
+        assert_eq!(reads, 1 + 1 + 4 * 2 + 2, "{calls:?}");
+        assert_eq!(calls.get("set"), Some(&(4 + 4)), "{calls:?}");
+        assert_eq!(calls.get("evalsha"), Some(&(4 + 1)), "{calls:?}");
+        assert_eq!(calls.get("script|load"), Some(&1), "{calls:?}");
+
+        // All four now held: the marker refresh and one pipelined batch (GET + EXPIRE per
+        // match), no claim attempted.
+        let second = bot.cycle(&CancellationToken::new()).await;
+        assert_eq!((second.posted, second.skipped), (0, 4));
+        let (reads, calls) = server_counts(&mut conn).await;
+        assert_eq!(reads, 2, "{calls:?}");
+        assert_eq!(calls.get("get"), Some(&4), "{calls:?}");
+        assert_eq!(calls.get("expire"), Some(&(1 + 4)), "{calls:?}");
+        assert_eq!(calls.get("set"), None, "{calls:?}");
+        x.verify().await;
     }
 
     #[tokio::test]

@@ -2,8 +2,12 @@
 //! per test, embedded stores in temporary files, wiremock servers for X and score pages, log
 //! capture.
 
+use clap::Parser;
 use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Output};
+use cricket_announcer::app::App;
 use cricket_announcer::claim::{ClaimStore, EmbeddedClaims, PostgresClaims, RedisClaims};
+use cricket_announcer::cli::Cli;
+use cricket_announcer::config::{Config, Needs};
 use cricket_announcer::cricket::Match;
 use cricket_announcer::post::{PostPace, XClient, XCredentials};
 use cricket_announcer::source::SourceKind;
@@ -241,4 +245,111 @@ impl Write for Tee {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// A Redis server a test owns, on a free port, keeping its data on disk (AOF) so a restart
+/// keeps the claims, like a production Redis with persistence.
+pub struct OwnRedis {
+    port: u16,
+    dir: tempfile::TempDir,
+    child: Option<std::process::Child>,
+}
+
+impl OwnRedis {
+    /// Starts it (blocks until it accepts connections).
+    pub fn start() -> OwnRedis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut r = OwnRedis {
+            port,
+            dir: tempfile::tempdir().unwrap(),
+            child: None,
+        };
+        r.restart();
+        r
+    }
+
+    /// `redis://127.0.0.1:<port>/`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// Starts the server again on the same port and data directory.
+    pub fn restart(&mut self) {
+        let child = std::process::Command::new("redis-server")
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+            ])
+            .arg("--dir")
+            .arg(self.dir.path())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server must be installed (see .ci/run)");
+        self.child = Some(child);
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("own redis-server did not start on port {}", self.port);
+    }
+
+    /// Kills the server (its data stays on disk).
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// An `App` built from flags as `run` builds it: Redis at `redis_url` under `prefix`, the
+/// Cricbuzz live-scores fixture as its one source, X at `x`, flood cap 10.
+pub async fn live_app(redis_url: &str, prefix: &str, x: &MockServer) -> App {
+    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let template = root().join("templates/announce.txt");
+    let cli = Cli::try_parse_from([
+        "cricket-announcer",
+        "--redis-url",
+        redis_url,
+        "--key-prefix",
+        prefix,
+        "--source",
+        page.to_str().unwrap(),
+        "--template-path",
+        template.to_str().unwrap(),
+        "--x-api-base-url",
+        &x.uri(),
+        "--x-api-key",
+        "k",
+        "--x-api-secret",
+        "s",
+        "--x-access-token",
+        "t",
+        "--x-access-token-secret",
+        "ts",
+        "--max-posts-per-cycle",
+        "10",
+        "backfill",
+    ])
+    .unwrap();
+    let config = Config::from_settings(&cli.settings, &cli.source, Needs::Posting, false, false, false).unwrap();
+    App::build(&config, Buffer::default().output()).await.unwrap()
 }
