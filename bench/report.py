@@ -13,7 +13,7 @@ def load(name):
 
 
 def crit_ns(case):
-    with open(f"target/criterion/parse/{case}/new/estimates.json") as f:
+    with open(os.path.join(os.environ.get("CRITERION_HOME", "target/criterion"), "parse", case, "new", "estimates.json")) as f:
         return json.load(f)["median"]["point_estimate"]
 
 
@@ -89,9 +89,16 @@ print()
 
 # 4. Memory
 c = load("cycles.json")
+
+
+def cycle_line(f):
+    return (f"sources read {f['sources_read']}, failed {f['sources_failed']}; matches {f['matches']}; "
+            f"posted {f['posted']}, skipped {f['skipped']}, failed {f['failed']}, deferred {f['deferred']}")
+
+
 samples = c["samples"]
 rss = [s["vm_rss_kib"] / 1024 for s in samples]
-print(f"### 4. Memory ({c['sources']} sources, {c['cycles']} cycles back to back, {c['ms_per_cycle']:.1f} ms per cycle, {c['posts']} posts)\n")
+print(f"### 4. Memory of `cricket-announcer run` ({c['sources']} sources, {c['cycles']} cycles {c['interval_ms']} ms apart, {c['ms_per_cycle_with_interval']:.1f} ms per cycle with the interval, {c['posts']} posts)\n")
 print("| cycle | " + " | ".join(str(s["cycle"]) for s in samples) + " |")
 print("| --- | " + " | ".join("---:" for _ in samples) + " |")
 print("| VmRSS (MiB) | " + " | ".join(f"{r:.1f}" for r in rss) + " |")
@@ -99,7 +106,7 @@ after = rss[1:]
 growth = after[-1] - after[0] if len(after) > 1 else 0.0
 print(f"\nAfter 1,000 cycles: {rss[-1]:.1f} MiB (target ≤ 15 MB: {'✅' if rss[-1] * 1.048576 <= 15 else '❌'}); "
       f"change from cycle {samples[1]['cycle']} to {samples[-1]['cycle']}: {growth:+.1f} MiB. "
-      f"First cycle: {c['first_cycle']}. Last: {c['last_cycle']}.\n")
+      f"First cycle: {cycle_line(c['first_cycle'])}. Last: {cycle_line(c['last_cycle'])}.\n")
 
 # 5. Build and size
 size = int(open(os.path.join(out, "binary-size.txt")).read())

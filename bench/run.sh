@@ -3,13 +3,16 @@
 #
 #   bash bench/run.sh            # extraction, claim path, decision latency, memory, size
 #   BENCH_COLD=1 bash bench/run.sh   # also a cold `cargo build --release` in a fresh target dir
+#   CARGO_TARGET_DIR=… bash bench/run.sh   # builds and reads results there instead of target/
 #
 # Needs: redis-server and redis-benchmark (Redis 7), python3 with beautifulsoup4, lxml and
 # selectolax (`pip install beautifulsoup4 lxml selectolax`). Starts its own Redis on a free
 # loopback port and stops it on exit. Cargo commands run one at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=target/bench
+tgt=${CARGO_TARGET_DIR:-target}
+export CRITERION_HOME="$tgt/criterion"
+out=$tgt/bench
 mkdir -p "$out"
 log() { printf '== %s\n' "$*" >&2; }
 
@@ -46,20 +49,20 @@ cargo build --locked --release --examples --bin cricket-announcer >"$out/build.l
 
 # --- 2. Claim path, then redis-benchmark on the same server.
 log "claims example"
-target/release/examples/claims "$url" 1000 5 >"$out/claims.json"
+$tgt/release/examples/claims "$url" 1000 5 >"$out/claims.json"
 log "redis-benchmark -P 16 -t set -n 100000"
 redis-benchmark -h 127.0.0.1 -p "$port" -P 16 -t set -n 100000 -q --csv >"$out/redis-benchmark.csv"
 
 # --- 3. Decision latency.
 log "decision example"
-target/release/examples/decision "$url" 300 >"$out/decision.json"
+$tgt/release/examples/decision "$url" 300 >"$out/decision.json"
 
 # --- 4. Memory after 1,000 cycles with 20 sources.
 log "cycles example"
-target/release/examples/cycles "$url" 1000 >"$out/cycles.json"
+$tgt/release/examples/cycles "$url" 1000 >"$out/cycles.json"
 
 # --- 5. Size, and (on request) a cold build.
-stat -c %s target/release/cricket-announcer >"$out/binary-size.txt"
+stat -c %s "$tgt/release/cricket-announcer" >"$out/binary-size.txt"
 if [ "${BENCH_COLD:-0}" = 1 ]; then
   cold=$(mktemp -d)
   log "cold cargo build --release in $cold"

@@ -5,10 +5,11 @@
 //! a lone command; a large pipeline may take several reads.
 //!
 //! Rows:
-//! - `announce_new`: `Announcer::announce_sighting` of a new match (claim, post to a loopback X
-//!   stand-in, record `posted`);
-//! - `announce_held`: the same matches seen again (claim lost + TTL refresh), as every later
-//!   cycle does;
+//! - `cycle_new`: what `App::cycle` does with new matches: one batch look-up
+//!   (`Announcer::holders`) for all sightings, then `Announcer::announce_looked_up` for each
+//!   (claim, post to a loopback X stand-in, record `posted`);
+//! - `cycle_held`: the same matches seen again, as every later cycle sees them: the batch
+//!   look-up (which refreshes their TTLs) answers them all; nothing else is sent;
 //! - `claim_new` / `claim_held`: `ClaimStore::claim` alone, one call per sighting;
 //! - `claim_many_new` / `claim_many_held`: `ClaimStore::claim_many`, all sightings in one batch.
 //!
@@ -138,19 +139,23 @@ async fn main() {
             async move { ClaimStore::Redis(RedisClaims::connect(&url, &prefix, "bench").await.unwrap()) }
         };
 
-        // The bot's own path, new then held.
+        // The bot's own path, as `App::cycle` runs it (without reading sources and the marker
+        // refresh, once per cycle): one batch look-up for every sighting, then the announcement
+        // of each match the batch did not find held. New matches, then the same ones held.
         let announcer = Announcer::new(
-            store("announce").await,
+            store("cycle").await,
             Template::load(&template_path).unwrap(),
             None,
             Mode::Live(x.clone(), pace.clone()),
             policy,
         );
-        for (row, expect_posted) in [("announce_new", true), ("announce_held", false)] {
+        let key_refs: Vec<&MatchKey> = keys.iter().collect();
+        for (row, expect_posted) in [("cycle_new", true), ("cycle_held", false)] {
             let before = counters(&mut info).await;
             let t = Instant::now();
-            for (m, a) in matches.iter().zip(&aliases) {
-                let outcome = announcer.announce_sighting(m, a).await.unwrap();
+            let holders = announcer.holders(&key_refs).await.unwrap();
+            for ((m, a), holder) in matches.iter().zip(&aliases).zip(holders) {
+                let outcome = announcer.announce_looked_up(m, a, holder).await.unwrap();
                 assert_eq!(matches!(outcome, Outcome::Posted(_)), expect_posted, "{outcome:?}");
             }
             times.entry(row).or_default().push(t.elapsed().as_secs_f64() * 1e3);

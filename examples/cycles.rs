@@ -1,26 +1,24 @@
-//! Memory: resident set of the bot after many cycles with 20 sources.
+//! Memory: resident set of `cricket-announcer run` after many cycles with 20 sources.
 //!
-//! Builds the `App` from configuration exactly as `run` does (flags through `Cli`, then
-//! `Config::from_settings` and `App::build`), with 20 local-file sources (copies of the saved
-//! pages in `fixtures/`, every parser represented), a dedicated Redis and a loopback X stand-in,
-//! logging at `info` into a sink. Then calls `App::cycle` back to back (no poll interval: this
-//! is many hours of `run` squeezed together) and samples `VmRSS` from `/proc/self/status` every
-//! 100 cycles. The first cycles post (5 per cycle, the default flood cap); after that every
-//! match is already claimed and each cycle re-reads, re-parses and refreshes claims.
+//! Runs the release binary itself (`target/release/cricket-announcer`, next to this example's
+//! directory) as a child process: `run --init-store --cycles N` with 20 local-file sources
+//! (copies of the saved pages in `fixtures/`, every parser represented), the given Redis under a
+//! fresh key prefix, and a loopback X stand-in served from this process, logging JSON at
+//! `info`. The poll interval is 200 ms (the hidden `POLL_INTERVAL_MS` knob): many hours of `run`
+//! squeezed together, with the process idle between cycles as it is in production. Each time
+//! the child logs `cycle done` for cycle 1, 100, 200, …, this example reads `VmRSS` from
+//! `/proc/<pid>/status`. The first cycles post (5 per cycle, the default flood cap); after that
+//! every match is already claimed and each cycle re-reads, re-parses and refreshes claims.
 //!
-//! Usage: `cargo run --release --example cycles -- REDIS_URL [CYCLES]`. Prints one JSON object.
+//! Usage: `cargo build --release --bin cricket-announcer --example cycles`, then
+//! `target/release/examples/cycles REDIS_URL [CYCLES]`. Prints one JSON object.
 
 #[path = "support/mock_x.rs"]
 mod mock_x;
 
-use clap::Parser;
-use cricket_announcer::announcer::Output;
-use cricket_announcer::app::App;
-use cricket_announcer::cli::Cli;
-use cricket_announcer::config::{Config, Needs};
-use std::sync::{Arc, Mutex};
+use std::io::BufRead;
+use std::process::{Command, Stdio};
 use std::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 /// (kind, fixture): every parser, cycled to make 20 sources.
 const PAGES: &[(&str, &str)] = &[
@@ -47,9 +45,12 @@ const PAGES: &[(&str, &str)] = &[
     ),
 ];
 const SOURCES: usize = 20;
+/// Milliseconds between cycle starts: longer than a cycle, so the process is idle (as between
+/// real polls) when each sample is read.
+const INTERVAL_MS: u64 = 200;
 
-fn vm_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+fn vm_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
@@ -58,12 +59,15 @@ fn vm_rss_kib() -> u64 {
 async fn main() {
     let mut args = std::env::args().skip(1);
     let redis_url = args.next().expect("usage: cycles REDIS_URL [CYCLES]");
-    let cycles: usize = args.next().map(|s| s.parse().unwrap()).unwrap_or(1000);
+    let cycles: u64 = args.next().map(|s| s.parse().unwrap()).unwrap_or(1000);
     let root = env!("CARGO_MANIFEST_DIR");
-    let rss_at_start = vm_rss_kib();
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe.parent().unwrap().parent().unwrap().join("cricket-announcer");
+    assert!(
+        bin.exists(),
+        "build it first: cargo build --release --bin cricket-announcer"
+    );
 
-    let _logs =
-        tracing::subscriber::set_default(cricket_announcer::telemetry::subscriber("info", std::io::sink, false));
     let dir = tempfile::tempdir().unwrap();
     let mut sources = Vec::new();
     for i in 0..SOURCES {
@@ -75,67 +79,71 @@ async fn main() {
     }
     let mock = mock_x::start().await;
     let prefix = format!("bench:cycles:{}:", uuid::Uuid::new_v4().simple());
-    let mut argv: Vec<String> = [
-        "cricket-announcer",
-        "--redis-url",
-        &redis_url,
-        "--key-prefix",
-        &prefix,
-        "--x-api-base-url",
-        mock.base.as_str(),
-        "--x-api-key",
-        "k",
-        "--x-api-secret",
-        "s",
-        "--x-access-token",
-        "t",
-        "--x-access-token-secret",
-        "ts",
-        "--poll-interval-secs",
-        "1",
-        "--posts-per-minute",
-        "1000000",
-        "--posts-per-day",
-        "1000000",
-        "--template-path",
-        &format!("{root}/templates/announce.txt"),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut cmd = Command::new(&bin);
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("REDIS_URL", &redis_url)
+        .env("KEY_PREFIX", &prefix)
+        .env("X_API_BASE_URL", mock.base.as_str())
+        .env("X_API_KEY", "k")
+        .env("X_API_SECRET", "s")
+        .env("X_ACCESS_TOKEN", "t")
+        .env("X_ACCESS_TOKEN_SECRET", "ts")
+        .env("POLL_INTERVAL_MS", INTERVAL_MS.to_string())
+        .env("POSTS_PER_MINUTE", "1000000")
+        .env("POSTS_PER_DAY", "1000000")
+        .env("TEMPLATE_PATH", format!("{root}/templates/announce.txt"))
+        .env("LOG_FORMAT", "json")
+        .env("RUST_LOG", "info");
     for s in &sources {
-        argv.extend(["--source".to_string(), s.clone()]);
+        cmd.arg("--source").arg(s);
     }
-    argv.push("run".into());
-    let cli = Cli::try_parse_from(argv).unwrap();
-    let config = Config::from_settings(&cli.settings, &cli.source, Needs::Posting, false, false, false).unwrap();
-    let out: Output = Arc::new(Mutex::new(Box::new(std::io::sink())));
-    let app = App::build(&config, out).await.unwrap();
-    app.init_store().await.unwrap();
-
-    let cancel = CancellationToken::new();
-    let mut samples = vec![serde_json::json!({ "cycle": 0, "vm_rss_kib": vm_rss_kib() })];
-    let mut first = None;
-    let mut last = None;
+    cmd.args(["run", "--init-store", "--cycles", &cycles.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     let t = Instant::now();
-    for c in 1..=cycles {
-        let summary = app.cycle(&cancel).await;
-        assert_eq!(summary.sources_failed, 0, "{summary:?}");
-        if c == 1 {
-            first = Some(summary.line(false));
+    let mut child = cmd.spawn().unwrap();
+    let pid = child.id();
+    let rss_at_start = vm_rss_kib(pid);
+    let stderr = child.stderr.take().unwrap();
+
+    // The child's log is read on a thread of its own: reading it must never hold up the child.
+    let samples = tokio::task::spawn_blocking(move || {
+        let mut samples = Vec::new();
+        let (mut first, mut last) = (None, None);
+        for line in std::io::BufReader::new(stderr).lines() {
+            let line = line.unwrap();
+            let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            let fields = &event["fields"];
+            if fields["message"] != "cycle done" {
+                continue;
+            }
+            let rss = vm_rss_kib(pid);
+            let cycle = fields["cycle"].as_u64().unwrap();
+            assert_eq!(fields["sources_failed"], 0, "{line}");
+            if cycle == 1 || cycle % 100 == 0 {
+                samples.push(serde_json::json!({ "cycle": cycle, "vm_rss_kib": rss }));
+            }
+            if cycle == 1 {
+                first = Some(fields.clone());
+            }
+            last = Some(fields.clone());
         }
-        last = Some(summary.line(false));
-        if c % 100 == 0 {
-            samples.push(serde_json::json!({ "cycle": c, "vm_rss_kib": vm_rss_kib() }));
-        }
-    }
+        (samples, first, last)
+    });
+    let (samples, first, last) = samples.await.unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "cricket-announcer run exited with {status}");
     let elapsed = t.elapsed();
     println!(
         "{}",
         serde_json::json!({
             "sources": SOURCES,
             "cycles": cycles,
-            "ms_per_cycle": elapsed.as_secs_f64() * 1e3 / cycles as f64,
+            "interval_ms": INTERVAL_MS,
+            "ms_per_cycle_with_interval": elapsed.as_secs_f64() * 1e3 / cycles as f64,
             "posts": mock.requests.load(std::sync::atomic::Ordering::SeqCst),
             "first_cycle": first,
             "last_cycle": last,

@@ -1,7 +1,8 @@
 //! Decision latency: from a score page's bytes in hand to the POST leaving for X, per match.
 //!
 //! Each iteration takes the saved Cricbuzz live-scores page, parses it, dedupes by match key
-//! and filters (as `App::cycle` does), then announces each announceable match: claim in Redis
+//! and filters (as `App::cycle` does), looks the announceable matches up in one batch (as the
+//! cycle does), then announces each: claim in Redis
 //! (a fresh key prefix, so every match is new), render, post to a loopback X stand-in that
 //! answers 201 at once (`support/mock_x.rs`), record `posted`. The stand-in notes when each
 //! request arrives. Two numbers per match:
@@ -76,13 +77,14 @@ async fn main() {
                 std::collections::hash_map::Entry::Occupied(slot) => sightings[*slot.get()].1.push(alias),
             }
         }
+        sightings.retain(|(m, _)| filter.check(m).is_ok());
+        // The cycle's one batch look-up of every announceable match (all new here).
+        let keys: Vec<MatchKey> = sightings.iter().map(|(m, _)| MatchKey::for_match(m)).collect();
+        let holders = announcer.holders(&keys.iter().collect::<Vec<_>>()).await.unwrap();
         let mut first = true;
-        for (m, aliases) in &sightings {
-            if filter.check(m).is_err() {
-                continue;
-            }
+        for ((m, aliases), holder) in sightings.iter().zip(holders) {
             let start = Instant::now();
-            let outcome = announcer.announce_sighting(m, aliases).await.unwrap();
+            let outcome = announcer.announce_looked_up(m, aliases, holder).await.unwrap();
             assert!(matches!(outcome, Outcome::Posted(_)), "{outcome:?}");
             let arrived = mock.arrivals.recv().await.unwrap();
             if i >= WARM_UP {

@@ -6,7 +6,11 @@ use std::process::ExitCode;
 
 mod commands;
 
-#[tokio::main]
+// One thread runs every task. The bot's work is a few dozen page reads and claims every few
+// minutes, all I/O-bound but the parsing (milliseconds); a thread per core would add one malloc
+// arena per thread, each keeping its own share of a cycle's freed memory (docs/benchmarks.md,
+// memory). Blocking store calls (SQLite) still run on tokio's blocking pool.
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     if let Err(e) = dotenvy::dotenv() {
         if !e.not_found() {

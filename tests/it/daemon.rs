@@ -239,7 +239,7 @@ async fn healthz_answers_200_then_503_once_the_store_goes_away() {
     let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
     let addr = format!("127.0.0.1:{}", free_port());
     let mut cmd = bot(dir.path());
-    cmd.env("REDIS_URL", &redis.url())
+    cmd.env("REDIS_URL", redis.url())
         .env("KEY_PREFIX", unique_prefix())
         .env("METRICS_ADDR", &addr)
         .arg("--dry-run")
