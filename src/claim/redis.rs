@@ -105,9 +105,10 @@ impl RedisClaims {
         pipe.query_async(&mut self.conn.clone()).await.map_err(err("claim"))
     }
 
-    /// `GET key` for each key, each followed by `EXPIRE key ttl` when `refresh_secs` is set
-    /// (a no-op on an absent key), all in one pipeline (one round trip). The `GET` replies, in
-    /// order.
+    /// For each key, `GETEX key EX ttl` when `refresh_secs` is set (the value, and its TTL set
+    /// again in the same command; nothing happens to an absent key), else `GET key`, all in one
+    /// pipeline (one round trip). The values, in order. `GETEX` needs Redis 6.2
+    /// (<https://redis.io/docs/latest/commands/getex/>); the claim itself already needs 7.0.
     pub(super) async fn get_many(
         &self,
         keys: &[String],
@@ -115,10 +116,10 @@ impl RedisClaims {
     ) -> Result<Vec<Option<String>>, ClaimError> {
         let mut pipe = redis::pipe();
         for key in keys {
-            pipe.get(key);
-            if let Some(ttl) = refresh_secs {
-                pipe.expire(key, i64::try_from(ttl).unwrap_or(i64::MAX)).ignore();
-            }
+            match refresh_secs {
+                Some(ttl) => pipe.cmd("GETEX").arg(key).arg("EX").arg(ttl),
+                None => pipe.get(key),
+            };
         }
         pipe.query_async(&mut self.conn.clone()).await.map_err(err("peek"))
     }

@@ -464,15 +464,16 @@ mod lifecycle {
         assert_eq!(calls.get("evalsha"), Some(&(4 + 1)), "{calls:?}");
         assert_eq!(calls.get("script|load"), Some(&1), "{calls:?}");
 
-        // All four now held: the marker refresh and one pipelined batch (GET + EXPIRE per
-        // match), no claim attempted.
+        // All four now held: the marker refresh and one pipelined batch (one `GETEX`, read and
+        // TTL refresh in one, per match), no claim attempted.
         let second = bot.cycle(&CancellationToken::new()).await;
         assert_eq!((second.posted, second.skipped), (0, 4));
         let (reads, calls) = server_counts(&mut conn).await;
         assert_eq!(reads, 2, "{calls:?}");
-        assert_eq!(calls.get("get"), Some(&4), "{calls:?}");
-        assert_eq!(calls.get("expire"), Some(&(1 + 4)), "{calls:?}");
+        assert_eq!(calls.get("getex"), Some(&4), "{calls:?}");
+        assert_eq!(calls.get("expire"), Some(&1), "{calls:?}");
         assert_eq!(calls.get("set"), None, "{calls:?}");
+        assert_eq!(calls.get("get"), None, "{calls:?}");
         x.verify().await;
     }
 
