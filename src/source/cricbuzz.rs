@@ -143,21 +143,26 @@ fn rsc_payload(page: &str) -> Option<String> {
     // none): looked for again only once passed, so a page of many chunks and no end tag is read
     // once, not once per chunk.
     let mut next_close: Option<Option<usize>> = None;
+    // The same for the next chunk's opening: a `</script>` after it belongs to a later chunk
+    // (several pushes in one script element), so it cannot end this literal.
+    let mut next_open: Option<Option<usize>> = None;
+    let after = |at: usize, finder: &memmem::Finder<'_>, cache: &mut Option<Option<usize>>| match *cache {
+        Some(Some(found)) if found > at => Some(found),
+        Some(None) => None,
+        _ => {
+            let found = bytes
+                .get(at + 1..)
+                .and_then(|rest| finder.find(rest))
+                .map(|i| at + 1 + i);
+            *cache = Some(found);
+            found
+        }
+    };
     while let Some(at) = bytes.get(from..).and_then(|rest| finder.find(rest)) {
         // The opening quote is the last byte of CHUNK_OPEN.
         let quote = from + at + CHUNK_OPEN.len() - 1;
-        let close = match next_close {
-            Some(Some(close)) if close > quote => Some(close),
-            Some(None) => None,
-            _ => {
-                let found = bytes
-                    .get(quote + 1..)
-                    .and_then(|rest| script_end.find(rest))
-                    .map(|at| quote + 1 + at);
-                next_close = Some(found);
-                found
-            }
-        };
+        let close = after(quote, &script_end, &mut next_close)
+            .filter(|&close| after(quote, &finder, &mut next_open).is_none_or(|open| close < open));
         let end = close
             .and_then(|close| chunk_end(bytes, quote, close))
             .or_else(|| string_end(bytes, quote));
@@ -249,8 +254,13 @@ impl<'a> MatchInfos<'a> {
         let at = self.finder.find(bytes.get(self.from..)?)?;
         let after_key = self.from + at + RAW_MATCH_INFO_KEY.len();
         let mut start = after_key;
-        while bytes.get(start).is_some_and(u8::is_ascii_whitespace) {
-            start += 1;
+        // Whitespace, as is or escaped (`\n`, `\t`, `\r` in the literal).
+        loop {
+            match (bytes.get(start), bytes.get(start + 1)) {
+                (Some(b), _) if b.is_ascii_whitespace() => start += 1,
+                (Some(b'\\'), Some(b'n' | b't' | b'r')) => start += 2,
+                _ => break,
+            }
         }
         self.from = after_key;
         if bytes.get(start) != Some(&b'{') {
@@ -1053,6 +1063,42 @@ mod tests {
         let matches = parse(&html).expect("parses");
         assert_eq!(matches.len(), 1);
         assert_eq!(matches[0].teams[1].name, "Beta");
+    }
+
+    #[test]
+    fn several_pushes_in_one_script_element_are_each_read_to_their_own_end() {
+        let info = match_info("5", "");
+        let (a, b) = info.split_at(info.len() / 2);
+        let literal = |s: &str| serde_json::to_string(s).expect("string encodes");
+        let html = format!(
+            "<script>self.__next_f.push([1,{}]);self.__next_f.push([1,{}])</script>",
+            literal(a),
+            literal(b)
+        );
+        let matches = parse(&html).expect("parses");
+        assert_eq!(matches.len(), 1);
+        assert_eq!(matches[0].source_id, "5");
+    }
+
+    #[test]
+    fn many_pushes_sharing_one_end_tag_after_a_long_backslash_run_finish() {
+        // Each chunk used to count the same run of backslashes before the one `</script>`:
+        // quadratic in the page (this input took ~100 s in a debug build). Now each chunk ends
+        // at its own literal; no timing is asserted here (benchmarks hold timings).
+        let n = 40_000;
+        let html = format!(
+            "<script>{}self.__next_f.push([1,\"{}\\\"])</script>",
+            "self.__next_f.push([1,\"a\"]);".repeat(n),
+            "\\\\".repeat(n)
+        );
+        assert!(matches!(parse(&html), Err(ParseError::NoMatches { .. })));
+    }
+
+    #[test]
+    fn escaped_whitespace_between_the_key_and_the_object_is_skipped() {
+        let payload = match_info("6", "").replacen("\"matchInfo\":", "\"matchInfo\":\n\t ", 1);
+        let matches = parse(&page(&payload)).expect("parses");
+        assert_eq!(matches[0].source_id, "6");
     }
 
     #[test]
