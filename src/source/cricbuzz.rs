@@ -158,9 +158,16 @@ fn rsc_payload(page: &str) -> Option<String> {
             found
         }
     };
-    while let Some(at) = bytes.get(from..).and_then(|rest| finder.find(rest)) {
+    loop {
+        // Where the previous chunk looked for this one, the search is not repeated.
+        let open = match next_open {
+            Some(Some(open)) if open >= from => Some(open),
+            Some(None) => None,
+            _ => bytes.get(from..).and_then(|rest| finder.find(rest)).map(|at| from + at),
+        };
+        let Some(open) = open else { break };
         // The opening quote is the last byte of CHUNK_OPEN.
-        let quote = from + at + CHUNK_OPEN.len() - 1;
+        let quote = open + CHUNK_OPEN.len() - 1;
         let close = after(quote, &script_end, &mut next_close)
             .filter(|&close| after(quote, &finder, &mut next_open).is_none_or(|open| close < open));
         let end = close
