@@ -221,18 +221,27 @@ impl EmbeddedClaims {
         .await
     }
 
-    pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
-        let key = key.to_string();
+    /// Runs `f` on a blocking thread as a plain read, not a write transaction: it works on a
+    /// read-only (dry-run) store.
+    async fn read<T: Send + 'static>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, ClaimError> {
         let conn = Arc::clone(&self.conn);
-        // A plain read, not a write transaction: it works on a read-only (dry-run) store.
         tokio::task::spawn_blocking(move || {
             let guard = conn
                 .lock()
                 .map_err(|_| ClaimError::Task("store connection poisoned".into()))?;
-            live(&guard, &key).map_err(err("get"))
+            f(&guard).map_err(err(op))
         })
         .await
         .map_err(|e| ClaimError::Task(e.to_string()))?
+    }
+
+    pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
+        let key = key.to_string();
+        self.read("get", move |c| live(c, &key)).await
     }
 
     /// Each key's live record; with `refresh_secs`, in one `BEGIN IMMEDIATE` transaction that
@@ -264,17 +273,7 @@ impl EmbeddedClaims {
                 })
                 .await
             }
-            None => {
-                let conn = Arc::clone(&self.conn);
-                tokio::task::spawn_blocking(move || {
-                    let guard = conn
-                        .lock()
-                        .map_err(|_| ClaimError::Task("store connection poisoned".into()))?;
-                    read_all(&guard, &keys).map_err(err("peek"))
-                })
-                .await
-                .map_err(|e| ClaimError::Task(e.to_string()))?
-            }
+            None => self.read("peek", move |c| read_all(c, &keys)).await,
         }
     }
 
