@@ -133,28 +133,47 @@ impl EmbeddedClaims {
         &self.owner
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction on a blocking thread, so SQLite's file
-    /// locks never stall the async runtime.
-    async fn tx<T: Send + 'static>(
+    /// Runs `f` on the connection on a blocking thread, so SQLite's file locks never stall the
+    /// async runtime. Errors are reported as `op`.
+    async fn blocking<T: Send + 'static>(
         &self,
         op: &'static str,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, ClaimError> {
         let conn = Arc::clone(&self.conn);
         tokio::task::spawn_blocking(move || {
             let mut guard = conn
                 .lock()
                 .map_err(|_| ClaimError::Task("store connection poisoned".into()))?;
-            let run = || {
-                let tx = guard.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let out = f(&tx)?;
-                tx.commit()?;
-                Ok(out)
-            };
-            run().map_err(err(op))
+            f(&mut guard).map_err(err(op))
         })
         .await
         .map_err(|e| ClaimError::Task(e.to_string()))?
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction (see [`EmbeddedClaims::blocking`]).
+    async fn tx<T: Send + 'static>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, ClaimError> {
+        self.blocking(op, move |c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let out = f(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        })
+        .await
+    }
+
+    /// Runs `f` as a plain read, not a write transaction: it works on a read-only (dry-run)
+    /// store.
+    async fn read<T: Send + 'static>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, ClaimError> {
+        self.blocking(op, move |c| f(c)).await
     }
 
     pub(super) async fn set_nx(&self, key: &str, value: &str, ttl_secs: u64) -> Result<Option<String>, ClaimError> {
@@ -219,24 +238,6 @@ impl EmbeddedClaims {
             Ok(out)
         })
         .await
-    }
-
-    /// Runs `f` on a blocking thread as a plain read, not a write transaction: it works on a
-    /// read-only (dry-run) store.
-    async fn read<T: Send + 'static>(
-        &self,
-        op: &'static str,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
-    ) -> Result<T, ClaimError> {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
-            let guard = conn
-                .lock()
-                .map_err(|_| ClaimError::Task("store connection poisoned".into()))?;
-            f(&guard).map_err(err(op))
-        })
-        .await
-        .map_err(|e| ClaimError::Task(e.to_string()))?
     }
 
     pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
