@@ -9,24 +9,28 @@
 //! description, format, venue, start time or state: the teams are read out of the title, and the
 //! state is guessed from whether the title carries a score (see [`parse`]).
 //!
-//! The XML is read with `roxmltree`, which rejects DTDs, so entity-expansion bombs never expand.
+//! The XML is read as a stream of events with `quick-xml`; nothing is built but the matches. A
+//! DTD is refused outright, so entity-expansion bombs never expand, and only the five predefined
+//! entities and character references are resolved.
 
 use crate::cricket::{Format, Match, MatchState, Site, Team};
 use crate::source::ParseError;
-use roxmltree::{Document, Node};
+use quick_xml::events::{BytesRef, Event};
+use quick_xml::Reader;
 use std::collections::HashSet;
+use std::sync::LazyLock;
 use url::Url;
 
-/// Match pages as the feed's `guid`s name them, on ESPNcricinfo's current host and over HTTPS
+/// ESPNcricinfo's current host over HTTPS; match pages are `/ci/engine/match/<id>.html` on it
 /// (the feed's own `http://www.cricinfo.com/…` redirects there).
-const MATCH_URL_PREFIX: &str = "https://www.espncricinfo.com/ci/engine/match/";
+static MATCH_HOST: LazyLock<Option<Url>> = LazyLock::new(|| Url::parse("https://www.espncricinfo.com/").ok());
 
 /// ESPNcricinfo ids are 6 to 7 digits today; the bound only keeps junk out.
 const MAX_ID_DIGITS: usize = 12;
 
-/// Deepest element nesting handed to `roxmltree`. Its parser recurses once per level, so a feed
-/// of thousands of nested tags would overflow the stack and abort the process; the live-scores
-/// feed nests four deep (`rss > channel > item > title`).
+/// Deepest element nesting accepted. The live-scores feed nests four deep
+/// (`rss > channel > item > title`); anything far deeper is not the feed, and refusing it keeps
+/// the element stack small whatever the input.
 const MAX_DEPTH: usize = 64;
 
 /// Reads every match in an ESPNcricinfo live-scores RSS feed.
@@ -37,7 +41,8 @@ const MAX_DEPTH: usize = 64;
 /// whose `guid` is anything else (missing, junk, junk around a URL) is skipped rather than guessed
 /// at. The URL is `https://www.espncricinfo.com/ci/engine/match/<id>.html`. The two team names are
 /// the title's two sides around " v ", with scores, `&`, `*` and declarations removed; an item
-/// whose title does not split into two named sides is skipped.
+/// whose title does not split into two named sides is skipped. Only an item's first `guid` and
+/// first `title` count, and of each only the text (and CDATA) directly inside it.
 ///
 /// The feed has no state. A title with a score means play has begun, so the match is
 /// [`MatchState::Live`] (a finished match that is still listed also looks like this: the feed does
@@ -49,114 +54,208 @@ const MAX_DEPTH: usize = 64;
 ///
 /// - [`ParseError::Empty`] when the text is empty or only whitespace;
 /// - [`ParseError::LayoutNotRecognised`] when it is not well-formed XML (including any XML with a
-///   DTD) or has no `rss > channel`;
+///   DTD, an unknown entity, or elements nested deeper than 64) or has no `rss > channel`;
 /// - [`ParseError::NoMatches`] when the channel has no item with a match id in its `guid` and a
 ///   "Team v Team" title.
 pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     if page.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    if nesting_exceeds(page, MAX_DEPTH) {
-        return Err(ParseError::LayoutNotRecognised {
-            what: format!("XML elements nested deeper than {MAX_DEPTH}; not the ESPNcricinfo live-scores RSS feed"),
-        });
-    }
-    let doc = Document::parse(page).map_err(|e| ParseError::LayoutNotRecognised {
-        what: format!("not well-formed XML ({e}); expected the ESPNcricinfo live-scores RSS feed"),
-    })?;
-    let root = doc.root_element();
-    let channel = (root.tag_name().name() == "rss")
-        .then(|| child(root, "channel"))
-        .flatten()
-        .ok_or_else(|| ParseError::LayoutNotRecognised {
-            what: "no `rss > channel` element (ESPNcricinfo live-scores RSS)".to_string(),
-        })?;
-
-    let items: Vec<Node> = channel
-        .children()
-        .filter(|n| n.is_element() && n.tag_name().name() == "item")
-        .collect();
+    let feed = read_feed(page).map_err(|what| ParseError::LayoutNotRecognised { what })?;
     let mut seen = HashSet::new();
-    let matches: Vec<Match> = items
+    let matches: Vec<Match> = feed
+        .items
         .iter()
-        .filter_map(|&item| read_item(item))
+        .filter_map(read_item)
         .filter(|m| seen.insert(m.source_id.clone()))
         .collect();
     if matches.is_empty() {
         return Err(ParseError::NoMatches {
             what: format!(
                 "{} `item`(s) in the channel, none with a `…/match/<id>.html` URL as its `guid` and a \"Team v Team\" title",
-                items.len()
+                feed.items.len()
             ),
         });
     }
     Ok(matches)
 }
 
-/// Whether elements in `page` nest deeper than `max`, found by a scan that skips comments, CDATA,
-/// processing instructions, declarations and quoted attribute values, so that none of their `<`
-/// or `>` count. Malformed or truncated text stops the scan; the XML parser then rejects it.
-fn nesting_exceeds(page: &str, max: usize) -> bool {
+/// The parts of the feed a match is read from.
+#[derive(Debug, Default)]
+struct Feed {
+    items: Vec<Item>,
+}
+
+/// One `rss > channel > item`: the text directly inside its first `guid` and first `title`
+/// (`None`: no such element).
+#[derive(Debug, Default)]
+struct Item {
+    guid: Option<String>,
+    title: Option<String>,
+}
+
+/// Which item field the text being read belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Guid,
+    Title,
+}
+
+/// Reads the feed's items in one pass over the XML events, checking well-formedness as it goes
+/// (end tags match, every element is closed, one root, no DTD).
+///
+/// # Errors
+/// What is wrong, as the `what` of [`ParseError::LayoutNotRecognised`].
+fn read_feed(page: &str) -> Result<Feed, String> {
+    const NOT_FEED: &str = "expected the ESPNcricinfo live-scores RSS feed";
+    let malformed = |e: &dyn std::fmt::Display| format!("not well-formed XML ({e}); {NOT_FEED}");
+    let mut reader = Reader::from_str(page);
+    // Closing tags must match their opening ones (quick-xml's default, stated because the
+    // well-formedness checks below rely on it).
+    reader.config_mut().check_end_names = true;
+
+    let mut feed = Feed::default();
+    // Depth of open elements: 1 = the root, 2 = a child of the root (the channel), 3 = an item,
+    // 4 = an item's field.
     let mut depth = 0usize;
-    let mut from = 0;
-    while let Some(rest) = page.get(from..) {
-        let Some(open) = rest.find('<') else { break };
-        let Some(tag) = rest.get(open..) else { break };
-        let skip_to = |end: &str| tag.find(end).map(|i| i + end.len());
-        let consumed = if tag.starts_with("<!--") {
-            skip_to("-->")
-        } else if tag.starts_with("<![CDATA[") {
-            skip_to("]]>")
-        } else if tag.starts_with("<?") {
-            skip_to("?>")
-        } else if tag.starts_with("<!") {
-            skip_to(">")
-        } else if tag.starts_with("</") {
-            depth = depth.saturating_sub(1);
-            skip_to(">")
-        } else {
-            let end = tag_end(tag.as_bytes());
-            if let Some(end) = end {
-                if tag.as_bytes().get(end.wrapping_sub(1)) != Some(&b'/') {
-                    depth += 1;
-                    if depth > max {
-                        return true;
+    let mut root_done = false;
+    let mut saw_channel = false;
+    let mut in_channel = false;
+    let mut in_item = false;
+    let mut slot: Option<Slot> = None;
+    loop {
+        let event = reader.read_event().map_err(|e| malformed(&e))?;
+        match event {
+            Event::Start(e) => {
+                if root_done {
+                    return Err(malformed(&"content after the root element"));
+                }
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(format!("XML elements nested deeper than {MAX_DEPTH}; {NOT_FEED}"));
+                }
+                let name = e.local_name();
+                match depth {
+                    1 if name.as_ref() != b"rss" => return Err(no_channel()),
+                    2 if name.as_ref() == b"channel" && !saw_channel => {
+                        saw_channel = true;
+                        in_channel = true;
                     }
+                    3 if in_channel && name.as_ref() == b"item" => {
+                        in_item = true;
+                        feed.items.push(Item::default());
+                    }
+                    4 if in_item => slot = open_field(&mut feed, name.as_ref()),
+                    _ => {}
                 }
             }
-            end.map(|end| end + 1)
-        };
-        let Some(consumed) = consumed else { break };
-        from += open + consumed.max(1);
-    }
-    false
-}
-
-/// Index of the `>` closing the start tag at the beginning of `tag`, outside quoted values.
-fn tag_end(tag: &[u8]) -> Option<usize> {
-    let mut quote = None;
-    for (i, &b) in tag.iter().enumerate() {
-        match (quote, b) {
-            (Some(q), _) if b == q => quote = None,
-            (Some(_), _) => {}
-            (None, b'"' | b'\'') => quote = Some(b),
-            (None, b'>') => return Some(i),
-            (None, _) => {}
+            Event::Empty(e) => {
+                if root_done {
+                    return Err(malformed(&"content after the root element"));
+                }
+                match depth {
+                    0 => return Err(no_channel()),
+                    2 if in_channel && e.local_name().as_ref() == b"item" => feed.items.push(Item::default()),
+                    // `<title/>`: present, and empty (so a later `title` is not read).
+                    3 if in_item => {
+                        open_field(&mut feed, e.local_name().as_ref());
+                    }
+                    _ => {}
+                }
+            }
+            Event::End(_) => {
+                match depth {
+                    1 => root_done = true,
+                    2 => in_channel = false,
+                    3 => in_item = false,
+                    4 => slot = None,
+                    _ => {}
+                }
+                depth = depth.saturating_sub(1);
+            }
+            Event::Text(t) => {
+                if depth == 0 && !t.iter().all(u8::is_ascii_whitespace) {
+                    return Err(malformed(&"text outside the root element"));
+                }
+                if let Some(field) = field_text(&mut feed, slot, depth) {
+                    field.push_str(&t.decode().map_err(|e| malformed(&e))?);
+                }
+            }
+            Event::CData(t) => {
+                if let Some(field) = field_text(&mut feed, slot, depth) {
+                    field.push_str(&t.decode().map_err(|e| malformed(&e))?);
+                }
+            }
+            Event::GeneralRef(r) => {
+                let resolved = resolve_reference(&r).ok_or_else(|| malformed(&"an unknown entity reference"))?;
+                if let Some(field) = field_text(&mut feed, slot, depth) {
+                    field.push(resolved);
+                }
+            }
+            Event::DocType(_) => return Err(malformed(&"a DTD, which is refused")),
+            Event::Decl(_) | Event::PI(_) | Event::Comment(_) => {}
+            Event::Eof => break,
         }
     }
-    None
+    if depth != 0 || !root_done {
+        return Err(malformed(&"the text ends before the root element is closed"));
+    }
+    if !saw_channel {
+        return Err(no_channel());
+    }
+    Ok(feed)
 }
 
-/// The first child element of `node` named `name`.
-fn child<'a, 'input>(node: Node<'a, 'input>, name: &str) -> Option<Node<'a, 'input>> {
-    node.children().find(|n| n.is_element() && n.tag_name().name() == name)
+fn no_channel() -> String {
+    "no `rss > channel` element (ESPNcricinfo live-scores RSS)".to_string()
+}
+
+/// Marks the current item's field `name` as being read, when it is the first `guid` or `title`.
+fn open_field(feed: &mut Feed, name: &[u8]) -> Option<Slot> {
+    let item = feed.items.last_mut()?;
+    let (slot, value) = match name {
+        b"guid" => (Slot::Guid, &mut item.guid),
+        b"title" => (Slot::Title, &mut item.title),
+        _ => return None,
+    };
+    // A second `guid` or `title` in one item is not read: the first one names the match.
+    if value.is_some() {
+        return None;
+    }
+    *value = Some(String::new());
+    Some(slot)
+}
+
+/// The text being read for the current item's `slot`, if any: only text directly inside the
+/// field (at `depth` 4), not inside an element within it.
+fn field_text(feed: &mut Feed, slot: Option<Slot>, depth: usize) -> Option<&mut String> {
+    if depth != 4 {
+        return None;
+    }
+    let item = feed.items.last_mut()?;
+    match slot? {
+        Slot::Guid => item.guid.as_mut(),
+        Slot::Title => item.title.as_mut(),
+    }
+}
+
+/// The character an entity or character reference stands for: `&#38;`, `&#x26;`, or one of
+/// XML's five predefined entities (<https://www.w3.org/TR/xml/#sec-predefined-ent>); `None` for
+/// anything else, which in a document without a DTD is not well-formed.
+fn resolve_reference(r: &BytesRef<'_>) -> Option<char> {
+    if let Ok(Some(c)) = r.resolve_char_ref() {
+        return Some(c);
+    }
+    let name = r.decode().ok()?;
+    quick_xml::escape::resolve_predefined_entity(&name)?.chars().next()
 }
 
 /// One `item`, or `None` when its `guid` has no match id or its title no two teams.
-fn read_item(item: Node) -> Option<Match> {
-    let id = match_id(child(item, "guid")?.text()?)?;
-    let url = Url::parse(&format!("{MATCH_URL_PREFIX}{id}.html")).ok()?;
-    let title = clean_text(child(item, "title")?.text()?)?;
+fn read_item(item: &Item) -> Option<Match> {
+    let id = match_id(item.guid.as_deref()?)?;
+    let mut url = MATCH_HOST.clone()?;
+    url.set_path(&format!("/ci/engine/match/{id}.html"));
+    let title = clean_text(item.title.as_deref()?)?;
     let (first, second) = split_once_exact(&title, " v ")?;
     let (name1, scored1) = team_and_score(first);
     let (name2, scored2) = team_and_score(second);
@@ -182,7 +281,40 @@ fn read_item(item: Node) -> Option<Match> {
 /// URLs (the 2015 damaged fixture); such a `guid` is no longer the item's identity, so it is not
 /// mined for a number that happens to look like one.
 fn match_id(guid: &str) -> Option<String> {
-    let url = Url::parse(guid.trim()).ok()?;
+    let guid = guid.trim();
+    plain_match_id(guid)
+        .map(str::to_string)
+        .or_else(|| parsed_match_id(guid))
+}
+
+/// The feed's own guids, `http://www.cricinfo.com/ci/engine/match/<id>.html`, read without a
+/// URL parser: one of the site's usual hosts, then a path of letters, digits, `/`, `-`, `_` and
+/// `.` with no dot segment, no query, no fragment, no port, no user. What this accepts, the URL
+/// parser reads the same way (nothing in it is normalised); anything else goes to
+/// [`parsed_match_id`], so this only saves the parse on the common case.
+fn plain_match_id(guid: &str) -> Option<&str> {
+    const HOSTS: [&str; 5] = [
+        "www.cricinfo.com",
+        "static.cricinfo.com",
+        "cricinfo.com",
+        "www.espncricinfo.com",
+        "espncricinfo.com",
+    ];
+    let rest = guid.strip_prefix("https://").or_else(|| guid.strip_prefix("http://"))?;
+    let (host, path) = rest.split_at(rest.find('/')?);
+    let plain = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.');
+    if !HOSTS.contains(&host) || !path.bytes().all(plain) || path.contains("/.") {
+        return None;
+    }
+    let (dir, file) = path.rsplit_once('/')?;
+    let id = file.strip_suffix(".html")?;
+    let digits = !id.is_empty() && id.len() <= MAX_ID_DIGITS && id.bytes().all(|b| b.is_ascii_digit());
+    (dir.rsplit('/').next() == Some("match") && digits).then_some(id)
+}
+
+/// [`match_id`] for any other guid, through the URL parser (other hosts, encodings, ports…).
+fn parsed_match_id(guid: &str) -> Option<String> {
+    let url = Url::parse(guid).ok()?;
     let host = url.host_str()?;
     let ours = ["cricinfo.com", "espncricinfo.com"]
         .iter()
@@ -207,18 +339,27 @@ fn split_once_exact<'t>(text: &'t str, sep: &str) -> Option<(&'t str, &'t str)> 
 /// a score followed it. Only trailing score tokens are removed, so "Trinidad & Tobago" keeps its
 /// `&`; the flip side is that a team whose name ends in a bare number would lose it.
 fn team_and_score(side: &str) -> (Option<String>, bool) {
-    let mut words: Vec<&str> = side.split_whitespace().collect();
+    let mut rest = side.trim_end();
     let mut scored = false;
-    while let Some(&last) = words.last() {
+    while !rest.is_empty() {
+        let (head, last) = rest.rsplit_once(char::is_whitespace).unwrap_or(("", rest));
         if is_score(last) {
             scored = true;
         } else if !matches!(last, "*" | "&" | "(f/o)" | "f/o") {
             break;
         }
-        words.pop();
+        rest = head.trim_end();
     }
-    // A batting marker stuck to the name ("Australia*").
-    let name = words.join(" ").trim_end_matches('*').trim_end().to_string();
+    // Words single-spaced, then a batting marker stuck to the name ("Australia*") removed.
+    let mut name = String::with_capacity(rest.len());
+    for word in rest.split_whitespace() {
+        if !name.is_empty() {
+            name.push(' ');
+        }
+        name.push_str(word);
+    }
+    let kept = name.trim_end_matches('*').trim_end().len();
+    name.truncate(kept);
     ((!name.is_empty()).then_some(name), scored)
 }
 
@@ -398,6 +539,59 @@ mod tests {
     }
 
     #[test]
+    fn the_plain_reading_of_a_guid_agrees_with_the_url_parser_wherever_it_answers() {
+        let guids = [
+            "http://www.cricinfo.com/ci/engine/match/1157657.html",
+            "https://static.cricinfo.com/ci/engine/current/match/754941.html",
+            "http://espncricinfo.com/match/1.html",
+            "http://www.cricinfo.com/ci/engine/match/1157657.html?CMP=OTC-RSS",
+            "http://www.cricinfo.com/ci/engine/match/../match/7.html",
+            "http://www.cricinfo.com/ci/engine/match/./7.html",
+            "http://www.cricinfo.com/ci/engine/%6Datch/7.html",
+            "http://www.cricinfo.com:80/ci/engine/match/7.html",
+            "http://evil.com@www.cricinfo.com/ci/engine/match/7.html",
+            "http://www.cricinfo.com@evil.com/ci/engine/match/7.html",
+            "http://WWW.CRICINFO.COM/ci/engine/match/7.html",
+            "http://www.cricinfo.com\\ci\\engine\\match\\7.html",
+            "http://www.cricinfo.com/ci/engine/match/7.html#x",
+            "http://www.cricinfo.com/ci/engine/match//7.html",
+            "http://www.cricinfo.com//match/7.html",
+            "http://www.cricinfo.com/ci/engine/match/1157\n657.html",
+            "http://www.cricinfo.com/match/0000000000001.html",
+            "http://www.cricinfo.com/match/.html",
+            "http://www.cricinfo.com",
+            "http://www.cricinfo.com/",
+        ];
+        for guid in guids {
+            if let Some(id) = plain_match_id(guid) {
+                assert_eq!(parsed_match_id(guid).as_deref(), Some(id), "{guid}");
+            }
+            assert_eq!(
+                match_id(guid),
+                parsed_match_id(guid),
+                "{guid}: the two readings together answer as the parser alone"
+            );
+        }
+        assert_eq!(
+            plain_match_id(guids[0]),
+            Some("1157657"),
+            "the feed's own form takes the plain path"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn match_ids_read_plainly_are_the_ids_the_url_parser_reads(
+            guid in "https?://(www\\.|static\\.|WWW\\.)?(espn)?cricinfo\\.com(:80)?(/[a-z0-9._%?#@-]{0,6}){0,4}/(match|m\\.tch|%6datch)/[0-9]{0,14}\\.html"
+        ) {
+            if let Some(id) = plain_match_id(&guid) {
+                let parsed = parsed_match_id(&guid);
+                proptest::prop_assert_eq!(parsed.as_deref(), Some(id));
+            }
+        }
+    }
+
+    #[test]
     fn items_without_an_id_or_two_named_teams_are_skipped_and_repeats_dropped() {
         let feed = r#"<rss version="2.0"><channel>
             <item><title>A v B</title></item>
@@ -434,16 +628,54 @@ mod tests {
     }
 
     #[test]
-    fn nesting_is_measured_outside_comments_cdata_and_attribute_values() {
-        assert!(!nesting_exceeds(FEED, 4));
-        assert!(nesting_exceeds(FEED, 3));
-        assert!(!nesting_exceeds(DAMAGED, 4));
-        let tricky = "<a><!-- <b><b> --><![CDATA[<c><c>]]><?pi <d>?><e f='<g>' h=\"/>\"/><i/></a>";
-        assert!(!nesting_exceeds(tricky, 1));
-        assert!(nesting_exceeds("<a><b><c>", 2));
-        assert!(!nesting_exceeds("<a></a><b></b><c/>", 1));
-        for cut in ["<", "<!--", "<![CDATA[", "<?", "<a b='", "</"] {
-            assert!(!nesting_exceeds(cut, 0), "{cut}");
+    fn only_the_text_directly_inside_an_items_first_title_and_guid_counts() {
+        let feed = r#"<rss><channel>
+            <item><title>Kent <b>(W)</b>v Essex</title><guid>http://www.cricinfo.com/ci/engine/match/7.html</guid><guid>http://www.cricinfo.com/ci/engine/match/8.html</guid></item>
+            <item><title>Kent &#x26; Co v Essex&#42;</title><title>X v Y</title><guid><!-- c -->http://www.cricinfo.com/ci/engine/match/9.html</guid></item>
+            <item><title/><guid>http://www.cricinfo.com/ci/engine/match/10.html</guid></item>
+            <item/>
+        </channel></rss>"#;
+        let matches = parse(feed).expect("parses");
+        let got: Vec<_> = matches.iter().map(|m| (m.source_id.as_str(), m.title())).collect();
+        assert_eq!(
+            got,
+            [
+                ("7", "Kent v Essex".to_string()),
+                ("9", "Kent & Co v Essex".to_string())
+            ]
+        );
+        assert_eq!(
+            parse("<rss><channel><item/><item><title/></item></channel></rss>"),
+            Err(ParseError::NoMatches {
+                what: "2 `item`(s) in the channel, none with a `…/match/<id>.html` URL as its `guid` and a \"Team v Team\" title".into()
+            })
+        );
+    }
+
+    #[test]
+    fn xml_that_is_not_well_formed_is_not_recognised_and_says_why() {
+        let item = "<item><title>A v B</title><guid>http://www.cricinfo.com/ci/engine/match/1.html</guid></item>";
+        for (page, why) in [
+            (format!("<rss><channel>{item}</channel></rss><rss/>"), "after the root"),
+            (format!("<rss><channel>{item}</channel></rss>text"), "outside the root"),
+            (format!("<rss><channel>{item}</rss></channel>"), "not well-formed"),
+            (
+                format!("<rss><channel>{item}</channel>"),
+                "ends before the root element is closed",
+            ),
+            (
+                "<rss><channel><item><title>A&nbsp;v B</title></item></channel></rss>".to_string(),
+                "unknown entity",
+            ),
+            (
+                format!("<rss><channel>{}{item}</channel></rss>", "<x>".repeat(70)),
+                "nested deeper than 64",
+            ),
+        ] {
+            match parse(&page) {
+                Err(ParseError::LayoutNotRecognised { what }) => assert!(what.contains(why), "{page}: {what}"),
+                other => panic!("{page}: {other:?}"),
+            }
         }
     }
 
