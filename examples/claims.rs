@@ -78,7 +78,9 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-#[tokio::main]
+// The runtime `run` itself uses (src/main.rs): one thread, so the connection's replies and the
+// code reading them never cross threads here either.
+#[tokio::main(flavor = "current_thread")]
 async fn main() {
     let mut args = std::env::args().skip(1);
     let url = args.next().expect("usage: claims REDIS_URL [SIGHTINGS] [REPEATS]");
@@ -154,8 +156,8 @@ async fn main() {
             let before = counters(&mut info).await;
             let t = Instant::now();
             let holders = announcer.holders(&key_refs).await.unwrap();
-            for ((m, a), holder) in matches.iter().zip(&aliases).zip(holders) {
-                let outcome = announcer.announce_looked_up(m, a, holder).await.unwrap();
+            for (((m, a), k), holder) in matches.iter().zip(&aliases).zip(&keys).zip(holders) {
+                let outcome = announcer.announce_looked_up(k, m, a, holder).await.unwrap();
                 assert_eq!(matches!(outcome, Outcome::Posted(_)), expect_posted, "{outcome:?}");
             }
             times.entry(row).or_default().push(t.elapsed().as_secs_f64() * 1e3);

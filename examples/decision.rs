@@ -30,7 +30,9 @@ use std::time::{Duration, Instant};
 
 const WARM_UP: usize = 20;
 
-#[tokio::main]
+// The runtime `run` itself uses (src/main.rs): one thread, so the connection's replies and the
+// code reading them never cross threads here either.
+#[tokio::main(flavor = "current_thread")]
 async fn main() {
     let mut args = std::env::args().skip(1);
     let redis_url = args.next().expect("usage: decision REDIS_URL [ITERATIONS]");
@@ -82,9 +84,9 @@ async fn main() {
         let keys: Vec<MatchKey> = sightings.iter().map(|(m, _)| MatchKey::for_match(m)).collect();
         let holders = announcer.holders(&keys.iter().collect::<Vec<_>>()).await.unwrap();
         let mut first = true;
-        for ((m, aliases), holder) in sightings.iter().zip(holders) {
+        for (((m, aliases), key), holder) in sightings.iter().zip(&keys).zip(holders) {
             let start = Instant::now();
-            let outcome = announcer.announce_looked_up(m, aliases, holder).await.unwrap();
+            let outcome = announcer.announce_looked_up(key, m, aliases, holder).await.unwrap();
             assert!(matches!(outcome, Outcome::Posted(_)), "{outcome:?}");
             let arrived = mock.arrivals.recv().await.unwrap();
             if i >= WARM_UP {

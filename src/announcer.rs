@@ -235,29 +235,30 @@ impl Announcer {
     }
 
     /// As [`Announcer::announce_sighting`], for a match whose holder the cycle already looked
-    /// up with [`Announcer::holders`]: `Some(holder)` is skipped at once (logged with who, since
-    /// when and in which state); `None` goes on to the claim, which alone decides (in dry run, to
-    /// the post's preview without a second look).
+    /// up with [`Announcer::holders`] under `key` (the match's [`MatchKey::for_match`], which
+    /// the cycle has at hand): `Some(holder)` is skipped at once (logged with who, since when and
+    /// in which state); `None` goes on to the claim, which alone decides (in dry run, to the
+    /// post's preview without a second look).
     ///
     /// # Errors
     /// As for [`Announcer::announce`].
-    #[tracing::instrument(skip_all, fields(match_key = %MatchKey::for_match(m), source = %m.alias()))]
+    #[tracing::instrument(skip_all, fields(match_key = %key, source = %m.alias()))]
     pub async fn announce_looked_up(
         &self,
+        key: &MatchKey,
         m: &Match,
         aliases: &[String],
         holder: Option<Claim>,
     ) -> Result<Outcome, AnnounceError> {
         match holder {
             Some(holder) => {
-                let key = MatchKey::for_match(m);
                 let message = if self.is_dry_run() {
                     "dry run: would skip"
                 } else {
                     metrics::counter!(crate::status::names::CLAIMS, "result" => "held").increment(1);
                     "skipped: match already claimed"
                 };
-                log_skip(&key, &holder, self.policy.stuck_after, message);
+                log_skip(key, &holder, self.policy.stuck_after, message);
                 Ok(Outcome::Skipped { holder })
             }
             None => self.announce_inner(m, aliases, true).await,

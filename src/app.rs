@@ -546,7 +546,11 @@ impl App {
                 );
                 break;
             }
-            match self.announcer.announce_looked_up(m, aliases, holders.remove(key)).await {
+            match self
+                .announcer
+                .announce_looked_up(key, m, aliases, holders.remove(key))
+                .await
+            {
                 Ok(outcome @ (Outcome::Posted(_) | Outcome::WouldPost(_))) => {
                     let label = if matches!(outcome, Outcome::Posted(_)) {
                         "posted"

@@ -80,8 +80,10 @@ pub struct Claim {
     /// Random per-claim value; transitions compare it. Not shown to losers' logs.
     token: String,
     /// When the claim was won (UTC).
+    #[serde(deserialize_with = "rfc3339")]
     pub claimed_at: DateTime<Utc>,
     /// When the record last changed state (UTC).
+    #[serde(deserialize_with = "rfc3339")]
     pub updated_at: DateTime<Utc>,
     /// The match in words ("Zimbabwe v Bangladesh, 2nd T20I"), for operators.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,6 +101,27 @@ pub struct Claim {
     /// Failed attempts behind a `failed` record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempts: Option<u32>,
+}
+
+/// Reads a record's time as chrono writes it (RFC 3339, e.g. `2026-11-30T02:16:20.123Z`) with
+/// chrono's dedicated RFC 3339 reader; anything else goes through chrono's general reader, which
+/// is what the default deserialiser does, only several times slower. Every held sighting reads two
+/// of these (a cycle's batch look-up parses each held record).
+fn rfc3339<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<DateTime<Utc>, D::Error> {
+    struct Time;
+    impl serde::de::Visitor<'_> for Time {
+        type Value = DateTime<Utc>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an RFC 3339 date and time")
+        }
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+            DateTime::parse_from_rfc3339(text)
+                .or_else(|_| text.parse::<DateTime<chrono::FixedOffset>>())
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(E::custom)
+        }
+    }
+    deserializer.deserialize_str(Time)
 }
 
 impl fmt::Debug for Claim {
@@ -780,5 +803,33 @@ mod tests {
         let back = Claim::from_stored(&c.to_stored());
         assert_eq!(back, c);
         assert!(!format!("{c:?}").contains(&c.token));
+    }
+
+    #[test]
+    fn record_times_are_read_in_rfc_3339_and_in_the_other_forms_chrono_reads() {
+        let record = |at: &str| {
+            format!(r#"{{"state":"posted","owner":"h:1","token":"t","claimed_at":"{at}","updated_at":"{at}"}}"#)
+        };
+        let want = "2026-11-30T02:16:20.5Z".parse::<DateTime<Utc>>().expect("a time");
+        for at in [
+            "2026-11-30T02:16:20.5Z",
+            "2026-11-30T03:16:20.5+01:00",
+            "2026-11-30T02:16:20.500000000Z",
+            "2026-11-30 02:16:20.5Z",
+            "2026-11-30T02:16:20.5z",
+        ] {
+            let c = Claim::from_stored(&record(at));
+            assert_eq!(
+                (c.state, c.claimed_at, c.updated_at),
+                (ClaimState::Posted, want, want),
+                "{at}"
+            );
+        }
+        let c = Claim::from_stored(&record("yesterday"));
+        assert_eq!(
+            c.state,
+            ClaimState::Unknown,
+            "an unreadable time is an unreadable record, still held"
+        );
     }
 }
