@@ -1579,4 +1579,269 @@ mod tests {
             Err(ParseError::LayoutNotRecognised { .. })
         ));
     }
+
+    /// A generic listing: one `li.game` per match, fields in spans, the link in an `<a>`.
+    const CLUB_PROFILE: &str = r#"
+        name = "club"
+        site = "web"
+        base_url = "https://club.example/"
+        card = "li.game"
+        [fields]
+        id = { attr = "data-id" }
+        team1 = { selector = ".home" }
+        team2 = { selector = ".away" }
+        series = { selector = ".comp" }
+        status = { selector = ".note", attr = "title" }
+        link = { selector = "a", attr = "href" }
+        "#;
+
+    fn club() -> CompiledProfile {
+        CompiledProfile::from_toml(CLUB_PROFILE).unwrap()
+    }
+
+    fn game(id: &str, inner: &str) -> String {
+        format!(
+            r#"<li class="game" data-id="{id}"><span class="home">Home {id}</span><span class="away">Away {id}</span>{inner}<a href="/m/{id}">go</a></li>"#
+        )
+    }
+
+    #[test]
+    fn text_content_joins_nested_elements_and_decodes_entities_once_before_cleaning() {
+        let page = r#"<ul><li class="game" data-id="1">
+            <span class="home">Trinidad <b>&amp;amp;</b>
+              <i>Tob<u>ago</u></i></span>
+            <span class="away">St Kitts &amp Nevis</span>
+            <span class="comp">Caribbean <!-- not text --><script>var x = "&lt;";</script> League</span>
+            <a href="/m/1">go</a></li></ul>"#;
+        let m = &club().parse(page).unwrap()[0];
+        // Text nodes are concatenated across nested elements, as scraper's `.text()` did.
+        assert_eq!(m.teams[0].name, "Trinidad & Tobago");
+        // `&amp` without `;` is still an entity in text, as an HTML parser reads it.
+        assert_eq!(m.teams[1].name, "St Kitts & Nevis");
+        // Script text is text content, taken as written (no entity decoding there); comments
+        // are not text. The cleaning then decodes "&lt;" once more, as for any field.
+        assert_eq!(m.series.as_deref(), Some("Caribbean var x = \"<\"; League"));
+    }
+
+    #[test]
+    fn attributes_are_decoded_once_with_the_attribute_rules_then_cleaned() {
+        let page = r#"<ul><li class="game" data-id="a&amp;amp;b"><span class="home">A</span><span class="away">B</span>
+            <span class="note" title="Rain &amp;amp; bad light &#x2014; &quot;stumps&quot;"></span>
+            <a href="/m/1?a=1&copy=2&amp;c=3&lang">go</a></li></ul>"#;
+        let m = &club().parse(page).unwrap()[0];
+        assert_eq!(m.source_id, "a&b");
+        assert_eq!(m.status.as_deref(), Some("Rain & bad light \u{2014} \"stumps\""));
+        // In an attribute, `&copy` before `=` is not an entity (it would be in text); `&amp;`
+        // is, and `&lang` (an entity only with its `;`) is not.
+        assert_eq!(m.url.as_str(), "https://club.example/m/1?a=1&copy=2&c=3&lang");
+    }
+
+    #[test]
+    fn a_field_reads_the_first_matching_descendant_of_its_own_card() {
+        let page = format!(
+            r#"<span class="comp">Outside any card</span>
+            <ul>
+              <li class="game" data-id="1"><span class="home">First <span class="home">inner</span></span>
+                <span class="home">Second</span><span class="away">B</span><a href="/m/1">go</a><a href="/m/other">no</a></li>
+              {}
+            </ul>
+            <span class="comp">After the cards</span>"#,
+            game("2", r#"<span class="comp">Cup 2</span>"#)
+        );
+        let matches = club().parse(&page).unwrap();
+        assert_eq!(matches.len(), 2);
+        let (a, b) = (&matches[0], &matches[1]);
+        // The first `.home`, with its nested `.home` as part of its text; the second is ignored.
+        assert_eq!(a.teams[0].name, "First inner");
+        assert_eq!(a.url.as_str(), "https://club.example/m/1");
+        // Elements before, after or in another card are not this card's.
+        assert_eq!(a.series, None);
+        assert_eq!(b.series.as_deref(), Some("Cup 2"));
+    }
+
+    #[test]
+    fn a_field_selector_is_matched_against_the_whole_page_but_only_descendants_count() {
+        // `section .comp`: the section is outside the card, the `.comp` inside it.
+        let text = CLUB_PROFILE.replace(r#"selector = ".comp""#, r#"selector = "section .comp""#);
+        let profile = CompiledProfile::from_toml(&text).unwrap();
+        let page = format!(
+            r#"<section><ul>{}</ul></section><ul>{}</ul>"#,
+            game("1", r#"<span class="comp">League</span>"#),
+            game("2", r#"<span class="comp">Not in a section</span>"#)
+        );
+        let matches = profile.parse(&page).unwrap();
+        assert_eq!(matches[0].series.as_deref(), Some("League"));
+        assert_eq!(matches[1].series, None);
+        // The card itself is not its own descendant: `li` does not read the card.
+        let own = CLUB_PROFILE.replace(r#"selector = ".comp""#, r#"selector = "li""#);
+        let profile = CompiledProfile::from_toml(&own).unwrap();
+        let matches = profile.parse(&format!("<ul>{}</ul>", game("1", ""))).unwrap();
+        assert_eq!(matches[0].series, None);
+    }
+
+    #[test]
+    fn a_nested_card_keeps_its_fields_and_the_enclosing_card_never_reads_inside_it() {
+        let page = format!(
+            r#"<ul><li class="game" data-id="outer"><span class="home">Outer A</span>
+                 <ul>{}</ul>
+                 <span class="away">Outer B</span><a href="/m/outer">go</a></li>
+               <li class="game" data-id="lacking"><span class="home">Lone</span><ul>{}</ul></li></ul>"#,
+            game("inner", r#"<span class="comp">Inner Cup</span>"#),
+            game("inner2", "")
+        );
+        let matches = club().parse(&page).unwrap();
+        let ids: Vec<_> = matches.iter().map(|m| m.source_id.as_str()).collect();
+        // Page order of the cards' start tags; "lacking" has no away team outside its nested
+        // card, so it is skipped rather than given "Away inner2".
+        assert_eq!(ids, ["outer", "inner", "inner2"]);
+        let (outer, inner) = (&matches[0], &matches[1]);
+        assert_eq!(outer.teams[1].name, "Outer B");
+        assert_eq!(outer.url.as_str(), "https://club.example/m/outer");
+        assert_eq!(outer.series, None);
+        assert_eq!(inner.teams[0].name, "Home inner");
+        assert_eq!(inner.series.as_deref(), Some("Inner Cup"));
+        assert_eq!(inner.url.as_str(), "https://club.example/m/inner");
+    }
+
+    #[test]
+    fn void_and_self_closing_cards() {
+        // A void card has attributes only; a self-closing `<div/>` is not void in HTML, so it
+        // holds what follows up to its parent's end, as a browser reads it.
+        let profile = CompiledProfile::from_toml(
+            r#"
+            name = "tiles"
+            site = "web"
+            base_url = "https://club.example/"
+            card = "img.game, div.game"
+            [fields]
+            id = { attr = "data-id" }
+            team1 = { attr = "data-home" }
+            team2 = { attr = "data-away" }
+            series = { selector = ".comp" }
+            status = { }
+            link = { attr = "data-href" }
+            "#,
+        )
+        .unwrap();
+        let page = r#"<main><section>
+              <img class="game" data-id="1" data-home="A" data-away="B" data-href="/m/1">
+              <span class="comp">not the image's</span>
+              <img class="game" data-id="2" data-home="C" data-away="D" data-href="/m/2"/>
+            </section><section>
+              <div class="game" data-id="3" data-home="E" data-away="F" data-href="/m/3"/>
+              <span class="comp">Cup</span>
+            </section></main>"#;
+        let matches = profile.parse(page).unwrap();
+        let ids: Vec<_> = matches.iter().map(|m| m.source_id.as_str()).collect();
+        assert_eq!(ids, ["1", "2", "3"]);
+        assert_eq!(matches[0].series, None);
+        assert_eq!(matches[0].status, None);
+        assert_eq!(matches[1].teams[1].name, "D");
+        assert_eq!(matches[2].series.as_deref(), Some("Cup"));
+        assert_eq!(matches[2].status.as_deref(), Some("Cup"));
+    }
+
+    #[test]
+    fn unclosed_list_items_are_separate_cards_that_do_not_borrow_each_others_fields() {
+        let page = r#"<ul>
+            <li class="game" data-id="1"><span class="home">A</span><span class="away">B</span><a href="/m/1">go</a>
+            <li class="game" data-id="2"><span class="home">C</span><span class="away">D</span>
+                <span class="comp">Cup</span><a href="/m/2">go</a>
+            </ul>
+            <p>Unclosed paragraph <span class="comp">stray</span>"#;
+        let matches = club().parse(page).unwrap();
+        assert_eq!(matches.len(), 2);
+        assert_eq!(matches[0].series, None);
+        assert_eq!(matches[0].url.as_str(), "https://club.example/m/1");
+        assert_eq!(matches[1].teams[0].name, "C");
+        assert_eq!(matches[1].series.as_deref(), Some("Cup"));
+        // An unclosed card at the end of the page runs to the end of the page.
+        let page = format!("<ul>{}<li class=\"game\" data-id=\"9\"><span class=\"home\">X</span><span class=\"away\">Y</span><a href=\"/m/9\">", game("1", ""));
+        let ids: Vec<_> = club().parse(&page).unwrap().into_iter().map(|m| m.source_id).collect();
+        assert_eq!(ids, ["1", "9"]);
+    }
+
+    #[test]
+    fn an_unclosed_paragraph_field_runs_to_its_parents_end_tag() {
+        // lol_html does not apply the tree builder's implied end tags: a browser would end the
+        // first <p> at the second; here its text content runs on to the card's `</li>`.
+        let text = CLUB_PROFILE
+            .replace(r#"selector = ".home""#, r#"selector = "p.home""#)
+            .replace(r#"selector = ".away""#, r#"selector = "p.away""#);
+        let profile = CompiledProfile::from_toml(&text).unwrap();
+        let page =
+            r#"<ul><li class="game" data-id="1"><p class="home">A<p class="away">B<a href="/m/1"></a></li></ul>"#;
+        let m = &profile.parse(page).unwrap()[0];
+        assert_eq!(m.teams[0].name, "AB");
+        assert_eq!(m.teams[1].name, "B");
+    }
+
+    #[test]
+    fn selectors_the_streaming_matcher_cannot_do_are_refused_at_load_naming_the_field() {
+        for (field, bad) in [
+            ("fields.team2", ".home + .away"),
+            ("fields.team2", ".home ~ .away"),
+            ("fields.team2", "span:last-child"),
+            ("fields.team2", "li:has(.away)"),
+            ("fields.team2", ":scope > .away"),
+        ] {
+            let text = CLUB_PROFILE.replace(r#"selector = ".away""#, &format!("selector = \"{bad}\""));
+            match load_profile(&text) {
+                Err(ProfileError::BadSelector {
+                    field: f,
+                    selector,
+                    reason,
+                }) => {
+                    assert_eq!((f.as_str(), selector.as_str()), (field, bad), "{reason}");
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+            assert!(CompiledProfile::from_toml(&text).is_err(), "{bad}");
+        }
+        let card = CLUB_PROFILE.replace(r#"card = "li.game""#, r#"card = "h2 + li.game""#);
+        assert!(matches!(
+            load_profile(&card),
+            Err(ProfileError::BadSelector { field, .. }) if field == "card"
+        ));
+        // What it can do: descendant and child combinators, lists, attributes, :nth-child, :not.
+        let fine = CLUB_PROFILE.replace(
+            r#"selector = ".away""#,
+            r#"selector = "ul > li span[class~=away]:not(.home):nth-child(2), .visitors""#,
+        );
+        let profile = CompiledProfile::from_toml(&fine).unwrap();
+        let m = &profile.parse(&format!("<ul>{}</ul>", game("1", ""))).unwrap()[0];
+        assert_eq!(m.teams[1].name, "Away 1");
+    }
+
+    #[test]
+    fn state_classes_and_text_come_from_the_state_element() {
+        let text = format!(
+            "{CLUB_PROFILE}\n[state]\nselector = \".badge\"\nextract = [{{ after = \":\" }}]\n\
+             from_class = {{ \"is-live\" = \"live\", \"a-done\" = \"complete\" }}\n\
+             [state.from_text]\nstumps = \"live\"\nwon = \"complete\"\n"
+        );
+        let profile = CompiledProfile::from_toml(&text).unwrap();
+        let page = format!(
+            "<ul>{}{}{}</ul>",
+            game("1", r#"<b class="badge is-live a-done">Day 1: Stumps</b>"#),
+            game(
+                "2",
+                r#"<b class="badge">Result: <i>India won</i></b><b class="badge is-live">x</b>"#
+            ),
+            game("3", ""),
+        );
+        let states: Vec<_> = profile.parse(&page).unwrap().iter().map(|m| m.state).collect();
+        // Two mapped classes: the alphabetically first ("a-done") wins, as before.
+        assert_eq!(states, [MatchState::Complete, MatchState::Complete, MatchState::Other]);
+    }
+
+    #[test]
+    fn the_compiled_profile_and_the_one_shot_parse_agree() {
+        let compiled = CompiledProfile::from_toml(CRICBUZZ_PROFILE).unwrap();
+        assert_eq!(compiled.profile(), &cricbuzz());
+        assert_eq!(compiled.parse(CRICBUZZ_2018), parse(&cricbuzz(), CRICBUZZ_2018));
+        assert_eq!(compiled.parse(""), Err(ParseError::Empty));
+        assert_eq!(compiled, CompiledProfile::new(cricbuzz()).unwrap());
+        assert!(format!("{compiled:?}").contains("cricbuzz-2018"));
+    }
 }
