@@ -42,8 +42,9 @@ pub enum SourceKind {
     EspnRss,
     /// CricketData.org (cricapi) `v1/currentMatches` ([`cricketdata::parse`]).
     Cricketdata,
-    /// A page described by an operator's CSS-selector profile ([`selectors::parse`]).
-    Css(Arc<selectors::Profile>),
+    /// A page described by an operator's CSS-selector profile, compiled once
+    /// ([`selectors::CompiledProfile::parse`]).
+    Css(Arc<selectors::CompiledProfile>),
 }
 
 /// The built-in kinds' names, for error messages and `--help`.
@@ -65,7 +66,7 @@ impl SourceKind {
             SourceKind::Espncricinfo => "espncricinfo".into(),
             SourceKind::EspnRss => "espn-rss".into(),
             SourceKind::Cricketdata => "cricketdata".into(),
-            SourceKind::Css(p) => format!("css:{}", p.name),
+            SourceKind::Css(p) => format!("css:{}", p.profile().name),
         }
     }
 
@@ -80,7 +81,7 @@ impl SourceKind {
             SourceKind::Espncricinfo => espncricinfo::parse(page),
             SourceKind::EspnRss => espn_rss::parse(page),
             SourceKind::Cricketdata => cricketdata::parse(page),
-            SourceKind::Css(profile) => selectors::parse(profile, page),
+            SourceKind::Css(profile) => profile.parse(page),
         }
     }
 
@@ -124,7 +125,8 @@ impl SourceKind {
                 )
             })?,
         };
-        let parsed = selectors::load_profile(&text).map_err(|e| format!("CSS profile {profile:?}: {e}"))?;
+        let parsed =
+            selectors::CompiledProfile::from_toml(&text).map_err(|e| format!("CSS profile {profile:?}: {e}"))?;
         Ok(SourceKind::Css(Arc::new(parsed)))
     }
 }

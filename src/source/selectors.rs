@@ -3,8 +3,10 @@
 //!
 //! A profile names one element per match (the *card*) and, for each match field, where inside
 //! the card its text lives and how to cut the wanted part out of that text. [`load_profile`]
-//! reads and checks a profile (every selector is compiled up front, so a typo fails at start-up,
-//! not on the first fetch); [`parse`] applies it to a page. Both are pure: no I/O.
+//! reads and checks a profile (every selector is compiled up front, so a typo or a selector the
+//! matcher cannot do fails at start-up, not on the first fetch); [`CompiledProfile`] keeps the
+//! compiled selectors beside it and applies it to pages; [`parse`] does both in one call. All are
+//! pure: no I/O.
 //!
 //! # Schema
 //!
@@ -17,7 +19,7 @@
 //!
 //! [fields]
 //! # Every field is { selector?, attr?, extract? }:
-//! #   selector  CSS, relative to the card (descendants only); absent = the card itself
+//! #   selector  CSS (see "Selectors" below) picking a descendant of the card; absent = the card
 //! #   attr      attribute to read; absent = the element's text content
 //! #   extract   literal-string cuts applied in order to the cleaned text:
 //! #             { after = "s" }       the part after the first "s"
@@ -63,20 +65,62 @@
 //!   (`{{`, `}}`, `{%`, `%}`, or a word starting `ng-`): an unrendered AngularJS page must not
 //!   become a tweet about "{{match.team1}}". Optional fields holding template text are dropped.
 //! - Matches are deduplicated by id, keeping the first card.
-//! - State: the first class of the state element found in `from_class`, else the `from_text`
-//!   entry matching the state text (exact, case-insensitive, else the longest key whose words
-//!   appear as consecutive words of the text), else `default`.
+//! - State: a class of the state element found in `from_class` (when several are, the
+//!   alphabetically first key wins), else the `from_text` entry matching the state text (exact,
+//!   case-insensitive, else the longest key whose words appear as consecutive words of the
+//!   text), else `default`.
 //! - Format: the `format` field through [`Format::parse`] when it yields text; else inferred
 //!   from the description's words ("Test", "ODI", "T20I"/"IT20", "T20"); else `default_format`
 //!   through [`Format::parse`]; else `Format::Other("")` (unknown, printed as nothing).
 //! - `start_time` is parsed with its chrono `time_format`; a format without an offset is read
 //!   as UTC; text that does not parse leaves the time unset rather than dropping the match.
+//!
+//! # Selectors
+//!
+//! Pages are read in one streaming pass by Cloudflare's `lol_html` (no document tree is built),
+//! so selectors are limited to what it can match while reading forward:
+//!
+//! - type (`li`), universal (`*`), `#id`, `.class`, attributes (`[data-id]`, `[a=v]`, `[a~=v]`,
+//!   `[a|=v]`, `[a^=v]`, `[a$=v]`, `[a*=v]`), `:nth-child(an+b)`, `:first-child`,
+//!   `:nth-of-type(an+b)`, `:first-of-type`, `:not(…)` of those;
+//! - the descendant (`a b`) and child (`a > b`) combinators, and lists (`a, b`).
+//!
+//! Not supported, and refused at load with [`ProfileError::BadSelector`]: sibling combinators
+//! (`+`, `~`), `:last-child`, `:only-child` and the other "look-ahead" pseudo-classes, `:has()`,
+//! `:is()`, `:where()`, `:scope`, `:root`, pseudo-elements and namespaces.
+//!
+//! # How a card is read
+//!
+//! - A field's selector is matched against the whole page (its ancestors may be outside the
+//!   card); the field reads the first matching element inside the card, in page order. The card
+//!   itself never counts as its own field element.
+//! - Text content is all text inside the element, nested elements included (script text too,
+//!   comments not), concatenated. Attribute values and text are decoded as an HTML parser
+//!   decodes them (one level of entities, by the HTML rules for text and for attributes) before
+//!   the cleaning above.
+//! - Nested cards: an element matching `card` inside another card is a card of its own, and
+//!   what lies inside it is only its own: the enclosing card takes no field, element or text
+//!   from it (fields after it are read as usual). So a card missing a field never borrows one
+//!   from a card nested in it.
+//! - A void card (`<img>`, `<input>`…) has attributes only: fields with a selector or reading
+//!   text are absent.
+//! - Sloppy HTML is read as written, without the repairs a browser's tree builder makes, except
+//!   that an unclosed card ends where the next card starts (so unclosed `<li>`/`<tr>` cards read
+//!   as a browser reads them). Two consequences: an unclosed field element (`<p>`, `<li>`, `<td>`
+//!   without its end tag) runs on to its parent's end tag, so its text includes what follows it;
+//!   and `>` sees the nesting as written (after an unclosed `<li>`, the next `<li>` is its child,
+//!   so `ul > li` misses it where `li` alone does not).
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::rc::Rc;
 
 use chrono::format::{Item, StrftimeItems};
 use chrono::{DateTime, NaiveDateTime, Utc};
-use scraper::{ElementRef, Html, Selector};
+use lol_html::html_content::{Element, EndTag, TextChunk, TextType};
+use lol_html::{ElementContentHandlers, HtmlRewriter, Selector, Settings};
 use serde::Deserialize;
 use url::Url;
 
@@ -286,14 +330,15 @@ fn invalid(what: impl Into<String>) -> ProfileError {
     ProfileError::Invalid { what: what.into() }
 }
 
-fn validate(profile: &Profile) -> Result<(), ProfileError> {
+/// Checks `profile` and returns its compiled selectors.
+fn validate(profile: &Profile) -> Result<Plan, ProfileError> {
     if profile.name.trim().is_empty() {
         return Err(invalid("`name` is empty"));
     }
     if !matches!(profile.base_url.scheme(), "http" | "https") {
         return Err(invalid(format!("`base_url` {} is not http(s)", profile.base_url)));
     }
-    compile(profile).map_err(|e| ProfileError::BadSelector {
+    let plan = compile(profile).map_err(|e| ProfileError::BadSelector {
         field: e.field.to_string(),
         selector: e.selector,
         reason: e.reason,
@@ -336,7 +381,7 @@ fn validate(profile: &Profile) -> Result<(), ProfileError> {
             return Err(invalid("`default_format` is empty"));
         }
     }
-    Ok(())
+    Ok(plan)
 }
 
 /// Every optional [`Field`] of a profile with its dotted name, for validation and compilation.
@@ -387,17 +432,141 @@ struct SelectorFailure {
     reason: String,
 }
 
-/// The profile's selectors, compiled once per [`parse`] call.
-struct Compiled {
-    card: Selector,
-    /// Keyed by the dotted field name ("fields.team1", "state").
-    fields: HashMap<&'static str, Selector>,
+/// A checked profile with its selectors compiled, ready for any number of pages: what
+/// [`SourceKind::Css`](crate::source::SourceKind::Css) holds, so a page costs one streaming pass
+/// and no selector parsing.
+#[derive(Clone)]
+pub struct CompiledProfile {
+    profile: Profile,
+    plan: Plan,
 }
 
-impl Compiled {
-    fn get(&self, name: &str) -> Option<&Selector> {
-        self.fields.get(name)
+impl CompiledProfile {
+    /// Checks `profile` as [`load_profile`] does and compiles its selectors.
+    ///
+    /// # Errors
+    ///
+    /// [`ProfileError::BadSelector`] or [`ProfileError::Invalid`], as [`load_profile`].
+    pub fn new(profile: Profile) -> Result<CompiledProfile, ProfileError> {
+        let plan = validate(&profile)?;
+        Ok(CompiledProfile { profile, plan })
     }
+
+    /// Reads a profile from TOML, checks it and compiles it (one pass over the selectors).
+    ///
+    /// # Errors
+    ///
+    /// As [`load_profile`].
+    pub fn from_toml(toml_text: &str) -> Result<CompiledProfile, ProfileError> {
+        CompiledProfile::new(toml::from_str(toml_text)?)
+    }
+
+    /// The profile as read.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// Applies the profile to `page`: [`parse`] without compiling the selectors again.
+    ///
+    /// # Errors
+    ///
+    /// As [`parse`].
+    pub fn parse(&self, page: &str) -> Result<Vec<Match>, ParseError> {
+        extract(&self.profile, &self.plan, page)
+    }
+}
+
+impl PartialEq for CompiledProfile {
+    fn eq(&self, other: &Self) -> bool {
+        // The plan is a function of the profile, and lol_html selectors have no equality.
+        self.profile == other.profile
+    }
+}
+
+impl Eq for CompiledProfile {}
+
+impl fmt::Debug for CompiledProfile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The compiled selectors are lol_html syntax trees: noise in a log line.
+        f.debug_struct("CompiledProfile")
+            .field("profile", &self.profile)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Index of one raw value among a card's values.
+type Slot = usize;
+
+/// The name under which the state element's `class` attribute is kept (for `from_class`).
+const STATE_CLASS: &str = "state.class";
+
+/// What is read from one element: attributes and/or its text content, each into a slot.
+/// Fields reading the same thing share a slot, so it is read once.
+#[derive(Debug, Clone, Default)]
+struct Reads {
+    /// (attribute name, slot).
+    attrs: Vec<(String, Slot)>,
+    /// Where the text content goes, when some field reads it.
+    text: Option<Slot>,
+}
+
+impl Reads {
+    fn is_empty(&self) -> bool {
+        self.attrs.is_empty() && self.text.is_none()
+    }
+
+    /// The slot for `attr` (`None` = the text content), allocating one from `slots` if new.
+    fn slot(&mut self, attr: Option<&str>, slots: &mut usize) -> Slot {
+        let existing = match attr {
+            Some(a) => self.attrs.iter().find(|(name, _)| name == a).map(|(_, s)| *s),
+            None => self.text,
+        };
+        if let Some(slot) = existing {
+            return slot;
+        }
+        let slot = *slots;
+        *slots += 1;
+        match attr {
+            Some(a) => self.attrs.push((a.to_string(), slot)),
+            None => self.text = Some(slot),
+        }
+        slot
+    }
+
+    /// Stores the attributes of `el` (an absent attribute stays `None`) and starts its text empty.
+    fn start(&self, el: &Element<'_, '_>, values: &mut [Option<String>]) {
+        for (name, slot) in &self.attrs {
+            if let (Some(raw), Some(value)) = (el.get_attribute(name), values.get_mut(*slot)) {
+                // lol_html hands attribute values over as written.
+                *value = Some(decode_attr(&raw));
+            }
+        }
+        if let Some(value) = self.text.and_then(|s| values.get_mut(s)) {
+            *value = Some(String::new());
+        }
+    }
+}
+
+/// One field selector, shared by every field that names the same selector text.
+#[derive(Debug, Clone)]
+struct Target {
+    /// The selector as written in the profile.
+    source: String,
+    selector: Selector,
+    reads: Reads,
+}
+
+/// The profile's selectors compiled for lol_html, and where each field's raw value lands.
+#[derive(Debug, Clone)]
+struct Plan {
+    card: Selector,
+    /// Read from the card element itself (fields without a selector).
+    card_reads: Reads,
+    targets: Vec<Target>,
+    /// Number of slots per card.
+    slots: usize,
+    /// Slot of each field read, by dotted name ("fields.team1", "state", [`STATE_CLASS`]).
+    fields: HashMap<&'static str, Slot>,
 }
 
 fn compile_one(field: &'static str, selector: &str) -> Result<Selector, SelectorFailure> {
@@ -409,33 +578,71 @@ fn compile_one(field: &'static str, selector: &str) -> Result<Selector, Selector
             reason: "empty selector".to_string(),
         });
     }
-    Selector::parse(selector).map_err(|e| SelectorFailure {
+    // lol_html refuses what its streaming matcher cannot do (sibling combinators,
+    // `:last-child`, `:has()`…), so an unsupported selector fails here, not on a page.
+    selector.parse::<Selector>().map_err(|e| SelectorFailure {
         field,
         selector: selector.to_string(),
         reason: e.to_string(),
     })
 }
 
-fn compile(profile: &Profile) -> Result<Compiled, SelectorFailure> {
-    let card = compile_one("card", &profile.card)?;
-    let mut fields = HashMap::new();
-    let mut sources: Vec<(&'static str, Option<&String>)> = named_fields(&profile.fields)
+fn compile(profile: &Profile) -> Result<Plan, SelectorFailure> {
+    let mut plan = Plan {
+        card: compile_one("card", &profile.card)?,
+        card_reads: Reads::default(),
+        targets: Vec::new(),
+        slots: 0,
+        fields: HashMap::new(),
+    };
+    // (name, selector, attribute, whether a value is read at all)
+    let mut wanted: Vec<(&'static str, Option<&str>, Option<&str>, bool)> = named_fields(&profile.fields)
         .into_iter()
-        .map(|(n, f)| (n, f.selector.as_ref()))
+        .map(|(n, f)| (n, f.selector.as_deref(), f.attr.as_deref(), true))
         .collect();
     if let Some(t) = &profile.fields.start_time {
-        sources.push(("fields.start_time", t.selector.as_ref()));
+        wanted.push(("fields.start_time", t.selector.as_deref(), t.attr.as_deref(), true));
     }
-    sources.push(("state", profile.state.selector.as_ref()));
-    for (name, selector) in sources {
-        if let Some(selector) = selector {
-            fields.insert(name, compile_one(name, selector)?);
+    // The state selector is always checked, but its element's text is read only when words map
+    // to states, and its class only when classes do.
+    let state = &profile.state;
+    let selector = state.selector.as_deref();
+    wanted.push(("state", selector, state.attr.as_deref(), !state.from_text.is_empty()));
+    wanted.push((STATE_CLASS, selector, Some("class"), !state.from_class.is_empty()));
+    for (name, selector, attr, read) in wanted {
+        let reads = match selector {
+            None => &mut plan.card_reads,
+            Some(source) => {
+                let i = match plan.targets.iter().position(|t| t.source == source) {
+                    Some(i) => i,
+                    None => {
+                        let selector = compile_one(name, source)?;
+                        plan.targets.push(Target {
+                            source: source.to_string(),
+                            selector,
+                            reads: Reads::default(),
+                        });
+                        plan.targets.len() - 1
+                    }
+                };
+                let Some(target) = plan.targets.get_mut(i) else {
+                    continue;
+                };
+                &mut target.reads
+            }
+        };
+        if read {
+            let slot = reads.slot(attr, &mut plan.slots);
+            plan.fields.insert(name, slot);
         }
     }
-    Ok(Compiled { card, fields })
+    Ok(plan)
 }
 
 /// Applies `profile` to `page` and returns its matches, deduplicated by id, in page order.
+///
+/// This compiles the profile's selectors on every call; a bot reading pages repeatedly holds a
+/// [`CompiledProfile`] instead.
 ///
 /// # Errors
 ///
@@ -448,45 +655,252 @@ pub fn parse(profile: &Profile, page: &str) -> Result<Vec<Match>, ParseError> {
     if page.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    let compiled = compile(profile).map_err(|e| ParseError::LayoutNotRecognised {
+    let plan = compile(profile).map_err(|e| ParseError::LayoutNotRecognised {
         what: format!(
             "profile {}: field `{}` has an invalid selector `{}`: {}",
             profile.name, e.field, e.selector, e.reason
         ),
     })?;
-    let doc = Html::parse_document(page);
-    let mut cards = 0usize;
+    extract(profile, &plan, page)
+}
+
+fn extract(profile: &Profile, plan: &Plan, page: &str) -> Result<Vec<Match>, ParseError> {
+    if page.trim().is_empty() {
+        return Err(ParseError::Empty);
+    }
+    let cards = scan(plan, page).map_err(|e| ParseError::LayoutNotRecognised {
+        what: format!("profile {}: the page could not be read: {e}", profile.name),
+    })?;
+    if cards.is_empty() {
+        return Err(ParseError::LayoutNotRecognised {
+            what: format!("profile {}: selector `{}` matched nothing", profile.name, profile.card),
+        });
+    }
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    for card in doc.select(&compiled.card) {
-        cards += 1;
-        if let Some(m) = read_card(profile, &compiled, card) {
+    for values in &cards {
+        if let Some(m) = read_card(profile, plan, values) {
             if seen.insert(m.source_id.clone()) {
                 out.push(m);
             }
         }
     }
-    if cards == 0 {
-        return Err(ParseError::LayoutNotRecognised {
-            what: format!("profile {}: selector `{}` matched nothing", profile.name, profile.card),
-        });
-    }
     if out.is_empty() {
         return Err(ParseError::NoMatches {
             what: format!(
-                "profile {}: selector `{}` matched {cards} element(s), none with an id, two team names and an \
+                "profile {}: selector `{}` matched {} element(s), none with an id, two team names and an \
                  http(s) link",
-                profile.name, profile.card
+                profile.name,
+                profile.card,
+                cards.len()
             ),
         });
     }
     Ok(out)
 }
 
+/// One card's raw values while the page streams past.
+struct CardScan {
+    /// Per slot: the attribute (one level of entities decoded) or the text content so far.
+    values: Vec<Option<String>>,
+    /// Per target: its first element in this card has been seen; later ones do not count.
+    taken: Vec<bool>,
+    /// Per target: that first element is still open, so text inside it is its text content.
+    capturing: Vec<bool>,
+}
+
+/// What the handlers share while one page streams through lol_html.
+#[derive(Default)]
+struct Scan {
+    /// Every card in page order (start tags).
+    cards: Vec<CardScan>,
+    /// Cards whose element is open, innermost last. Elements and text go to the innermost card
+    /// only, so a nested card's content never fills its enclosing card's fields.
+    open: Vec<usize>,
+    /// Byte offset of the latest card's start tag: an element that is itself a card is no field
+    /// of an enclosing card (nor of itself).
+    last_card_start: Option<usize>,
+    /// Raw text of the current text node, one buffer per text handler (targets by index, then
+    /// the card's): entities are decoded per complete node, as an entity can straddle chunks.
+    pending: Vec<String>,
+}
+
+impl Scan {
+    /// Adds one text chunk to `slot` of the innermost open card when that card is reading text
+    /// from `target`'s element (`None`: from the card itself).
+    fn text(&mut self, buffer: usize, target: Option<usize>, slot: Slot, chunk: &TextChunk<'_>) {
+        let Scan {
+            cards, open, pending, ..
+        } = self;
+        let Some(card) = open.last().and_then(|&c| cards.get_mut(c)) else {
+            return;
+        };
+        if let Some(t) = target {
+            if card.capturing.get(t) != Some(&true) {
+                return;
+            }
+        }
+        let (Some(Some(value)), Some(pending)) = (card.values.get_mut(slot), pending.get_mut(buffer)) else {
+            return;
+        };
+        let last = chunk.last_in_text_node();
+        if pending.is_empty() && last {
+            value.push_str(&decode_text(chunk.as_str(), chunk.text_type()));
+            return;
+        }
+        pending.push_str(chunk.as_str());
+        if last {
+            value.push_str(&decode_text(pending, chunk.text_type()));
+            pending.clear();
+        }
+    }
+}
+
+/// One text node as an HTML parser gives it: entities decoded in ordinary text and RCDATA
+/// (`<title>`, `<textarea>`), script, style and other raw text taken as written; U+0000 dropped
+/// from ordinary text (the tree builder ignores it) and replaced by U+FFFD elsewhere.
+fn decode_text(raw: &str, kind: TextType) -> Cow<'_, str> {
+    match kind {
+        TextType::Data => htmlize::unescape(replace_nul(raw, "")),
+        TextType::RCData => htmlize::unescape(replace_nul(raw, "\u{FFFD}")),
+        _ => replace_nul(raw, "\u{FFFD}"),
+    }
+}
+
+/// One attribute value as an HTML parser gives it: U+0000 replaced, entities decoded with the
+/// attribute rules (`&amp` without `;` before a letter or `=` stays as written).
+fn decode_attr(raw: &str) -> String {
+    htmlize::unescape_attribute(replace_nul(raw, "\u{FFFD}")).into_owned()
+}
+
+/// `raw` with every U+0000 replaced by `with`; lol_html passes it through as written.
+fn replace_nul<'a>(raw: &'a str, with: &str) -> Cow<'a, str> {
+    if raw.contains('\0') {
+        Cow::Owned(raw.replace('\0', with))
+    } else {
+        Cow::Borrowed(raw)
+    }
+}
+
+type ScanError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Streams `page` through lol_html with the plan's selectors and returns each card's slot
+/// values, cards in page order. No tree is built: handlers fire on the card and target start
+/// tags, on text inside elements whose text a field reads, and on those elements' end tags.
+fn scan(plan: &Plan, page: &str) -> Result<Vec<Vec<Option<String>>>, ScanError> {
+    let n = plan.targets.len();
+    let shared = Rc::new(RefCell::new(Scan {
+        pending: vec![String::new(); n + 1],
+        ..Scan::default()
+    }));
+    let state = &shared;
+    let mut handlers = Vec::with_capacity(n + 1);
+
+    // The card handler goes first: lol_html runs an element's handlers in this order, and the
+    // target handlers must know whether the element is itself a card.
+    let mut card = ElementContentHandlers::default().element(move |el: &mut Element<'_, '_>| {
+        let mut s = state.try_borrow_mut()?;
+        let mut values = vec![None; plan.slots];
+        plan.card_reads.start(el, &mut values);
+        let idx = s.cards.len();
+        s.cards.push(CardScan {
+            values,
+            taken: vec![false; n],
+            capturing: vec![false; n],
+        });
+        s.last_card_start = Some(el.source_location().bytes().start);
+        // A void element (`<img>`) has no end tag and no content: it is a card of attributes.
+        if let Some(end) = el.end_tag_handlers() {
+            s.open.push(idx);
+            let state = Rc::clone(state);
+            end.push(Box::new(move |_: &mut EndTag<'_>| {
+                let mut s = state.try_borrow_mut()?;
+                if let Some(at) = s.open.iter().rposition(|&c| c == idx) {
+                    s.open.remove(at);
+                }
+                Ok(())
+            }));
+        }
+        Ok(())
+    });
+    if let Some(slot) = plan.card_reads.text {
+        card = card.text(move |chunk: &mut TextChunk<'_>| {
+            state.try_borrow_mut()?.text(n, None, slot, chunk);
+            Ok(())
+        });
+    }
+    handlers.push((Cow::Borrowed(&plan.card), card));
+
+    for (t, target) in plan.targets.iter().enumerate() {
+        if target.reads.is_empty() {
+            continue;
+        }
+        let mut h = ElementContentHandlers::default().element(move |el: &mut Element<'_, '_>| {
+            let mut s = state.try_borrow_mut()?;
+            if s.last_card_start == Some(el.source_location().bytes().start) {
+                return Ok(());
+            }
+            let Some(c) = s.open.last().copied() else {
+                return Ok(());
+            };
+            let Some(card) = s.cards.get_mut(c) else {
+                return Ok(());
+            };
+            match card.taken.get_mut(t) {
+                Some(taken) if !*taken => *taken = true,
+                _ => return Ok(()),
+            }
+            target.reads.start(el, &mut card.values);
+            if target.reads.text.is_none() {
+                return Ok(());
+            }
+            if let (Some(end), Some(capturing)) = (el.end_tag_handlers(), card.capturing.get_mut(t)) {
+                *capturing = true;
+                let state = Rc::clone(state);
+                end.push(Box::new(move |_: &mut EndTag<'_>| {
+                    let mut s = state.try_borrow_mut()?;
+                    if let Some(capturing) = s.cards.get_mut(c).and_then(|card| card.capturing.get_mut(t)) {
+                        *capturing = false;
+                    }
+                    Ok(())
+                }));
+            }
+            Ok(())
+        });
+        if let Some(slot) = target.reads.text {
+            h = h.text(move |chunk: &mut TextChunk<'_>| {
+                state.try_borrow_mut()?.text(t, Some(t), slot, chunk);
+                Ok(())
+            });
+        }
+        handlers.push((Cow::Borrowed(&target.selector), h));
+    }
+
+    let settings = Settings {
+        element_content_handlers: handlers,
+        // Strict mode stops at markup lol_html cannot place without a tree (rare `<select>`
+        // and foreign-content cases); a best guess beats refusing a scraped page.
+        strict: false,
+        ..Settings::new()
+    };
+    // The rewritten page is not wanted: lol_html is used as a parser only.
+    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+    rewriter.write(page.as_bytes())?;
+    rewriter.end()?;
+    let cards = std::mem::take(&mut shared.try_borrow_mut()?.cards);
+    Ok(cards.into_iter().map(|card| card.values).collect())
+}
+
 /// One card to one match, or `None` when the card lacks what a match needs.
-fn read_card(profile: &Profile, compiled: &Compiled, card: ElementRef<'_>) -> Option<Match> {
+fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>]) -> Option<Match> {
     let f = &profile.fields;
-    let text = |name: &str, field: &Field| read(card, compiled.get(name), field.attr.as_deref(), &field.extract);
+    let raw = |name: &str| {
+        plan.fields
+            .get(name)
+            .and_then(|&slot| values.get(slot))
+            .and_then(Option::as_deref)
+    };
+    let text = |name: &str, field: &Field| read(raw(name), &field.extract);
     let optional = |name: &str, field: &Option<Field>| {
         field
             .as_ref()
@@ -520,7 +934,7 @@ fn read_card(profile: &Profile, compiled: &Compiled, card: ElementRef<'_>) -> Op
         .or_else(|| profile.default_format.as_deref().map(Format::parse))
         .unwrap_or_else(|| Format::Other(String::new()));
     let start_time = f.start_time.as_ref().and_then(|t| {
-        let raw = read(card, compiled.get("fields.start_time"), t.attr.as_deref(), &t.extract)?;
+        let raw = read(raw("fields.start_time"), &t.extract)?;
         parse_time(&raw, &t.time_format)
     });
 
@@ -542,29 +956,17 @@ fn read_card(profile: &Profile, compiled: &Compiled, card: ElementRef<'_>) -> Op
         format,
         venue: optional("fields.venue", &f.venue).map(|ground| Venue { ground, city: None }),
         start_time,
-        state: read_state(&profile.state, compiled.get("state"), card),
+        state: read_state(&profile.state, raw(STATE_CLASS), raw("state")),
         status: optional("fields.status", &f.status),
         url,
     })
 }
 
-/// The element a field reads: its selector's first match inside the card, or the card itself.
-fn target<'a>(card: ElementRef<'a>, selector: Option<&Selector>) -> Option<ElementRef<'a>> {
-    match selector {
-        Some(s) => card.select(s).next(),
-        None => Some(card),
-    }
-}
-
-/// Reads, cleans and cuts one value; `None` when the element, attribute or a cut string is
-/// missing, or the result is empty.
-fn read(card: ElementRef<'_>, selector: Option<&Selector>, attr: Option<&str>, steps: &[Step]) -> Option<String> {
-    let el = target(card, selector)?;
-    let raw = match attr {
-        Some(a) => clean(el.value().attr(a)?),
-        None => clean(&el.text().collect::<String>()),
-    };
-    let cut = apply_steps(&raw, steps)?.trim().to_string();
+/// Cleans and cuts one raw value; `None` when the element or attribute was missing, a cut
+/// string is absent, or the result is empty.
+fn read(raw: Option<&str>, steps: &[Step]) -> Option<String> {
+    let cleaned = clean(raw?);
+    let cut = apply_steps(&cleaned, steps)?.trim().to_string();
     (!cut.is_empty()).then_some(cut)
 }
 
@@ -579,8 +981,8 @@ fn apply_steps<'a>(text: &'a str, steps: &[Step]) -> Option<&'a str> {
 
 /// Decodes entities, drops control and invisible characters, collapses whitespace, trims.
 fn clean(raw: &str) -> String {
-    // The HTML parser already decoded one level of entities; pages that double-encode
-    // ("&amp;amp;") still show entities, so `plain` decodes once more.
+    // The scan already decoded one level of entities, as an HTML parser does; pages that
+    // double-encode ("&amp;amp;") still show entities, so `plain` decodes once more.
     crate::text::plain(raw).unwrap_or_default()
 }
 
@@ -627,17 +1029,24 @@ fn infer_format(description: &str) -> Option<Format> {
     })
 }
 
-fn read_state(rule: &StateRule, selector: Option<&Selector>, card: ElementRef<'_>) -> MatchState {
-    let el = target(card, selector);
-    if let Some(el) = el {
-        if let Some(state) = el.value().classes().find_map(|c| rule.from_class.get(c)) {
+/// The state from the state element's `class` attribute (`classes`) and text (`text`), both
+/// raw as read.
+fn read_state(rule: &StateRule, classes: Option<&str>, text: Option<&str>) -> MatchState {
+    if let Some(classes) = classes {
+        // Several mapped classes: the alphabetically first wins (the map is sorted), so the
+        // order of classes on the page does not matter.
+        let found = rule
+            .from_class
+            .iter()
+            .find(|(class, _)| classes.split_ascii_whitespace().any(|c| c == class.as_str()));
+        if let Some((_, state)) = found {
             return *state;
         }
     }
     if rule.from_text.is_empty() {
         return rule.default;
     }
-    let Some(text) = read(card, selector, rule.attr.as_deref(), &rule.extract) else {
+    let Some(text) = read(text, &rule.extract) else {
         return rule.default;
     };
     state_from_text(&text, &rule.from_text).unwrap_or(rule.default)
@@ -1169,5 +1578,270 @@ mod tests {
             parse(&p, CRICBUZZ_2018),
             Err(ParseError::LayoutNotRecognised { .. })
         ));
+    }
+
+    /// A generic listing: one `li.game` per match, fields in spans, the link in an `<a>`.
+    const CLUB_PROFILE: &str = r#"
+        name = "club"
+        site = "web"
+        base_url = "https://club.example/"
+        card = "li.game"
+        [fields]
+        id = { attr = "data-id" }
+        team1 = { selector = ".home" }
+        team2 = { selector = ".away" }
+        series = { selector = ".comp" }
+        status = { selector = ".note", attr = "title" }
+        link = { selector = "a", attr = "href" }
+        "#;
+
+    fn club() -> CompiledProfile {
+        CompiledProfile::from_toml(CLUB_PROFILE).unwrap()
+    }
+
+    fn game(id: &str, inner: &str) -> String {
+        format!(
+            r#"<li class="game" data-id="{id}"><span class="home">Home {id}</span><span class="away">Away {id}</span>{inner}<a href="/m/{id}">go</a></li>"#
+        )
+    }
+
+    #[test]
+    fn text_content_joins_nested_elements_and_decodes_entities_once_before_cleaning() {
+        let page = r#"<ul><li class="game" data-id="1">
+            <span class="home">Trinidad <b>&amp;amp;</b>
+              <i>Tob<u>ago</u></i></span>
+            <span class="away">St Kitts &amp Nevis</span>
+            <span class="comp">Caribbean <!-- not text --><script>var x = "&lt;";</script> League</span>
+            <a href="/m/1">go</a></li></ul>"#;
+        let m = &club().parse(page).unwrap()[0];
+        // Text nodes are concatenated across nested elements, as scraper's `.text()` did.
+        assert_eq!(m.teams[0].name, "Trinidad & Tobago");
+        // `&amp` without `;` is still an entity in text, as an HTML parser reads it.
+        assert_eq!(m.teams[1].name, "St Kitts & Nevis");
+        // Script text is text content, taken as written (no entity decoding there); comments
+        // are not text. The cleaning then decodes "&lt;" once more, as for any field.
+        assert_eq!(m.series.as_deref(), Some("Caribbean var x = \"<\"; League"));
+    }
+
+    #[test]
+    fn attributes_are_decoded_once_with_the_attribute_rules_then_cleaned() {
+        let page = r#"<ul><li class="game" data-id="a&amp;amp;b"><span class="home">A</span><span class="away">B</span>
+            <span class="note" title="Rain &amp;amp; bad light &#x2014; &quot;stumps&quot;"></span>
+            <a href="/m/1?a=1&copy=2&amp;c=3&lang">go</a></li></ul>"#;
+        let m = &club().parse(page).unwrap()[0];
+        assert_eq!(m.source_id, "a&b");
+        assert_eq!(m.status.as_deref(), Some("Rain & bad light \u{2014} \"stumps\""));
+        // In an attribute, `&copy` before `=` is not an entity (it would be in text); `&amp;`
+        // is, and `&lang` (an entity only with its `;`) is not.
+        assert_eq!(m.url.as_str(), "https://club.example/m/1?a=1&copy=2&c=3&lang");
+    }
+
+    #[test]
+    fn a_field_reads_the_first_matching_descendant_of_its_own_card() {
+        let page = format!(
+            r#"<span class="comp">Outside any card</span>
+            <ul>
+              <li class="game" data-id="1"><span class="home">First <span class="home">inner</span></span>
+                <span class="home">Second</span><span class="away">B</span><a href="/m/1">go</a><a href="/m/other">no</a></li>
+              {}
+            </ul>
+            <span class="comp">After the cards</span>"#,
+            game("2", r#"<span class="comp">Cup 2</span>"#)
+        );
+        let matches = club().parse(&page).unwrap();
+        assert_eq!(matches.len(), 2);
+        let (a, b) = (&matches[0], &matches[1]);
+        // The first `.home`, with its nested `.home` as part of its text; the second is ignored.
+        assert_eq!(a.teams[0].name, "First inner");
+        assert_eq!(a.url.as_str(), "https://club.example/m/1");
+        // Elements before, after or in another card are not this card's.
+        assert_eq!(a.series, None);
+        assert_eq!(b.series.as_deref(), Some("Cup 2"));
+    }
+
+    #[test]
+    fn a_field_selector_is_matched_against_the_whole_page_but_only_descendants_count() {
+        // `section .comp`: the section is outside the card, the `.comp` inside it.
+        let text = CLUB_PROFILE.replace(r#"selector = ".comp""#, r#"selector = "section .comp""#);
+        let profile = CompiledProfile::from_toml(&text).unwrap();
+        let page = format!(
+            r#"<section><ul>{}</ul></section><ul>{}</ul>"#,
+            game("1", r#"<span class="comp">League</span>"#),
+            game("2", r#"<span class="comp">Not in a section</span>"#)
+        );
+        let matches = profile.parse(&page).unwrap();
+        assert_eq!(matches[0].series.as_deref(), Some("League"));
+        assert_eq!(matches[1].series, None);
+        // The card itself is not its own descendant: `li` does not read the card.
+        let own = CLUB_PROFILE.replace(r#"selector = ".comp""#, r#"selector = "li""#);
+        let profile = CompiledProfile::from_toml(&own).unwrap();
+        let matches = profile.parse(&format!("<ul>{}</ul>", game("1", ""))).unwrap();
+        assert_eq!(matches[0].series, None);
+    }
+
+    #[test]
+    fn a_nested_card_keeps_its_fields_and_the_enclosing_card_never_reads_inside_it() {
+        let page = format!(
+            r#"<ul><li class="game" data-id="outer"><span class="home">Outer A</span>
+                 <ul>{}</ul>
+                 <span class="away">Outer B</span><a href="/m/outer">go</a></li>
+               <li class="game" data-id="lacking"><span class="home">Lone</span><ul>{}</ul></li></ul>"#,
+            game("inner", r#"<span class="comp">Inner Cup</span>"#),
+            game("inner2", "")
+        );
+        let matches = club().parse(&page).unwrap();
+        let ids: Vec<_> = matches.iter().map(|m| m.source_id.as_str()).collect();
+        // Page order of the cards' start tags; "lacking" has no away team outside its nested
+        // card, so it is skipped rather than given "Away inner2".
+        assert_eq!(ids, ["outer", "inner", "inner2"]);
+        let (outer, inner) = (&matches[0], &matches[1]);
+        assert_eq!(outer.teams[1].name, "Outer B");
+        assert_eq!(outer.url.as_str(), "https://club.example/m/outer");
+        assert_eq!(outer.series, None);
+        assert_eq!(inner.teams[0].name, "Home inner");
+        assert_eq!(inner.series.as_deref(), Some("Inner Cup"));
+        assert_eq!(inner.url.as_str(), "https://club.example/m/inner");
+    }
+
+    #[test]
+    fn void_and_self_closing_cards() {
+        // A void card has attributes only; a self-closing `<div/>` is not void in HTML, so it
+        // holds what follows up to its parent's end, as a browser reads it.
+        let profile = CompiledProfile::from_toml(
+            r#"
+            name = "tiles"
+            site = "web"
+            base_url = "https://club.example/"
+            card = "img.game, div.game"
+            [fields]
+            id = { attr = "data-id" }
+            team1 = { attr = "data-home" }
+            team2 = { attr = "data-away" }
+            series = { selector = ".comp" }
+            status = { }
+            link = { attr = "data-href" }
+            "#,
+        )
+        .unwrap();
+        let page = r#"<main><section>
+              <img class="game" data-id="1" data-home="A" data-away="B" data-href="/m/1">
+              <span class="comp">not the image's</span>
+              <img class="game" data-id="2" data-home="C" data-away="D" data-href="/m/2"/>
+            </section><section>
+              <div class="game" data-id="3" data-home="E" data-away="F" data-href="/m/3"/>
+              <span class="comp">Cup</span>
+            </section></main>"#;
+        let matches = profile.parse(page).unwrap();
+        let ids: Vec<_> = matches.iter().map(|m| m.source_id.as_str()).collect();
+        assert_eq!(ids, ["1", "2", "3"]);
+        assert_eq!(matches[0].series, None);
+        assert_eq!(matches[0].status, None);
+        assert_eq!(matches[1].teams[1].name, "D");
+        assert_eq!(matches[2].series.as_deref(), Some("Cup"));
+        assert_eq!(matches[2].status.as_deref(), Some("Cup"));
+    }
+
+    #[test]
+    fn unclosed_list_items_are_separate_cards_that_do_not_borrow_each_others_fields() {
+        let page = r#"<ul>
+            <li class="game" data-id="1"><span class="home">A</span><span class="away">B</span><a href="/m/1">go</a>
+            <li class="game" data-id="2"><span class="home">C</span><span class="away">D</span>
+                <span class="comp">Cup</span><a href="/m/2">go</a>
+            </ul>
+            <p>Unclosed paragraph <span class="comp">stray</span>"#;
+        let matches = club().parse(page).unwrap();
+        assert_eq!(matches.len(), 2);
+        assert_eq!(matches[0].series, None);
+        assert_eq!(matches[0].url.as_str(), "https://club.example/m/1");
+        assert_eq!(matches[1].teams[0].name, "C");
+        assert_eq!(matches[1].series.as_deref(), Some("Cup"));
+        // An unclosed card at the end of the page runs to the end of the page.
+        let page = format!("<ul>{}<li class=\"game\" data-id=\"9\"><span class=\"home\">X</span><span class=\"away\">Y</span><a href=\"/m/9\">", game("1", ""));
+        let ids: Vec<_> = club().parse(&page).unwrap().into_iter().map(|m| m.source_id).collect();
+        assert_eq!(ids, ["1", "9"]);
+    }
+
+    #[test]
+    fn an_unclosed_paragraph_field_runs_to_its_parents_end_tag() {
+        // lol_html does not apply the tree builder's implied end tags: a browser would end the
+        // first <p> at the second; here its text content runs on to the card's `</li>`.
+        let text = CLUB_PROFILE
+            .replace(r#"selector = ".home""#, r#"selector = "p.home""#)
+            .replace(r#"selector = ".away""#, r#"selector = "p.away""#);
+        let profile = CompiledProfile::from_toml(&text).unwrap();
+        let page =
+            r#"<ul><li class="game" data-id="1"><p class="home">A<p class="away">B<a href="/m/1"></a></li></ul>"#;
+        let m = &profile.parse(page).unwrap()[0];
+        assert_eq!(m.teams[0].name, "AB");
+        assert_eq!(m.teams[1].name, "B");
+    }
+
+    #[test]
+    fn selectors_the_streaming_matcher_cannot_do_are_refused_at_load_naming_the_field() {
+        for (field, bad) in [
+            ("fields.team2", ".home + .away"),
+            ("fields.team2", ".home ~ .away"),
+            ("fields.team2", "span:last-child"),
+            ("fields.team2", "li:has(.away)"),
+            ("fields.team2", ":scope > .away"),
+        ] {
+            let text = CLUB_PROFILE.replace(r#"selector = ".away""#, &format!("selector = \"{bad}\""));
+            match load_profile(&text) {
+                Err(ProfileError::BadSelector {
+                    field: f,
+                    selector,
+                    reason,
+                }) => {
+                    assert_eq!((f.as_str(), selector.as_str()), (field, bad), "{reason}");
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+            assert!(CompiledProfile::from_toml(&text).is_err(), "{bad}");
+        }
+        let card = CLUB_PROFILE.replace(r#"card = "li.game""#, r#"card = "h2 + li.game""#);
+        assert!(matches!(
+            load_profile(&card),
+            Err(ProfileError::BadSelector { field, .. }) if field == "card"
+        ));
+        // What it can do: descendant and child combinators, lists, attributes, :nth-child, :not.
+        let fine = CLUB_PROFILE.replace(
+            r#"selector = ".away""#,
+            r#"selector = "ul > li span[class~=away]:not(.home):nth-child(2), .visitors""#,
+        );
+        let profile = CompiledProfile::from_toml(&fine).unwrap();
+        let m = &profile.parse(&format!("<ul>{}</ul>", game("1", ""))).unwrap()[0];
+        assert_eq!(m.teams[1].name, "Away 1");
+    }
+
+    #[test]
+    fn state_classes_and_text_come_from_the_state_element() {
+        let text = format!(
+            "{CLUB_PROFILE}\n[state]\nselector = \".badge\"\nextract = [{{ after = \":\" }}]\n\
+             from_class = {{ \"is-live\" = \"live\", \"a-done\" = \"complete\" }}\n\
+             [state.from_text]\nstumps = \"live\"\nwon = \"complete\"\n"
+        );
+        let profile = CompiledProfile::from_toml(&text).unwrap();
+        let page = format!(
+            "<ul>{}{}{}</ul>",
+            game("1", r#"<b class="badge is-live a-done">Day 1: Stumps</b>"#),
+            game(
+                "2",
+                r#"<b class="badge">Result: <i>India won</i></b><b class="badge is-live">x</b>"#
+            ),
+            game("3", ""),
+        );
+        let states: Vec<_> = profile.parse(&page).unwrap().iter().map(|m| m.state).collect();
+        // Two mapped classes: the alphabetically first ("a-done") wins, as before.
+        assert_eq!(states, [MatchState::Complete, MatchState::Complete, MatchState::Other]);
+    }
+
+    #[test]
+    fn the_compiled_profile_and_the_one_shot_parse_agree() {
+        let compiled = CompiledProfile::from_toml(CRICBUZZ_PROFILE).unwrap();
+        assert_eq!(compiled.profile(), &cricbuzz());
+        assert_eq!(compiled.parse(CRICBUZZ_2018), parse(&cricbuzz(), CRICBUZZ_2018));
+        assert_eq!(compiled.parse(""), Err(ParseError::Empty));
+        assert_eq!(compiled, CompiledProfile::new(cricbuzz()).unwrap());
+        assert!(format!("{compiled:?}").contains("cricbuzz-2018"));
     }
 }
