@@ -49,10 +49,11 @@ const SOURCES: usize = 20;
 /// real polls) when each sample is read.
 const INTERVAL_MS: u64 = 200;
 
-fn vm_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+/// The process's resident memory, or `None` once it has exited (a zombie has no `VmRSS`).
+fn vm_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 #[tokio::main]
@@ -98,7 +99,9 @@ async fn main() {
     for s in &sources {
         cmd.arg("--source").arg(s);
     }
-    cmd.args(["run", "--init-store", "--cycles", &cycles.to_string()])
+    // One cycle more than measured: the last sample is read while the process waits for its next
+    // cycle, not while it exits (a process on its way out has no memory to read).
+    cmd.args(["run", "--init-store", "--cycles", &(cycles + 1).to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let t = Instant::now();
@@ -120,8 +123,11 @@ async fn main() {
             if fields["message"] != "cycle done" {
                 continue;
             }
-            let rss = vm_rss_kib(pid);
             let cycle = fields["cycle"].as_u64().unwrap();
+            if cycle > cycles {
+                continue;
+            }
+            let rss = vm_rss_kib(pid).expect("the child runs one cycle past the last sample");
             assert_eq!(fields["sources_failed"], 0, "{line}");
             if cycle == 1 || cycle % 100 == 0 {
                 samples.push(serde_json::json!({ "cycle": cycle, "vm_rss_kib": rss }));
@@ -143,7 +149,7 @@ async fn main() {
             "sources": SOURCES,
             "cycles": cycles,
             "interval_ms": INTERVAL_MS,
-            "ms_per_cycle_with_interval": elapsed.as_secs_f64() * 1e3 / cycles as f64,
+            "ms_per_cycle_with_interval": elapsed.as_secs_f64() * 1e3 / (cycles + 1) as f64,
             "posts": mock.requests.load(std::sync::atomic::Ordering::SeqCst),
             "first_cycle": first,
             "last_cycle": last,

@@ -149,7 +149,7 @@ fn next_data_text(page: &str) -> Result<&str, ParseError> {
         let Some(body) = page.get(body_start..) else {
             return Err(layout("the `__NEXT_DATA__` script has no content"));
         };
-        let Some(end) = find_ignore_case(body, "</script") else {
+        let Some(end) = script_end(body) else {
             return Err(layout("the `__NEXT_DATA__` script has no `</script>`"));
         };
         return body
@@ -178,17 +178,18 @@ fn ends_with_ignore_case(s: &str, suffix: &str) -> bool {
             .is_some_and(|t| t.eq_ignore_ascii_case(suffix.as_bytes()))
 }
 
-/// Byte offset of the first ASCII-case-insensitive occurrence of `needle` (which must be ASCII,
-/// so the offset is always a char boundary).
-fn find_ignore_case(haystack: &str, needle: &str) -> Option<usize> {
-    let n = needle.as_bytes();
-    if n.is_empty() {
-        return Some(0);
-    }
-    haystack
-        .as_bytes()
-        .windows(n.len())
-        .position(|w| w.eq_ignore_ascii_case(n))
+/// Byte offset of the first `</script` in `text`, in any case: where HTML ends a script
+/// element's text (<https://html.spec.whatwg.org/#script-data-end-tag-name-state>). Found by a
+/// SIMD search for `</`, which JSON in a script never holds unescaped (it must write `<\/`), so
+/// nearly every candidate is the end tag itself; a ~1 MB payload was otherwise compared window by
+/// window.
+fn script_end(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    memchr::memmem::find_iter(bytes, b"</").find(|&i| {
+        bytes
+            .get(i + 2..i + 8)
+            .is_some_and(|name| name.eq_ignore_ascii_case(b"script"))
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1315,6 +1316,21 @@ mod tests {
         assert_eq!(url.query(), None);
         assert_eq!(url.fragment(), None);
         assert_eq!(url.path_segments().map(|s| s.count()), Some(4));
+    }
+
+    #[test]
+    fn a_script_ends_at_its_first_end_tag_in_any_case_and_not_at_an_escaped_one() {
+        for (text, want) in [
+            (r#"{"a":"<\/script>"}</script>"#, Some(18)),
+            (r#"{"a":"</div>"}</SCRIPT >"#, Some(14)),
+            ("{}</ScRiPt", Some(2)),
+            ("{}</scr", None),
+            ("{}<", None),
+            ("</", None),
+            ("", None),
+        ] {
+            assert_eq!(script_end(text), want, "{text}");
+        }
     }
 
     #[test]
