@@ -8,8 +8,11 @@
 //! - `cycle_new`: what `App::cycle` does with new matches: one batch look-up
 //!   (`Announcer::holders`) for all sightings, then `Announcer::announce_looked_up` for each
 //!   (claim, post to a loopback X stand-in, record `posted`);
-//! - `cycle_held`: the same matches seen again, as every later cycle sees them: the batch
-//!   look-up (which refreshes their TTLs) answers them all; nothing else is sent;
+//! - `cycle_held`: the same matches seen again, as nearly every later cycle sees them: the batch
+//!   look-up (one `MGET`) answers them all; nothing else is sent;
+//! - `cycle_held_refresh`: the same, in a process whose refresh of the held claims' TTLs is due
+//!   (its first look-up; later, once per TTL / `REFRESHES_PER_TTL`): one `GETEX` per match in
+//!   one pipeline;
 //! - `claim_new` / `claim_held`: `ClaimStore::claim` alone, one call per sighting;
 //! - `claim_many_new` / `claim_many_held`: `ClaimStore::claim_many`, all sightings in one batch.
 //!
@@ -152,7 +155,20 @@ async fn main() {
             policy,
         );
         let key_refs: Vec<&MatchKey> = keys.iter().collect();
-        for (row, expect_posted) in [("cycle_new", true), ("cycle_held", false)] {
+        // A second process on the same store: it has refreshed nothing yet, so its first look-up
+        // is the refreshing one.
+        let restarted = Announcer::new(
+            announcer.store().clone(),
+            Template::load(&template_path).unwrap(),
+            None,
+            Mode::Live(x.clone(), pace.clone()),
+            policy,
+        );
+        for (row, announcer, expect_posted) in [
+            ("cycle_new", &announcer, true),
+            ("cycle_held", &announcer, false),
+            ("cycle_held_refresh", &restarted, false),
+        ] {
             let before = counters(&mut info).await;
             let t = Instant::now();
             let holders = announcer.holders(&key_refs).await.unwrap();

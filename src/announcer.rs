@@ -130,6 +130,28 @@ pub struct Announcer {
     mode: Mode,
     policy: ClaimPolicy,
     halted: Arc<Mutex<Option<String>>>,
+    refreshes: Arc<Mutex<Refreshes>>,
+}
+
+/// How many times per claim TTL a process refreshes the TTLs of the matches it keeps seeing.
+/// A refresh leaves a claim its full TTL, so refreshing every TTL/8 keeps at least 7/8 of it
+/// (21 h of the minimum 24 h) on every listed match, while the cycles in between only read.
+pub const REFRESHES_PER_TTL: u32 = 8;
+
+/// When this process last refreshed the TTLs of the matches it looks up, and which matches
+/// that refresh covered.
+#[derive(Debug, Default)]
+struct Refreshes {
+    last: Option<std::time::Instant>,
+    covered: std::collections::HashSet<MatchKey>,
+}
+
+impl Refreshes {
+    /// True when a look-up of `keys` must refresh: never refreshed yet, the last refresh is
+    /// `every` old, or a key is one the last refresh did not cover.
+    fn due(&self, keys: &[&MatchKey], every: Duration) -> bool {
+        self.last.is_none_or(|t| t.elapsed() >= every) || keys.iter().any(|k| !self.covered.contains(*k))
+    }
 }
 
 #[derive(Serialize)]
@@ -157,6 +179,7 @@ impl Announcer {
             mode,
             policy,
             halted: Arc::new(Mutex::new(None)),
+            refreshes: Arc::new(Mutex::new(Refreshes::default())),
         }
     }
 
@@ -224,14 +247,35 @@ impl Announcer {
 
     /// The current holder of each of `keys` (`None`: unclaimed), in one store round trip:
     /// the batch a cycle makes before announcing, so matches already claimed cost no round trip
-    /// of their own. Live, each held claim's TTL is refreshed to the policy's TTL (what a later
-    /// sighting does); in dry run nothing is written.
+    /// of their own.
+    ///
+    /// Live, the look-up also gives every held claim the policy's full TTL again (what a later
+    /// sighting owes a still-listed match, so it never expires into a second announcement), but
+    /// only when due: on this process's first look-up, when a key is one the last refresh did not
+    /// cover, and otherwise once per TTL / [`REFRESHES_PER_TTL`]. The look-ups in between only
+    /// read (Redis: one `MGET` instead of a `GETEX` per match). In dry run nothing is written.
     ///
     /// # Errors
-    /// [`ClaimError`] when the store cannot answer.
+    /// [`ClaimError`] when the store cannot answer; the refresh is then still due.
     pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Claim>>, ClaimError> {
-        let refresh = (!self.is_dry_run()).then_some(self.policy.ttl);
-        self.store.holders(keys, refresh).await
+        if self.is_dry_run() {
+            return self.store.holders(keys, None).await;
+        }
+        let every = self.policy.ttl / REFRESHES_PER_TTL;
+        // A poisoned lock only means another task panicked mid-update: refreshing is then the
+        // safe answer, and the log is rebuilt below.
+        let due = self.refreshes.lock().map_or(true, |r| r.due(keys, every));
+        if !due {
+            return self.store.holders(keys, None).await;
+        }
+        let started = std::time::Instant::now();
+        let found = self.store.holders(keys, Some(self.policy.ttl)).await?;
+        let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *log = Refreshes {
+            last: Some(started),
+            covered: keys.iter().map(|k| (*k).clone()).collect(),
+        };
+        Ok(found)
     }
 
     /// As [`Announcer::announce_sighting`], for a match whose holder the cycle already looked

@@ -537,7 +537,7 @@ impl ClaimStore {
     }
 
     /// The holder's record for each of `keys` (`None`: no live claim), in one round trip
-    /// (Redis: one pipeline, one `GETEX` or `GET` per key). With `refresh`, each held key's TTL is set to
+    /// (Redis: a pipeline of one `GETEX` per key, or one `MGET`). With `refresh`, each held key's TTL is set to
     /// `refresh` again, as a later sighting must do so a still-listed match never expires into a
     /// second announcement; without it nothing is written (dry run).
     ///

@@ -105,21 +105,27 @@ impl RedisClaims {
         pipe.query_async(&mut self.conn.clone()).await.map_err(err("claim"))
     }
 
-    /// For each key, `GETEX key EX ttl` when `refresh_secs` is set (the value, and its TTL set
-    /// again in the same command; nothing happens to an absent key), else `GET key`, all in one
-    /// pipeline (one round trip). The values, in order. `GETEX` needs Redis 6.2
-    /// (<https://redis.io/docs/latest/commands/getex/>); the claim itself already needs 7.0.
+    /// The values of `keys`, in order, in one round trip. With `refresh_secs`, one pipelined
+    /// `GETEX key EX ttl` per key (the value, and its TTL set again in the same command; nothing
+    /// happens to an absent key); without, a single `MGET` (a read of all keys in one command,
+    /// less than half the server's and client's work of a pipeline of one command per key).
+    /// `GETEX` needs Redis 6.2 (<https://redis.io/docs/latest/commands/getex/>); the claim itself
+    /// already needs 7.0.
     pub(super) async fn get_many(
         &self,
         keys: &[String],
         refresh_secs: Option<u64>,
     ) -> Result<Vec<Option<String>>, ClaimError> {
+        let Some(ttl) = refresh_secs else {
+            return redis::cmd("MGET")
+                .arg(keys)
+                .query_async(&mut self.conn.clone())
+                .await
+                .map_err(err("peek"));
+        };
         let mut pipe = redis::pipe();
         for key in keys {
-            match refresh_secs {
-                Some(ttl) => pipe.cmd("GETEX").arg(key).arg("EX").arg(ttl),
-                None => pipe.get(key),
-            };
+            pipe.cmd("GETEX").arg(key).arg("EX").arg(ttl);
         }
         pipe.query_async(&mut self.conn.clone()).await.map_err(err("peek"))
     }

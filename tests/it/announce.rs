@@ -1,7 +1,9 @@
 //! The per-match protocol against a real store and a mock X API on loopback.
 
-use crate::helpers::{self, capture_logs, live_announcer, store, unique_prefix, x_accepts, zim_v_ban, Kind};
-use cricket_announcer::announcer::{Announcer, Mode, Outcome};
+use crate::helpers::{
+    self, capture_logs, live_announcer, live_announcer_with, store, unique_prefix, x_accepts, zim_v_ban, Kind,
+};
+use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Outcome, REFRESHES_PER_TTL};
 use cricket_announcer::claim::ClaimState;
 use cricket_announcer::cricket::MatchKey;
 use std::time::Duration;
@@ -282,4 +284,63 @@ async fn a_post_too_long_for_any_cut_is_an_error_naming_the_template_and_the_mat
     );
     assert!(helpers::keys(&prefix).await.is_empty(), "nothing claimed");
     assert_eq!(x.received_requests().await.unwrap().len(), 0);
+}
+
+/// The cycle's batch look-up refreshes held claims' TTLs when due, and only reads in between.
+/// Observed through the TTL itself: the claim is given a long TTL by hand, so a look-up that
+/// refreshes brings it down to the announcer's short policy TTL, and one that only reads leaves
+/// it long.
+async fn held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_per_ttl_share(kind: Kind) {
+    let x = MockServer::start().await;
+    x_accepts(&x, 0).await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(kind, &unique_prefix(), "holder", &dir.path().join("claims.db")).await;
+    let policy_ttl = Duration::from_secs(8);
+    let every = policy_ttl / REFRESHES_PER_TTL;
+    let long = Duration::from_secs(1_000);
+    let announcer = live_announcer_with(s.clone(), &x, ClaimPolicy::new(policy_ttl, 3, Duration::from_secs(5)));
+    let (a, b) = (
+        MatchKey::parse("refresh-a").unwrap(),
+        MatchKey::parse("refresh-b").unwrap(),
+    );
+    for k in [&a, &b] {
+        assert!(matches!(
+            s.claim(k, "A v B", &[], long).await.unwrap(),
+            cricket_announcer::claim::ClaimOutcome::Won(_)
+        ));
+    }
+    let refreshed = |ttl: Option<Duration>| ttl.is_some_and(|t| t <= policy_ttl);
+
+    // This process has refreshed nothing yet: the first look-up refreshes.
+    let held = announcer.holders(&[&a]).await.unwrap();
+    assert!(held[0].as_ref().is_some_and(|c| c.state == ClaimState::Claimed));
+    assert!(refreshed(s.ttl(&a).await.unwrap()), "first look-up refreshes");
+
+    // Right after, the same key: read only.
+    assert!(s.refresh(&a, long).await.unwrap());
+    assert!(announcer.holders(&[&a]).await.unwrap()[0].is_some());
+    assert!(!refreshed(s.ttl(&a).await.unwrap()), "not due yet: read only");
+
+    // A key the last refresh did not cover makes the whole batch due.
+    assert!(announcer.holders(&[&a, &b]).await.unwrap().iter().all(Option::is_some));
+    assert!(refreshed(s.ttl(&a).await.unwrap()) && refreshed(s.ttl(&b).await.unwrap()));
+
+    // Once the share of the TTL has passed, due again.
+    assert!(s.refresh(&a, long).await.unwrap());
+    tokio::time::sleep(every + Duration::from_millis(100)).await;
+    assert!(announcer.holders(&[&a, &b]).await.unwrap().iter().all(Option::is_some));
+    assert!(
+        refreshed(s.ttl(&a).await.unwrap()),
+        "due after TTL / {REFRESHES_PER_TTL}"
+    );
+}
+
+#[tokio::test]
+async fn held_claims_on_redis_are_refreshed_when_due_and_only_read_in_between() {
+    held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_per_ttl_share(Kind::Redis).await;
+}
+
+#[tokio::test]
+async fn held_claims_on_the_embedded_store_are_refreshed_when_due_and_only_read_in_between() {
+    held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_per_ttl_share(Kind::Embedded).await;
 }

@@ -444,7 +444,8 @@ mod lifecycle {
         let redis = OwnRedis::start();
         let x = MockServer::start().await;
         helpers::x_accepts(&x, 4).await;
-        let bot = helpers::live_app(&redis.url(), &unique_prefix(), &x).await;
+        let prefix = unique_prefix();
+        let bot = helpers::live_app(&redis.url(), &prefix, &x).await;
         assert!(bot.init_store().await.unwrap());
         let mut conn = redis::Client::open(redis.url())
             .unwrap()
@@ -466,16 +467,31 @@ mod lifecycle {
         assert_eq!(calls.get("evalsha"), Some(&(4 + 1)), "{calls:?}");
         assert_eq!(calls.get("script|load"), Some(&1), "{calls:?}");
 
-        // All four now held: the marker refresh and one pipelined batch (one `GETEX`, read and
-        // TTL refresh in one, per match), no claim attempted.
+        // All four now held: the marker refresh and one read of them all (`MGET`: the first
+        // cycle's look-up refreshed the TTLs of the matches it saw, and the claims set theirs,
+        // so none is due a refresh yet), no claim attempted.
         let second = bot.cycle(&CancellationToken::new()).await;
         assert_eq!((second.posted, second.skipped), (0, 4));
         let (reads, calls) = server_counts(&mut conn).await;
         assert_eq!(reads, 2, "{calls:?}");
-        assert_eq!(calls.get("getex"), Some(&4), "{calls:?}");
+        assert_eq!(calls.get("mget"), Some(&1), "{calls:?}");
+        assert_eq!(calls.get("getex"), None, "{calls:?}");
         assert_eq!(calls.get("expire"), Some(&1), "{calls:?}");
         assert_eq!(calls.get("set"), None, "{calls:?}");
         assert_eq!(calls.get("get"), None, "{calls:?}");
+
+        // A new process has refreshed nothing yet: its first look-up is the pipelined batch, one
+        // `GETEX` (read and TTL refresh in one) per match, still one round trip.
+        let restarted = helpers::live_app(&redis.url(), &prefix, &x).await;
+        // Its connecting is not part of the cycle.
+        server_counts(&mut conn).await;
+        let third = restarted.cycle(&CancellationToken::new()).await;
+        assert_eq!((third.posted, third.skipped), (0, 4));
+        let (reads, calls) = server_counts(&mut conn).await;
+        assert_eq!(reads, 2, "{calls:?}");
+        assert_eq!(calls.get("getex"), Some(&4), "{calls:?}");
+        assert_eq!(calls.get("mget"), None, "{calls:?}");
+        assert_eq!(calls.get("set"), None, "{calls:?}");
         x.verify().await;
     }
 
