@@ -81,10 +81,20 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-// The runtime `run` itself uses (src/main.rs): one thread, so the connection's replies and the
-// code reading them never cross threads here either.
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
+fn main() {
+    // The X stand-in runs on a thread of its own (X is another machine); the bot's side runs on
+    // the runtime `run` itself uses (src/main.rs): one thread, so the connection's replies and
+    // the code reading them never cross threads here either.
+    let (mock, mock_runtime) = mock_x::start_on_own_thread();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(bench(mock));
+    mock_runtime.shutdown_background();
+}
+
+async fn bench(mock: mock_x::MockX) {
     let mut args = std::env::args().skip(1);
     let url = args.next().expect("usage: claims REDIS_URL [SIGHTINGS] [REPEATS]");
     let n: usize = args.next().map(|s| s.parse().unwrap()).unwrap_or(1000);
@@ -123,7 +133,6 @@ async fn main() {
         .get_multiplexed_async_connection()
         .await
         .unwrap();
-    let mock = mock_x::start().await;
     let x = XClient::new(
         &mock.base,
         mock_x::credentials(),

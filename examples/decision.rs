@@ -30,17 +30,26 @@ use std::time::{Duration, Instant};
 
 const WARM_UP: usize = 20;
 
-// The runtime `run` itself uses (src/main.rs): one thread, so the connection's replies and the
-// code reading them never cross threads here either.
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
+fn main() {
+    // The X stand-in runs on a thread of its own (X is another machine); the bot's side runs on
+    // the runtime `run` itself uses (src/main.rs): one thread, so the connection's replies and
+    // the code reading them never cross threads here either.
+    let (mock, mock_runtime) = mock_x::start_on_own_thread();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(bench(mock));
+    mock_runtime.shutdown_background();
+}
+
+async fn bench(mut mock: mock_x::MockX) {
     let mut args = std::env::args().skip(1);
     let redis_url = args.next().expect("usage: decision REDIS_URL [ITERATIONS]");
     let iterations: usize = args.next().map(|n| n.parse().expect("ITERATIONS")).unwrap_or(300);
     let root = env!("CARGO_MANIFEST_DIR");
     let page = std::fs::read_to_string(format!("{root}/fixtures/cricbuzz/live-scores_2026-07-17.html")).unwrap();
     let template_path = std::path::PathBuf::from(format!("{root}/templates/announce.txt"));
-    let mut mock = mock_x::start().await;
     let x = XClient::new(
         &mock.base,
         mock_x::credentials(),

@@ -19,6 +19,19 @@ pub struct MockX {
     pub requests: Arc<AtomicU64>,
 }
 
+/// Starts the mock on a runtime and OS thread of its own, as X is another machine: on the bot's
+/// single-thread runtime, the mock would only read a request (and stamp its arrival) when the bot
+/// yields. Keep the runtime alive while the mock is used.
+pub fn start_on_own_thread() -> (MockX, tokio::runtime::Runtime) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("mock X runtime");
+    let mock = runtime.block_on(start());
+    (mock, runtime)
+}
+
 /// Starts the mock on 127.0.0.1 (a free port) in a background task.
 pub async fn start() -> MockX {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind mock X");
