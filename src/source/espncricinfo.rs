@@ -61,7 +61,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     // The tree borrows its strings from the text it was parsed from; `decoded` holds that text
     // when it had to be entity-decoded first.
     let decoded: String;
-    let tree = match serde_json::from_str::<Json<'_>>(text) {
+    let tree = match Json::parse(text) {
         Ok(tree) => tree,
         Err(first) => {
             // A DOM saved by some tools escapes the script body (`&quot;`); browsers and the
@@ -73,7 +73,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
                 return Err(not_json());
             }
             decoded = html_escape::decode_html_entities(text).into_owned();
-            serde_json::from_str::<Json<'_>>(&decoded).map_err(|_| not_json())?
+            Json::parse(&decoded).map_err(|_| not_json())?
         }
     };
 
@@ -216,9 +216,34 @@ fn get<'t, 'a>(entries: &'t [(Cow<'a, str>, Json<'a>)], key: &str) -> Option<&'t
     entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Json<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Json<'a>, D::Error> {
-        deserializer.deserialize_any(JsonVisitor(PhantomData))
+impl<'a> Json<'a> {
+    /// Parses JSON text into the tree, borrowing what it can from `text`.
+    fn parse(text: &'a str) -> Result<Json<'a>, serde_json::Error> {
+        let mut scratch = Scratch::default();
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let tree = de::DeserializeSeed::deserialize(JsonSeed(&mut scratch), &mut deserializer)?;
+        deserializer.end()?;
+        Ok(tree)
+    }
+}
+
+/// Where the members of the arrays and objects being read wait until their container closes,
+/// shared by the whole parse: each container then gets one allocation of its exact size, instead
+/// of a vector grown (and copied) as members arrive, for every one of the tens of thousands of
+/// containers in a ~1 MB page.
+#[derive(Default)]
+struct Scratch<'a> {
+    items: Vec<Json<'a>>,
+    entries: Vec<(Cow<'a, str>, Json<'a>)>,
+}
+
+/// Reads one value with the shared [`Scratch`].
+struct JsonSeed<'s, 'a>(&'s mut Scratch<'a>);
+
+impl<'de: 'a, 'a> de::DeserializeSeed<'de> for JsonSeed<'_, 'a> {
+    type Value = Json<'a>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Json<'a>, D::Error> {
+        deserializer.deserialize_any(JsonVisitor(self.0))
     }
 }
 
@@ -247,9 +272,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     }
 }
 
-struct JsonVisitor<'a>(PhantomData<&'a ()>);
+struct JsonVisitor<'s, 'a>(&'s mut Scratch<'a>);
 
-impl<'de: 'a, 'a> Visitor<'de> for JsonVisitor<'a> {
+impl<'de: 'a, 'a> Visitor<'de> for JsonVisitor<'_, 'a> {
     type Value = Json<'a>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -293,23 +318,26 @@ impl<'de: 'a, 'a> Visitor<'de> for JsonVisitor<'a> {
     }
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Json<'a>, D::Error> {
-        Json::deserialize(d)
+        de::DeserializeSeed::deserialize(JsonSeed(self.0), d)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'a>, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
-        while let Some(item) = seq.next_element::<Json<'a>>()? {
-            items.push(item);
+        let scratch = self.0;
+        let start = scratch.items.len();
+        while let Some(item) = seq.next_element_seed(JsonSeed(&mut *scratch))? {
+            scratch.items.push(item);
         }
-        Ok(Json::Array(items))
+        Ok(Json::Array(scratch.items.drain(start..).collect()))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'a>, A::Error> {
-        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1024));
-        while let Some((Key(k), v)) = map.next_entry::<Key<'a>, Json<'a>>()? {
-            entries.push((k, v));
+        let scratch = self.0;
+        let start = scratch.entries.len();
+        while let Some(Key(k)) = map.next_key::<Key<'a>>()? {
+            let v = map.next_value_seed(JsonSeed(&mut *scratch))?;
+            scratch.entries.push((k, v));
         }
-        Ok(Json::Object(entries))
+        Ok(Json::Object(scratch.entries.drain(start..).collect()))
     }
 }
 
