@@ -11,12 +11,14 @@
 //!
 //! The XML is read as a stream of events with `quick-xml`; nothing is built but the matches. A
 //! DTD is refused outright, so entity-expansion bombs never expand, and only the five predefined
-//! entities and character references are resolved.
+//! entities and character references are resolved. quick-xml leaves much of XML's
+//! well-formedness to its caller (characters, names, attributes, what may stand outside the
+//! root, the declaration's place); [`parse`] checks those itself.
 
 use crate::cricket::{Format, Match, MatchState, Site, Team};
 use crate::source::ParseError;
-use quick_xml::events::{BytesRef, Event};
-use quick_xml::Reader;
+use quick_xml::events::{BytesRef, BytesStart, Event};
+use quick_xml::{Reader, XmlVersion};
 use std::collections::HashSet;
 use std::sync::LazyLock;
 use url::Url;
@@ -54,7 +56,10 @@ const MAX_DEPTH: usize = 64;
 ///
 /// - [`ParseError::Empty`] when the text is empty or only whitespace;
 /// - [`ParseError::LayoutNotRecognised`] when it is not well-formed XML (including any XML with a
-///   DTD, an unknown entity, or elements nested deeper than 64) or has no `rss > channel`;
+///   DTD, an unknown entity, or elements nested deeper than 64) or has no `rss > channel`.
+///   Namespaces are the one thing not checked: a prefix is not looked up in its `xmlns`
+///   declarations (`<atom:link>` without `xmlns:atom` is read, where a namespace-aware parser
+///   would refuse it), and elements are matched by their local name;
 /// - [`ParseError::NoMatches`] when the channel has no item with a match id in its `guid` and a
 ///   "Team v Team" title.
 pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
@@ -102,17 +107,30 @@ enum Slot {
 }
 
 /// Reads the feed's items in one pass over the XML events, checking well-formedness as it goes
-/// (end tags match, every element is closed, one root, no DTD).
+/// (see [`parse`]'s errors for what is checked).
 ///
 /// # Errors
 /// What is wrong, as the `what` of [`ParseError::LayoutNotRecognised`].
 fn read_feed(page: &str) -> Result<Feed, String> {
     const NOT_FEED: &str = "expected the ESPNcricinfo live-scores RSS feed";
     let malformed = |e: &dyn std::fmt::Display| format!("not well-formed XML ({e}); {NOT_FEED}");
+    // quick-xml does not check characters: a control character (other than tab and line
+    // breaks) or U+FFFE/U+FFFF anywhere makes the text something other than XML.
+    // (Bytes first: only a C0 control or the lead byte of U+FFFE/U+FFFF can start one.)
+    if page
+        .bytes()
+        .any(|b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0xEF)
+    {
+        if let Some(c) = page.chars().find(|&c| !is_xml_char(c)) {
+            return Err(malformed(&format!("the character {c:?}, which XML does not allow")));
+        }
+    }
     let mut reader = Reader::from_str(page);
     // Closing tags must match their opening ones (quick-xml's default, stated because the
     // well-formedness checks below rely on it).
     reader.config_mut().check_end_names = true;
+    // A comment may not hold `--` (quick-xml only checks this when asked).
+    reader.config_mut().check_comments = true;
 
     let mut feed = Feed::default();
     // Depth of open elements: 1 = the root, 2 = a child of the root (the channel), 3 = an item,
@@ -123,13 +141,17 @@ fn read_feed(page: &str) -> Result<Feed, String> {
     let mut in_channel = false;
     let mut in_item = false;
     let mut slot: Option<Slot> = None;
+    // Whether any event came before the current one: an XML declaration must come first.
+    let mut first = true;
     loop {
         let event = reader.read_event().map_err(|e| malformed(&e))?;
+        let at_start = std::mem::replace(&mut first, false);
         match event {
             Event::Start(e) => {
                 if root_done {
                     return Err(malformed(&"content after the root element"));
                 }
+                check_tag(&e).map_err(|e| malformed(&e))?;
                 depth += 1;
                 if depth > MAX_DEPTH {
                     return Err(format!("XML elements nested deeper than {MAX_DEPTH}; {NOT_FEED}"));
@@ -153,8 +175,12 @@ fn read_feed(page: &str) -> Result<Feed, String> {
                 if root_done {
                     return Err(malformed(&"content after the root element"));
                 }
+                check_tag(&e).map_err(|e| malformed(&e))?;
                 match depth {
                     0 => return Err(no_channel()),
+                    // `<channel/>`: the first channel, and an empty one (so a later channel is
+                    // not read, as for `<channel></channel>`).
+                    1 if e.local_name().as_ref() == b"channel" => saw_channel = true,
                     2 if in_channel && e.local_name().as_ref() == b"item" => feed.items.push(Item::default()),
                     // `<title/>`: present, and empty (so a later `title` is not read).
                     3 if in_item => {
@@ -174,26 +200,58 @@ fn read_feed(page: &str) -> Result<Feed, String> {
                 depth = depth.saturating_sub(1);
             }
             Event::Text(t) => {
-                if depth == 0 && !t.iter().all(u8::is_ascii_whitespace) {
+                // Outside the root only XML's white space (not, say, a form feed) may stand.
+                if depth == 0 && !t.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
                     return Err(malformed(&"text outside the root element"));
+                }
+                if memchr::memmem::find(&t, b"]]>").is_some() {
+                    return Err(malformed(&"`]]>` in text"));
                 }
                 if let Some(field) = field_text(&mut feed, slot, depth) {
                     field.push_str(&t.decode().map_err(|e| malformed(&e))?);
                 }
             }
             Event::CData(t) => {
+                // CDATA is text: it has no place outside the root either.
+                if depth == 0 {
+                    return Err(malformed(&"text outside the root element"));
+                }
                 if let Some(field) = field_text(&mut feed, slot, depth) {
                     field.push_str(&t.decode().map_err(|e| malformed(&e))?);
                 }
             }
             Event::GeneralRef(r) => {
+                // A reference is text too: `&amp;` after `</rss>` is content after the root.
+                if depth == 0 {
+                    return Err(malformed(&"text outside the root element"));
+                }
                 let resolved = resolve_reference(&r).ok_or_else(|| malformed(&"an unknown entity reference"))?;
+                if !is_xml_char(resolved) {
+                    return Err(malformed(&"a character reference to a character XML does not allow"));
+                }
                 if let Some(field) = field_text(&mut feed, slot, depth) {
                     field.push(resolved);
                 }
             }
             Event::DocType(_) => return Err(malformed(&"a DTD, which is refused")),
-            Event::Decl(_) | Event::PI(_) | Event::Comment(_) => {}
+            // The XML declaration, `<?xml …?>`, only at the very start, and with its version.
+            Event::Decl(d) => {
+                if !at_start {
+                    return Err(malformed(&"an XML declaration after the start"));
+                }
+                if !is_xml_declaration(&d) {
+                    return Err(malformed(&"an XML declaration that is not `<?xml version=\"1.x\" …?>`"));
+                }
+            }
+            // A processing instruction's target is a name, and not `xml` in any case (reserved
+            // for the declaration; quick-xml hands `<?XML …?>` and `<? xml …?>` over as PIs).
+            Event::PI(pi) => {
+                let target = pi.target();
+                if !is_xml_name(target) || target.eq_ignore_ascii_case(b"xml") {
+                    return Err(malformed(&"a processing instruction without a valid target"));
+                }
+            }
+            Event::Comment(_) => {}
             Event::Eof => break,
         }
     }
@@ -204,6 +262,114 @@ fn read_feed(page: &str) -> Result<Feed, String> {
         return Err(no_channel());
     }
     Ok(feed)
+}
+
+/// Whether `decl`, the inside of `<?xml …?>` as quick-xml hands it over (from `xml` on), is an
+/// XML declaration (<https://www.w3.org/TR/xml/#NT-XMLDecl>): `version="1.x"`, then optionally
+/// `encoding="…"` and `standalone="yes|no"`, in that order, each after white space. quick-xml
+/// checks none of it.
+fn is_xml_declaration(decl: &[u8]) -> bool {
+    let Some(mut rest) = std::str::from_utf8(decl).ok().and_then(|d| d.strip_prefix("xml")) else {
+        return false;
+    };
+    let space = |c: char| matches!(c, ' ' | '\t' | '\r' | '\n');
+    let mut names: &[&str] = &["version", "encoding", "standalone"];
+    let mut version = false;
+    loop {
+        let trimmed = rest.trim_start_matches(space);
+        if trimmed.is_empty() {
+            return version;
+        }
+        // Each pseudo-attribute follows white space; a later one never comes before an earlier one.
+        let Some(i) = names.iter().position(|n| trimmed.starts_with(n)) else {
+            return false;
+        };
+        let (Some(&name), Some(later)) = (names.get(i), names.get(i + 1..)) else {
+            return false;
+        };
+        if trimmed.len() == rest.len() || (!version && name != "version") {
+            return false;
+        }
+        names = later;
+        version = true;
+        let value = trimmed[name.len()..].trim_start_matches(space);
+        let Some(value) = value.strip_prefix('=').map(|v| v.trim_start_matches(space)) else {
+            return false;
+        };
+        let Some(quote) = value.chars().next().filter(|&q| q == '"' || q == '\'') else {
+            return false;
+        };
+        let Some((value, tail)) = value[1..].split_once(quote) else {
+            return false;
+        };
+        let ok = match name {
+            "version" => value
+                .strip_prefix("1.")
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())),
+            "encoding" => {
+                let mut b = value.bytes();
+                b.next().is_some_and(|c| c.is_ascii_alphabetic())
+                    && b.all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+            }
+            _ => matches!(value, "yes" | "no"),
+        };
+        if !ok {
+            return false;
+        }
+        rest = tail;
+    }
+}
+
+/// XML 1.0's `Char` production (<https://www.w3.org/TR/xml/#charsets>); a Rust `char` is never
+/// a surrogate, so only C0 controls other than tab, LF and CR, and U+FFFE/U+FFFF fall outside.
+fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+/// Checks what quick-xml leaves unchecked in a start or empty-element tag: the element's and
+/// each attribute's name are XML names, attributes are `name="value"` with no name repeated,
+/// and each value holds no `<` and only references that resolve (predefined entities or
+/// character references to XML characters).
+fn check_tag(tag: &BytesStart<'_>) -> Result<(), String> {
+    if !is_xml_name(tag.name().as_ref()) {
+        return Err("an element name that is not an XML name".to_string());
+    }
+    // With checks on (the default), the iterator reports repeated names and values that are
+    // missing or unquoted.
+    for attribute in tag.attributes() {
+        let attribute = attribute.map_err(|e| e.to_string())?;
+        if !is_xml_name(attribute.key.as_ref()) {
+            return Err("an attribute name that is not an XML name".to_string());
+        }
+        if attribute.value.contains(&b'<') {
+            return Err("`<` in an attribute value".to_string());
+        }
+        let value = attribute
+            .normalized_value(XmlVersion::Implicit1_0)
+            .map_err(|e| e.to_string())?;
+        if !value.chars().all(is_xml_char) {
+            return Err("a character reference to a character XML does not allow".to_string());
+        }
+    }
+    Ok(())
+}
+
+/// XML 1.0's `Name` production (<https://www.w3.org/TR/xml/#NT-Name>), for UTF-8 bytes.
+fn is_xml_name(name: &[u8]) -> bool {
+    let Ok(name) = std::str::from_utf8(name) else {
+        return false;
+    };
+    let start = |c: char| {
+        matches!(c, ':' | 'A'..='Z' | '_' | 'a'..='z' | '\u{C0}'..='\u{D6}' | '\u{D8}'..='\u{F6}'
+            | '\u{F8}'..='\u{2FF}' | '\u{370}'..='\u{37D}' | '\u{37F}'..='\u{1FFF}' | '\u{200C}'..='\u{200D}'
+            | '\u{2070}'..='\u{218F}' | '\u{2C00}'..='\u{2FEF}' | '\u{3001}'..='\u{D7FF}'
+            | '\u{F900}'..='\u{FDCF}' | '\u{FDF0}'..='\u{FFFD}' | '\u{10000}'..='\u{EFFFF}')
+    };
+    let rest = |c: char| {
+        start(c) || matches!(c, '-' | '.' | '0'..='9' | '\u{B7}' | '\u{300}'..='\u{36F}' | '\u{203F}'..='\u{2040}')
+    };
+    let mut chars = name.chars();
+    chars.next().is_some_and(start) && chars.all(rest)
 }
 
 fn no_channel() -> String {
@@ -676,6 +842,99 @@ mod tests {
                 Err(ParseError::LayoutNotRecognised { what }) => assert!(what.contains(why), "{page}: {what}"),
                 other => panic!("{page}: {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn an_empty_first_channel_is_the_channel_and_lists_no_match() {
+        // `<channel/>` is a channel as much as `<channel></channel>`: the feed is recognised,
+        // has no item, and a second channel after it is not read.
+        let item = "<item><title>A v B</title><guid>http://www.cricinfo.com/ci/engine/match/1.html</guid></item>";
+        let none = Err(ParseError::NoMatches {
+            what: "0 `item`(s) in the channel, none with a `…/match/<id>.html` URL as its `guid` and a \"Team v Team\" title".into(),
+        });
+        assert_eq!(parse("<rss><channel/></rss>"), none);
+        assert_eq!(parse(&format!("<rss><channel/><channel>{item}</channel></rss>")), none);
+        assert_eq!(
+            parse(&format!("<rss><channel></channel><channel>{item}</channel></rss>")),
+            none
+        );
+    }
+
+    #[test]
+    fn only_white_space_comments_and_processing_instructions_stand_outside_the_root() {
+        let feed = "<rss><channel><item><title>A v B</title><guid>http://www.cricinfo.com/ci/engine/match/1.html</guid></item></channel></rss>";
+        assert!(parse(&format!("<?xml version=\"1.0\"?>\n<!-- a -->{feed}\r\n\t<?pi x?>")).is_ok());
+        for outside in ["<![CDATA[x]]>", "&amp;", "&#65;", "\u{c}", "\u{a0}"] {
+            for page in [format!("{outside}{feed}"), format!("{feed}{outside}")] {
+                // (The form feed is refused sooner, as a character XML does not allow at all.)
+                assert!(
+                    matches!(parse(&page), Err(ParseError::LayoutNotRecognised { .. })),
+                    "{page}: {:?}",
+                    parse(&page)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn xml_breaking_the_finer_well_formedness_rules_is_not_recognised() {
+        let item = "<item><title>A v B</title><guid>http://www.cricinfo.com/ci/engine/match/1.html</guid></item>";
+        let titled = |title: &str| {
+            format!("<rss><channel><item><title>{title}</title><guid>http://www.cricinfo.com/ci/engine/match/1.html</guid></item></channel></rss>")
+        };
+        let pages = [
+            // attributes: repeated, unquoted, without a value, `<` or an unknown entity inside
+            format!("<rss a='1' a='2'><channel>{item}</channel></rss>"),
+            format!("<rss version=2.0><channel>{item}</channel></rss>"),
+            format!("<rss a><channel>{item}</channel></rss>"),
+            format!("<rss a='<'><channel>{item}</channel></rss>"),
+            format!("<rss a='&nbsp;'><channel>{item}</channel></rss>"),
+            format!("<rss a='&#1;'><channel>{item}</channel></rss>"),
+            // names
+            format!("<rss><channel><1x/>{item}</channel></rss>"),
+            format!("<rss><channel><x y/>{item}</channel></rss>"),
+            // characters, written or referenced, that XML does not allow
+            titled("A\u{1} v B"),
+            titled("A\0 v B"),
+            titled("A\u{fffe} v B"),
+            titled("A&#1; v B"),
+            titled("A&#xFFFF; v B"),
+            // `]]>` in text, `--` in a comment
+            titled("A ]]> v B"),
+            format!("<rss><channel><!-- a -- b -->{item}</channel></rss>"),
+            // the XML declaration anywhere but at the very start, or without its version
+            format!(" <?xml version='1.0'?><rss><channel>{item}</channel></rss>"),
+            format!("<!-- c --><?xml version='1.0'?><rss><channel>{item}</channel></rss>"),
+            format!("<rss><channel><?xml version='1.0'?>{item}</channel></rss>"),
+            format!("<?xml garbage?><rss><channel>{item}</channel></rss>"),
+            format!("<?xml?><rss><channel>{item}</channel></rss>"),
+            format!("<?xml version=\"1<!DOCTYPE x>.0\"?><rss><channel>{item}</channel></rss>"),
+            format!("<?xml version=\"1.0\"8\" ?><rss><channel>{item}</channel></rss>"),
+            format!("<?xml encoding='UTF-8' version='1.0'?><rss><channel>{item}</channel></rss>"),
+            format!("<?xml version='1.0'encoding='UTF-8'?><rss><channel>{item}</channel></rss>"),
+            format!("<?xml version='1.0' standalone='maybe'?><rss><channel>{item}</channel></rss>"),
+            format!("<?xml?><rss><channel>{item}</channel></rss>"),
+            format!("<?\txml version='1.0'?><rss><channel>{item}</channel></rss>"),
+            format!("<?<x>xml version='1.0'?><rss><channel>{item}</channel></rss>"),
+            format!("<rss><channel><?XML x?>{item}</channel></rss>"),
+        ];
+        for page in pages {
+            assert!(
+                matches!(parse(&page), Err(ParseError::LayoutNotRecognised { .. })),
+                "{page}: {:?}",
+                parse(&page)
+            );
+        }
+        // What stays allowed: references in attributes and text, a BOM before the declaration,
+        // names with `-`, `.`, `:` and non-ASCII letters, `]]` and `&gt;` side by side.
+        for page in [
+            format!("\u{feff}<?xml version=\"1.0\" encoding=\"UTF-8\" ?><rss version=\"2.0\" a='&amp;&#x26;&quot;'><channel>{item}</channel></rss>"),
+            format!("<?xml version = '1.1' encoding='ISO-8859-1' standalone=\"yes\"\n?><?xml-stylesheet href='a.xsl'?><rss><channel>{item}</channel></rss>"),
+            format!("<rss xmlns:atom='http://www.w3.org/2005/Atom'><channel><atom:link href='x'/><é.x-y/>{item}</channel></rss>"),
+            titled("A ]]&gt; v B"),
+        ] {
+            assert!(parse(&page).is_ok(), "{page}: {:?}", parse(&page));
         }
     }
 

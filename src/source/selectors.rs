@@ -110,6 +110,8 @@
 //!   without its end tag) runs on to its parent's end tag, so its text includes what follows it;
 //!   and `>` sees the nesting as written (after an unclosed `<li>`, the next `<li>` is its child,
 //!   so `ul > li` misses it where `li` alone does not).
+//! - At most 1,024 cards may be open at once, nested or unclosed: a page with more is not
+//!   recognised (see [`parse`]), which keeps one pass linear in the page whatever it holds.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -494,6 +496,13 @@ impl fmt::Debug for CompiledProfile {
     }
 }
 
+/// The most cards open at once (nested in one another, or unclosed and so stacked) before a
+/// page is refused. lol_html scans every end-tag handler still waiting before the one an end tag
+/// fires, and each open card holds one (plus one per field it is reading text from), so without
+/// a bound a hostile page of nested or unclosed cards costs time quadratic in its size (an 8 MiB
+/// page of 64,000 unclosed cards took seconds). Listings hold far fewer, closed or not.
+const MAX_OPEN_CARDS: usize = 1024;
+
 /// Index of one raw value among a card's values.
 type Slot = usize;
 
@@ -648,7 +657,8 @@ fn compile(profile: &Profile) -> Result<Plan, SelectorFailure> {
 ///
 /// - [`ParseError::Empty`] when the page is empty or only whitespace;
 /// - [`ParseError::LayoutNotRecognised`] when `card` matches nothing (the page is not the layout
-///   the profile describes), or when a hand-built profile holds a selector that does not compile;
+///   the profile describes), when more than 1,024 cards are open at once (nested in one another
+///   or left unclosed), or when a hand-built profile holds a selector that does not compile;
 /// - [`ParseError::NoMatches`] when cards exist but none yields an id, two teams and an http(s)
 ///   link (e.g. an unrendered template page).
 pub fn parse(profile: &Profile, page: &str) -> Result<Vec<Match>, ParseError> {
@@ -800,6 +810,9 @@ fn scan(plan: &Plan, page: &str) -> Result<Vec<Vec<Option<String>>>, ScanError> 
     // target handlers must know whether the element is itself a card.
     let mut card = ElementContentHandlers::default().element(move |el: &mut Element<'_, '_>| {
         let mut s = state.try_borrow_mut()?;
+        if s.open.len() >= MAX_OPEN_CARDS {
+            return Err(format!("more than {MAX_OPEN_CARDS} cards open at once (nested or unclosed)").into());
+        }
         let mut values = vec![None; plan.slots];
         plan.card_reads.start(el, &mut values);
         let idx = s.cards.len();
@@ -1759,6 +1772,35 @@ mod tests {
         let page = format!("<ul>{}<li class=\"game\" data-id=\"9\"><span class=\"home\">X</span><span class=\"away\">Y</span><a href=\"/m/9\">", game("1", ""));
         let ids: Vec<_> = club().parse(&page).unwrap().into_iter().map(|m| m.source_id).collect();
         assert_eq!(ids, ["1", "9"]);
+    }
+
+    #[test]
+    fn more_cards_open_at_once_than_the_bound_are_refused_and_fewer_are_read() {
+        // Each open card leaves lol_html an end-tag handler to scan past at every end tag, so
+        // 64,000 unclosed or nested cards made one pass quadratic (seconds for an 8 MiB page).
+        let card = |i: usize| {
+            format!(
+                r#"<li class="game" data-id="{i}"><span class="home">A</span><span class="away">B</span><a href="/m/{i}">go</a>"#
+            )
+        };
+        let unclosed = |n: usize| format!("<ul>{}</ul>", (0..n).map(card).collect::<String>());
+        assert_eq!(club().parse(&unclosed(MAX_OPEN_CARDS)).unwrap().len(), MAX_OPEN_CARDS);
+        for page in [
+            unclosed(MAX_OPEN_CARDS + 1),
+            format!(
+                "{}{}",
+                (0..100_000).map(card).collect::<String>(),
+                "</li>".repeat(100_000)
+            ),
+        ] {
+            match club().parse(&page) {
+                Err(ParseError::LayoutNotRecognised { what }) => assert!(what.contains("open at once"), "{what}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        // Closed cards one after another are never open together: any number is read.
+        let closed: String = (0..20_000).map(|i| game(&i.to_string(), "")).collect();
+        assert_eq!(club().parse(&format!("<ul>{closed}</ul>")).unwrap().len(), 20_000);
     }
 
     #[test]
