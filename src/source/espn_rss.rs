@@ -117,10 +117,11 @@ fn read_feed(page: &str) -> Result<Feed, String> {
     // quick-xml does not check characters: a control character (other than tab and line
     // breaks) or U+FFFE/U+FFFF anywhere makes the text something other than XML.
     // (Bytes first: only a C0 control or the lead byte of U+FFFE/U+FFFF can start one.)
-    if page
-        .bytes()
-        .any(|b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0xEF)
-    {
+    // Folded without stopping early, so the compiler checks many bytes at once (SIMD).
+    let suspect = page.bytes().fold(false, |found, b| {
+        found | ((b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r')) | (b == 0xEF)
+    });
+    if suspect {
         if let Some(c) = page.chars().find(|&c| !is_xml_char(c)) {
             return Err(malformed(&format!("the character {c:?}, which XML does not allow")));
         }
@@ -204,7 +205,9 @@ fn read_feed(page: &str) -> Result<Feed, String> {
                 if depth == 0 && !t.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
                     return Err(malformed(&"text outside the root element"));
                 }
-                if memchr::memmem::find(&t, b"]]>").is_some() {
+                // A single-byte search: building a substring searcher for every text event of
+                // the feed cost more than the event's own reading.
+                if memchr::memchr_iter(b'>', &t).any(|i| i >= 2 && t.get(i - 2..i) == Some(b"]]".as_slice())) {
                     return Err(malformed(&"`]]>` in text"));
                 }
                 if let Some(field) = field_text(&mut feed, slot, depth) {
@@ -356,6 +359,12 @@ fn check_tag(tag: &BytesStart<'_>) -> Result<(), String> {
 
 /// XML 1.0's `Name` production (<https://www.w3.org/TR/xml/#NT-Name>), for UTF-8 bytes.
 fn is_xml_name(name: &[u8]) -> bool {
+    // Every name in a real feed is ASCII: checked byte by byte, without decoding.
+    if name.is_ascii() {
+        let start = |b: &u8| b.is_ascii_alphabetic() || matches!(b, b':' | b'_');
+        let rest = |b: &u8| start(b) || b.is_ascii_digit() || matches!(b, b'-' | b'.');
+        return name.first().is_some_and(start) && name.iter().skip(1).all(rest);
+    }
     let Ok(name) = std::str::from_utf8(name) else {
         return false;
     };
@@ -936,6 +945,17 @@ mod tests {
         ] {
             assert!(parse(&page).is_ok(), "{page}: {:?}", parse(&page));
         }
+    }
+
+    #[test]
+    fn xml_names_are_checked_by_the_production_in_ascii_and_beyond() {
+        for name in ["rss", "a:b", "_x", "x-1.2", "Item", ":", "é", "名前", "aé-1"] {
+            assert!(is_xml_name(name.as_bytes()), "{name}");
+        }
+        for name in ["", "1x", "-x", ".x", "a b", "a/b", "a\u{D7}", "\u{300}x", "a=b"] {
+            assert!(!is_xml_name(name.as_bytes()), "{name}");
+        }
+        assert!(!is_xml_name(b"\xff"), "not UTF-8");
     }
 
     #[test]
