@@ -489,12 +489,17 @@ impl Eq for CompiledProfile {}
 
 impl fmt::Debug for CompiledProfile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The compiled selectors are lol_html syntax trees: noise in a log line.
-        f.debug_struct("CompiledProfile")
-            .field("profile", &self.profile)
-            .finish_non_exhaustive()
+        // A failed source's log line shows its kind through this: the profile's name says which
+        // profile it is (its text is in its file); the whole profile and its compiled selectors
+        // were a kilobyte and a half of noise after the error's own message.
+        f.debug_tuple("CompiledProfile").field(&self.profile.name).finish()
     }
 }
+
+/// What a profile's selectors may use, appended to a refused selector's reason.
+const SUPPORTED: &str = "(profiles support type, `*`, `#id`, `.class`, `[attr]` selectors, `:nth-child()`, \
+                         `:first-child`, `:nth-of-type()`, `:first-of-type`, `:not()`, and the descendant \
+                         and `>` combinators; see the README's source kinds)";
 
 /// The most cards open at once (nested in one another, or unclosed and so stacked) before a
 /// page is refused. lol_html scans every end-tag handler still waiting before the one an end tag
@@ -588,11 +593,12 @@ fn compile_one(field: &'static str, selector: &str) -> Result<Selector, Selector
         });
     }
     // lol_html refuses what its streaming matcher cannot do (sibling combinators,
-    // `:last-child`, `:has()`…), so an unsupported selector fails here, not on a page.
+    // `:last-child`, `:has()`…), so an unsupported selector fails here, not on a page. Its
+    // message does not always say which part it refused, so the supported subset follows.
     selector.parse::<Selector>().map_err(|e| SelectorFailure {
         field,
         selector: selector.to_string(),
-        reason: e.to_string(),
+        reason: format!("{e} {SUPPORTED}"),
     })
 }
 
@@ -1835,6 +1841,10 @@ mod tests {
                     reason,
                 }) => {
                     assert_eq!((f.as_str(), selector.as_str()), (field, bad), "{reason}");
+                    assert!(
+                        reason.ends_with(SUPPORTED),
+                        "the reason says what is supported: {reason}"
+                    );
                 }
                 other => panic!("{bad}: {other:?}"),
             }
