@@ -82,16 +82,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    // The X stand-in runs on a thread of its own (X is another machine); the bot's side runs on
-    // the runtime `run` itself uses (src/main.rs): one thread, so the connection's replies and
-    // the code reading them never cross threads here either.
-    let (mock, mock_runtime) = mock_x::start_on_own_thread();
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-        .block_on(bench(mock));
-    mock_runtime.shutdown_background();
+    mock_x::run_beside(bench);
 }
 
 async fn bench(mock: mock_x::MockX) {

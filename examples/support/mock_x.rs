@@ -19,17 +19,24 @@ pub struct MockX {
     pub requests: Arc<AtomicU64>,
 }
 
-/// Starts the mock on a runtime and OS thread of its own, as X is another machine: on the bot's
-/// single-thread runtime, the mock would only read a request (and stamp its arrival) when the bot
-/// yields. Keep the runtime alive while the mock is used.
-pub fn start_on_own_thread() -> (MockX, tokio::runtime::Runtime) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// Runs `bench` with a mock started beside it. The mock runs on a runtime and OS thread of its
+/// own, as X is another machine (on the bot's single-thread runtime it would only read a request,
+/// and stamp its arrival, when the bot yields); `bench` runs on the runtime `run` itself uses
+/// (src/main.rs): one thread, so a connection's replies and the code reading them never cross
+/// threads here either.
+pub fn run_beside<F: std::future::Future<Output = ()>>(bench: impl FnOnce(MockX) -> F) {
+    let mock_runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .expect("mock X runtime");
-    let mock = runtime.block_on(start());
-    (mock, runtime)
+    let mock = mock_runtime.block_on(start());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(bench(mock));
+    mock_runtime.shutdown_background();
 }
 
 /// Starts the mock on 127.0.0.1 (a free port) in a background task.

@@ -483,8 +483,7 @@ fn plain_match_id(guid: &str) -> Option<&str> {
     }
     let (dir, file) = path.rsplit_once('/')?;
     let id = file.strip_suffix(".html")?;
-    let digits = !id.is_empty() && id.len() <= MAX_ID_DIGITS && id.bytes().all(|b| b.is_ascii_digit());
-    (dir.rsplit('/').next() == Some("match") && digits).then_some(id)
+    (dir.rsplit('/').next() == Some("match") && is_match_id(id)).then_some(id)
 }
 
 /// [`match_id`] for any other guid, through the URL parser (other hosts, encodings, ports…).
@@ -499,8 +498,12 @@ fn parsed_match_id(guid: &str) -> Option<String> {
     }
     let mut segments = url.path_segments()?.rev();
     let id = segments.next()?.strip_suffix(".html")?;
-    let digits = !id.is_empty() && id.len() <= MAX_ID_DIGITS && id.bytes().all(|b| b.is_ascii_digit());
-    (segments.next() == Some("match") && digits).then(|| id.to_string())
+    (segments.next() == Some("match") && is_match_id(id)).then(|| id.to_string())
+}
+
+/// An ESPNcricinfo match id as a guid's file name holds it: 1 to [`MAX_ID_DIGITS`] digits.
+fn is_match_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= MAX_ID_DIGITS && id.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Both halves of `text` around its only occurrence of `sep`; `None` when it occurs not exactly
