@@ -5,7 +5,9 @@
 //! failure) never leaves a claim behind. After a failed post the claim keeps exactly the state
 //! the failure proves (see [`crate::post::Verdict`]).
 
-use crate::claim::{Checked, Claim, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Released, Transition};
+use crate::claim::{
+    Checked, Claim, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, RecordCache, Released, Transition,
+};
 use crate::cricket::{Match, MatchKey};
 use crate::post::{Post, PostError, PostPace, PostReceipt, Verdict, XClient};
 use crate::shorten::Shortener;
@@ -24,8 +26,8 @@ pub enum Outcome {
     Posted(PostReceipt),
     /// Someone else holds the claim (or, in dry run, would be skipped because of it).
     Skipped {
-        /// The holder's record: owner, since, state.
-        holder: Claim,
+        /// The holder's record: owner, since, state (shared with the cycle's batch look-up).
+        holder: Arc<Claim>,
     },
     /// We won the claim and the post failed.
     PostFailed {
@@ -131,6 +133,7 @@ pub struct Announcer {
     policy: ClaimPolicy,
     halted: Arc<Mutex<Option<String>>>,
     refreshes: Arc<Mutex<Refreshes>>,
+    records: Arc<Mutex<RecordCache>>,
 }
 
 /// How many times per claim TTL a process refreshes the TTLs of the matches it keeps seeing.
@@ -180,6 +183,7 @@ impl Announcer {
             policy,
             halted: Arc::new(Mutex::new(None)),
             refreshes: Arc::new(Mutex::new(Refreshes::default())),
+            records: Arc::new(Mutex::new(RecordCache::new())),
         }
     }
 
@@ -257,19 +261,22 @@ impl Announcer {
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot answer; the refresh is then still due.
-    pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Claim>>, ClaimError> {
+    pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Arc<Claim>>>, ClaimError> {
         if self.is_dry_run() {
-            return self.store.holders(keys, None).await;
+            return self.store.holders_cached(keys, None, &self.records).await;
         }
         let every = self.policy.ttl / REFRESHES_PER_TTL;
         // A poisoned lock only means another task panicked mid-update: refreshing is then the
         // safe answer, and the log is rebuilt below.
         let due = self.refreshes.lock().map_or(true, |r| r.due(keys, every));
         if !due {
-            return self.store.holders(keys, None).await;
+            return self.store.holders_cached(keys, None, &self.records).await;
         }
         let started = std::time::Instant::now();
-        let found = self.store.holders(keys, Some(self.policy.ttl)).await?;
+        let found = self
+            .store
+            .holders_cached(keys, Some(self.policy.ttl), &self.records)
+            .await?;
         let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *log = Refreshes {
             last: Some(started),
@@ -292,7 +299,7 @@ impl Announcer {
         key: &MatchKey,
         m: &Match,
         aliases: &[String],
-        holder: Option<Claim>,
+        holder: Option<Arc<Claim>>,
     ) -> Result<Outcome, AnnounceError> {
         match holder {
             Some(holder) => {
@@ -305,7 +312,9 @@ impl Announcer {
                 log_skip(key, &holder, self.policy.stuck_after, message);
                 Ok(Outcome::Skipped { holder })
             }
-            None => self.announce_inner(m, aliases, true).await,
+            // Boxed: this future is created once per sighting, and nearly every sighting is a
+            // held one; the claim-and-post path's state would otherwise be copied with each.
+            None => Box::pin(self.announce_inner(m, aliases, true)).await,
         }
     }
 
@@ -323,7 +332,7 @@ impl Announcer {
                 let holder = if looked_up {
                     None
                 } else {
-                    self.store.peek(&key).await.map_err(store_err)?
+                    self.store.peek(&key).await.map_err(store_err)?.map(Arc::new)
                 };
                 if let Some(holder) = holder {
                     log_skip(&key, &holder, self.policy.stuck_after, "dry run: would skip");
@@ -387,7 +396,9 @@ impl Announcer {
                         if let Err(e) = self.store.refresh(&key, self.policy.ttl).await {
                             tracing::warn!(error.message = %e, "could not refresh the claim's TTL");
                         }
-                        return Ok(Outcome::Skipped { holder });
+                        return Ok(Outcome::Skipped {
+                            holder: Arc::new(holder),
+                        });
                     }
                     ClaimOutcome::Won(token) => token,
                 };

@@ -4,12 +4,14 @@ use crate::helpers::{
     self, capture_logs, live_announcer, live_announcer_with, store, unique_prefix, x_accepts, zim_v_ban, Kind,
 };
 use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Outcome, REFRESHES_PER_TTL};
-use cricket_announcer::claim::ClaimState;
+use cricket_announcer::claim::{ClaimOutcome, ClaimState, OperatorRelease, Transition};
 use cricket_announcer::cricket::MatchKey;
 use std::time::Duration;
 use tracing::instrument::WithSubscriber;
 use wiremock::matchers::{body_json, header_exists, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const DAY: Duration = Duration::from_secs(86_400);
 
 const ZIM_V_BAN_TEXT: &str = "Coming up: Zimbabwe v Bangladesh, 2nd T20I
 Bangladesh tour of Zimbabwe, 2026
@@ -343,4 +345,108 @@ async fn held_claims_on_redis_are_refreshed_when_due_and_only_read_in_between() 
 #[tokio::test]
 async fn held_claims_on_the_embedded_store_are_refreshed_when_due_and_only_read_in_between() {
     held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_per_ttl_share(Kind::Embedded).await;
+}
+
+/// The batch look-up reads each held record through a cache of the records it read last time;
+/// whatever another process writes in between (a state change, a release, a new claim by someone
+/// else) is what the next look-up answers, never the cached record.
+async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_before(kind: Kind) {
+    let x = MockServer::start().await;
+    x_accepts(&x, 0).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let path = dir.path().join("claims.db");
+    let other = store(kind, &prefix, "other", &path).await;
+    let third = store(kind, &prefix, "third", &path).await;
+    let announcer = live_announcer_with(
+        store(kind, &prefix, "us", &path).await,
+        &x,
+        ClaimPolicy::new(Duration::from_secs(3_600), 3, Duration::from_secs(5)),
+    );
+    let (k, unchanged) = (
+        MatchKey::parse("cached-a").unwrap(),
+        MatchKey::parse("cached-b").unwrap(),
+    );
+    let seen = |found: &[Option<std::sync::Arc<cricket_announcer::claim::Claim>>]| {
+        found
+            .iter()
+            .map(|c| c.as_ref().map(|c| (c.owner.clone(), c.state, c.tweet_id.clone())))
+            .collect::<Vec<_>>()
+    };
+    let ClaimOutcome::Won(token) = other.claim(&k, "A v B", &[], DAY).await.unwrap() else {
+        panic!("free key")
+    };
+    assert!(matches!(
+        other.claim(&unchanged, "C v D", &[], DAY).await.unwrap(),
+        ClaimOutcome::Won(_)
+    ));
+    let held = |owner: &str, state, tweet: Option<&str>| Some((owner.to_string(), state, tweet.map(String::from)));
+
+    let first = announcer.holders(&[&k, &unchanged]).await.unwrap();
+    assert_eq!(
+        seen(&first),
+        [
+            held("other", ClaimState::Claimed, None),
+            held("other", ClaimState::Claimed, None)
+        ]
+    );
+
+    other
+        .transition(
+            &token,
+            &Transition::Posted {
+                tweet_id: Some("42".into()),
+                detail: None,
+            },
+        )
+        .await
+        .unwrap();
+    let second = announcer.holders(&[&k, &unchanged]).await.unwrap();
+    assert_eq!(
+        seen(&second),
+        [
+            held("other", ClaimState::Posted, Some("42")),
+            held("other", ClaimState::Claimed, None)
+        ]
+    );
+    assert!(
+        std::sync::Arc::ptr_eq(first[1].as_ref().expect("held"), second[1].as_ref().expect("held")),
+        "the unchanged record is the one read before"
+    );
+
+    // Released by an operator, then claimed by a third process: free, then the new holder.
+    assert!(matches!(
+        other.operator_release(&k, true, Duration::ZERO).await.unwrap(),
+        OperatorRelease::Released(_)
+    ));
+    assert_eq!(
+        seen(&announcer.holders(&[&k, &unchanged]).await.unwrap()),
+        [None, held("other", ClaimState::Claimed, None)]
+    );
+    assert!(matches!(
+        third.claim(&k, "A v B", &[], DAY).await.unwrap(),
+        ClaimOutcome::Won(_)
+    ));
+    assert_eq!(
+        seen(&announcer.holders(&[&k, &unchanged]).await.unwrap()),
+        [
+            held("third", ClaimState::Claimed, None),
+            held("other", ClaimState::Claimed, None)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn each_look_up_on_redis_answers_the_record_as_stored_now() {
+    each_look_up_answers_the_record_as_stored_now_whatever_it_answered_before(Kind::Redis).await;
+}
+
+#[tokio::test]
+async fn each_look_up_on_the_embedded_store_answers_the_record_as_stored_now() {
+    each_look_up_answers_the_record_as_stored_now_whatever_it_answered_before(Kind::Embedded).await;
+}
+
+#[tokio::test]
+async fn each_look_up_on_postgres_answers_the_record_as_stored_now() {
+    each_look_up_answers_the_record_as_stored_now_whatever_it_answered_before(Kind::Postgres).await;
 }
