@@ -256,7 +256,11 @@ async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u
 
 fn print_summary(what: &str, summary: &cricket_announcer::app::Summary, ok: bool, config: &Config) {
     if config.json {
-        println!("{}", serde_json::json!({ "summary": summary, "ok": ok }));
+        // `posted` counts the posts printed in a dry run; `dry_run` says which it was.
+        println!(
+            "{}",
+            serde_json::json!({ "summary": summary, "ok": ok, "dry_run": config.dry_run })
+        );
     } else {
         println!("{what}: {}", summary.line(config.dry_run));
     }

@@ -694,11 +694,16 @@ fn extract(profile: &Profile, plan: &Plan, page: &str) -> Result<Vec<Match>, Par
     }
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    for values in &cards {
-        if let Some(m) = read_card(profile, plan, values) {
-            if seen.insert(m.source_id.clone()) {
-                out.push(m);
+    for (card, values) in cards.iter().enumerate() {
+        match read_card(profile, plan, values) {
+            Ok(m) => {
+                if seen.insert(m.source_id.clone()) {
+                    out.push(m);
+                }
             }
+            // Debug, not warn: pages often carry cards that are not matches (ads, headers);
+            // an operator writing a profile turns this on to see why a card was passed over.
+            Err(reason) => tracing::debug!(profile = %profile.name, card, reason, "card skipped"),
         }
     }
     if out.is_empty() {
@@ -910,8 +915,8 @@ fn scan(plan: &Plan, page: &str) -> Result<Vec<Vec<Option<String>>>, ScanError> 
     Ok(cards.into_iter().map(|card| card.values).collect())
 }
 
-/// One card to one match, or `None` when the card lacks what a match needs.
-fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>]) -> Option<Match> {
+/// One card to one match, or why the card is not one (what it lacks).
+fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>]) -> Result<Match, &'static str> {
     let f = &profile.fields;
     let raw = |name: &str| {
         plan.fields
@@ -927,23 +932,33 @@ fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>]) -> Optio
             .filter(|t| !is_template(t))
     };
 
-    let id = text("fields.id", &f.id).filter(|t| !is_template(t))?;
+    let id = text("fields.id", &f.id)
+        .filter(|t| !is_template(t))
+        .ok_or("no id (fields.id empty, missing or a template placeholder)")?;
     let (name1, name2) = match (&f.team1, &f.team2, &f.title, &f.teams_separator) {
-        (Some(t1), Some(t2), _, _) => (text("fields.team1", t1)?, text("fields.team2", t2)?),
+        (Some(t1), Some(t2), _, _) => (
+            text("fields.team1", t1).ok_or("no fields.team1")?,
+            text("fields.team2", t2).ok_or("no fields.team2")?,
+        ),
         (_, _, Some(title), Some(sep)) => {
-            let title = text("fields.title", title)?;
-            let (a, b) = title.split_once(sep.as_str())?;
+            let title = text("fields.title", title).ok_or("no fields.title")?;
+            let (a, b) = title
+                .split_once(sep.as_str())
+                .ok_or("fields.title lacks fields.teams_separator")?;
             (a.trim().to_string(), b.trim().to_string())
         }
-        _ => return None,
+        _ => return Err("the profile names neither team1 and team2 nor title and teams_separator"),
     };
     if name1.is_empty() || name2.is_empty() || is_template(&name1) || is_template(&name2) {
-        return None;
+        return Err("a team name is empty or a template placeholder");
     }
-    let href = text("fields.link", &f.link)?;
-    let url = profile.base_url.join(&href).ok()?;
-    if !matches!(url.scheme(), "http" | "https") || is_template(url.as_str()) || !same_site(&url, &profile.base_url) {
-        return None;
+    let href = text("fields.link", &f.link).ok_or("no fields.link")?;
+    let url = profile.base_url.join(&href).map_err(|_| "fields.link is not a URL")?;
+    if !matches!(url.scheme(), "http" | "https") || is_template(url.as_str()) {
+        return Err("fields.link is not an http(s) link");
+    }
+    if !same_site(&url, &profile.base_url) {
+        return Err("fields.link leads to another site than base_url");
     }
 
     let description = optional("fields.description", &f.description);
@@ -954,10 +969,15 @@ fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>]) -> Optio
         .unwrap_or_else(|| Format::Other(String::new()));
     let start_time = f.start_time.as_ref().and_then(|t| {
         let raw = read(raw("fields.start_time"), &t.extract)?;
-        parse_time(&raw, &t.time_format)
+        let time = parse_time(&raw, &t.time_format);
+        if time.is_none() {
+            // The match is still announced, without a start time: say why it has none.
+            tracing::debug!(profile = %profile.name, value = %raw, time_format = %t.time_format, "fields.start_time does not match its time_format; left unset");
+        }
+        time
     });
 
-    Some(Match {
+    Ok(Match {
         site: profile.site,
         source_id: id,
         teams: [
@@ -1538,6 +1558,75 @@ mod tests {
         assert_eq!(b.state, MatchState::Other);
         assert_eq!(b.start_time, None);
         assert_eq!(b.url.as_str(), "https://club.example/g2");
+    }
+
+    #[test]
+    fn a_card_passed_over_and_an_unreadable_start_time_are_logged_with_why() {
+        let profile = load_profile(
+            r#"
+            name = "club"
+            site = "web"
+            base_url = "https://club.example/fixtures/"
+            card = "li.game"
+            [fields]
+            id = { attr = "data-id" }
+            team1 = { selector = ".home" }
+            team2 = { selector = ".away" }
+            start_time = { selector = "time", attr = "datetime", time_format = "%Y-%m-%d %H:%M" }
+            link = { selector = "a", attr = "href" }
+            "#,
+        )
+        .expect("profile");
+        let page = r#"<ul>
+            <li class="game" data-id="g1"><span class="home">Reds</span><span class="away">Blues</span>
+              <time datetime="at tea"></time><a href="g1.html">card</a></li>
+            <li class="game"><span class="home">Greens</span><span class="away">Golds</span><a href="g2">x</a></li>
+            <li class="game" data-id="g3"><span class="home">Greys</span><a href="g3">x</a></li>
+            <li class="game" data-id="g4"><span class="home">A</span><span class="away">B</span><a href="https://elsewhere.example/g4">x</a></li>
+            </ul>"#;
+        let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        let sink = std::sync::Arc::clone(&logs);
+        let subscriber = crate::telemetry::subscriber("debug", move || LogSink(std::sync::Arc::clone(&sink)), false);
+        let matches = tracing::subscriber::with_default(subscriber, || parse(&profile, page)).expect("one match");
+        assert_eq!(matches.len(), 1);
+        assert_eq!((matches[0].source_id.as_str(), matches[0].start_time), ("g1", None));
+        let logs = String::from_utf8(logs.lock().expect("logs").clone()).expect("utf-8");
+        let lines: Vec<&str> = logs.lines().collect();
+        assert_eq!(lines.len(), 4, "{logs}");
+        assert!(
+            lines[0].contains("fields.start_time does not match its time_format")
+                && lines[0].contains("value=at tea")
+                && lines[0].contains("time_format=%Y-%m-%d %H:%M"),
+            "{logs}"
+        );
+        for (line, (card, reason)) in lines[1..].iter().zip([
+            (1, "no id"),
+            (2, "no fields.team2"),
+            (3, "fields.link leads to another site than base_url"),
+        ]) {
+            assert!(
+                line.contains("card skipped")
+                    && line.contains("profile=club")
+                    && line.contains(&format!("card={card} "))
+                    && line.contains(reason),
+                "{logs}"
+            );
+        }
+    }
+
+    struct LogSink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for LogSink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::Error::other("poisoned"))?
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
     }
 
     #[test]

@@ -327,6 +327,10 @@ async fn dry_run_json_prints_one_object_per_post() {
     assert!(!dir.path().join("s.db").exists(), "a dry run creates no store file");
     assert_eq!(lines[0]["weighted_length"], 157);
     assert_eq!(lines[4]["summary"]["posted"], 4);
+    assert_eq!(
+        lines[4]["dry_run"], true,
+        "the summary says its posts were only printed"
+    );
 }
 
 #[tokio::test]
