@@ -67,9 +67,10 @@ print("| --- | ---: | ---: | --- | ---: |")
 # The 2x target is judged on what nearly every cycle does with a listed match: look it up in the
 # batch and find it held, with its record unchanged since the last cycle (`cycle_held`). The other
 # rows are for comparison; how often each happens is said beside it.
+assert "cycle_held" in claims["rows"], "claims.json has no cycle_held row to judge"
 notes = {
     "cycle_held": None,
-    "cycle_held_first": "once per match",
+    "cycle_held_first": "once per match, and after a cycle that did not list it",
     "cycle_held_refresh": "at start; later once per TTL/8",
     "cycle_new": "once per match; includes the post",
 }

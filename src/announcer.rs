@@ -26,7 +26,8 @@ pub enum Outcome {
     Posted(PostReceipt),
     /// Someone else holds the claim (or, in dry run, would be skipped because of it).
     Skipped {
-        /// The holder's record: owner, since, state (shared with the cycle's batch look-up).
+        /// The holder's record: owner, since, state (shared with the batch look-up's answer
+        /// when it came from [`Announcer::holders`]).
         holder: Arc<Claim>,
     },
     /// We won the claim and the post failed.

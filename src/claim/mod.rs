@@ -164,6 +164,8 @@ impl Claim {
     /// Reads a stored record. A value that is not a claim record (written by something else, or
     /// a bare `1` from an older bot) still means "held": it becomes an `unknown` claim whose
     /// detail quotes the value, so the caller never posts over it.
+    ///
+    /// Must stay a function of `raw` alone: [`RecordCache`] reuses its answer for the same text.
     fn from_stored(raw: &str) -> Claim {
         serde_json::from_str(raw).unwrap_or_else(|e| {
             let mut quote: String = raw.chars().filter(|c| !c.is_control()).collect();
@@ -416,9 +418,10 @@ pub struct Marker {
 
 /// The claim records a process read at its last batch look-up, each under its stored key with
 /// the exact text it was read from. Used by [`ClaimStore::holders_cached`]; holds only the records
-/// of the last look-up (so at most as many as the matches a cycle lists). A record's text carries
-/// its random token and every field, so identical text is an identical record: the cache can
-/// never answer with a record other than the one stored.
+/// of the last look-up (so at most as many as the matches a cycle lists). Reading a record
+/// depends on its text alone (`Claim::from_stored` reads no clock, setting or store), so a record
+/// cached for byte-identical text is the record the store holds now: the cache can never answer
+/// with another.
 #[derive(Default)]
 pub struct RecordCache {
     entries: HashMap<String, CachedRecord>,

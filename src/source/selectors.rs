@@ -915,6 +915,9 @@ fn scan(plan: &Plan, page: &str) -> Result<Vec<Vec<Option<String>>>, ScanError> 
     Ok(cards.into_iter().map(|card| card.values).collect())
 }
 
+/// The most characters of a page's value quoted in a debug line.
+const MAX_LOGGED_VALUE_CHARS: usize = 80;
+
 /// One card to one match, or why the card is not one (what it lacks).
 fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>]) -> Result<Match, &'static str> {
     let f = &profile.fields;
@@ -972,7 +975,9 @@ fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>]) -> Resul
         let time = parse_time(&raw, &t.time_format);
         if time.is_none() {
             // The match is still announced, without a start time: say why it has none.
-            tracing::debug!(profile = %profile.name, value = %raw, time_format = %t.time_format, "fields.start_time does not match its time_format; left unset");
+            // The value is the page's text: quoted (escaped) and cut, never written raw.
+            let value: String = raw.chars().take(MAX_LOGGED_VALUE_CHARS).collect();
+            tracing::debug!(profile = %profile.name, value = ?value, time_format = %t.time_format, "fields.start_time does not match its time_format; left unset");
         }
         time
     });
@@ -1595,7 +1600,7 @@ mod tests {
         assert_eq!(lines.len(), 4, "{logs}");
         assert!(
             lines[0].contains("fields.start_time does not match its time_format")
-                && lines[0].contains("value=at tea")
+                && lines[0].contains(r#"value="at tea""#)
                 && lines[0].contains("time_format=%Y-%m-%d %H:%M"),
             "{logs}"
         );

@@ -383,6 +383,7 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
     let held = |owner: &str, state, tweet: Option<&str>| Some((owner.to_string(), state, tweet.map(String::from)));
 
     let first = announcer.holders(&[&k, &unchanged]).await.unwrap();
+    same_as_stored(&other, &[&k, &unchanged], &first).await;
     assert_eq!(
         seen(&first),
         [
@@ -402,6 +403,7 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
         .await
         .unwrap();
     let second = announcer.holders(&[&k, &unchanged]).await.unwrap();
+    same_as_stored(&other, &[&k, &unchanged], &second).await;
     assert_eq!(
         seen(&second),
         [
@@ -427,13 +429,41 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
         third.claim(&k, "A v B", &[], DAY).await.unwrap(),
         ClaimOutcome::Won(_)
     ));
+    let fourth = announcer.holders(&[&k, &unchanged]).await.unwrap();
     assert_eq!(
-        seen(&announcer.holders(&[&k, &unchanged]).await.unwrap()),
+        seen(&fourth),
         [
             held("third", ClaimState::Claimed, None),
             held("other", ClaimState::Claimed, None)
         ]
     );
+    same_as_stored(&third, &[&k, &unchanged], &fourth).await;
+
+    // Released and claimed again by the same owner: owner, state and tweet are as before, the
+    // record (token, times) is not, and the look-up answers the new one.
+    assert!(matches!(
+        third.operator_release(&k, true, Duration::ZERO).await.unwrap(),
+        OperatorRelease::Released(_)
+    ));
+    assert!(matches!(
+        third.claim(&k, "A v B", &[], DAY).await.unwrap(),
+        ClaimOutcome::Won(_)
+    ));
+    let fifth = announcer.holders(&[&k, &unchanged]).await.unwrap();
+    assert_eq!(seen(&fifth), seen(&fourth));
+    assert_ne!(fifth[0], fourth[0], "a new claim, not the cached one");
+    same_as_stored(&third, &[&k, &unchanged], &fifth).await;
+}
+
+/// Each record found is the whole record the store holds now (peeked separately).
+async fn same_as_stored(
+    store: &cricket_announcer::claim::ClaimStore,
+    keys: &[&MatchKey],
+    found: &[Option<std::sync::Arc<cricket_announcer::claim::Claim>>],
+) {
+    for (k, f) in keys.iter().zip(found) {
+        assert_eq!(f.as_deref(), store.peek(k).await.unwrap().as_ref(), "{k}");
+    }
 }
 
 #[tokio::test]
