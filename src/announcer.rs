@@ -147,7 +147,7 @@ pub const REFRESHES_PER_TTL: u32 = 8;
 #[derive(Debug, Default)]
 struct Refreshes {
     last: Option<std::time::Instant>,
-    covered: std::collections::HashSet<MatchKey>,
+    covered: foldhash::HashSet<MatchKey>,
 }
 
 impl Refreshes {

@@ -28,7 +28,6 @@ pub use self::redis::RedisClaims;
 use crate::cricket::MatchKey;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -424,7 +423,9 @@ pub struct Marker {
 /// with another.
 #[derive(Default)]
 pub struct RecordCache {
-    entries: HashMap<String, CachedRecord>,
+    // foldhash: the look-up hashes every listed key each cycle, and SipHash was a visible share
+    // of a held cycle; keys come from our own `MatchKey`s, a few thousand at most.
+    entries: foldhash::HashMap<String, CachedRecord>,
     look_up: u64,
 }
 
