@@ -5,9 +5,7 @@
 //! failure) never leaves a claim behind. After a failed post the claim keeps exactly the state
 //! the failure proves (see [`crate::post::Verdict`]).
 
-use crate::claim::{
-    Checked, Claim, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, RecordCache, Released, Transition,
-};
+use crate::claim::{Checked, Claim, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Released, Transition};
 use crate::cricket::{Match, MatchKey};
 use crate::post::{Post, PostError, PostPace, PostReceipt, Verdict, XClient};
 use crate::shorten::Shortener;
@@ -26,9 +24,8 @@ pub enum Outcome {
     Posted(PostReceipt),
     /// Someone else holds the claim (or, in dry run, would be skipped because of it).
     Skipped {
-        /// The holder's record: owner, since, state (shared with the batch look-up's answer
-        /// when it came from [`Announcer::holders`]).
-        holder: Arc<Claim>,
+        /// The holder's record: owner, since, state.
+        holder: Claim,
     },
     /// We won the claim and the post failed.
     PostFailed {
@@ -134,7 +131,6 @@ pub struct Announcer {
     policy: ClaimPolicy,
     halted: Arc<Mutex<Option<String>>>,
     refreshes: Arc<Mutex<Refreshes>>,
-    records: Arc<Mutex<RecordCache>>,
 }
 
 /// How many times per claim TTL a process refreshes the TTLs of the matches it keeps seeing.
@@ -184,7 +180,6 @@ impl Announcer {
             policy,
             halted: Arc::new(Mutex::new(None)),
             refreshes: Arc::new(Mutex::new(Refreshes::default())),
-            records: Arc::new(Mutex::new(RecordCache::new())),
         }
     }
 
@@ -262,22 +257,19 @@ impl Announcer {
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot answer; the refresh is then still due.
-    pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Arc<Claim>>>, ClaimError> {
+    pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Claim>>, ClaimError> {
         if self.is_dry_run() {
-            return self.store.holders_cached(keys, None, &self.records).await;
+            return self.store.holders(keys, None).await;
         }
         let every = self.policy.ttl / REFRESHES_PER_TTL;
         // A poisoned lock only means another task panicked mid-update: refreshing is then the
         // safe answer, and the log is rebuilt below.
         let due = self.refreshes.lock().map_or(true, |r| r.due(keys, every));
         if !due {
-            return self.store.holders_cached(keys, None, &self.records).await;
+            return self.store.holders(keys, None).await;
         }
         let started = std::time::Instant::now();
-        let found = self
-            .store
-            .holders_cached(keys, Some(self.policy.ttl), &self.records)
-            .await?;
+        let found = self.store.holders(keys, Some(self.policy.ttl)).await?;
         let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *log = Refreshes {
             last: Some(started),
@@ -300,7 +292,7 @@ impl Announcer {
         key: &MatchKey,
         m: &Match,
         aliases: &[String],
-        holder: Option<Arc<Claim>>,
+        holder: Option<Claim>,
     ) -> Result<Outcome, AnnounceError> {
         match holder {
             Some(holder) => {
@@ -333,7 +325,7 @@ impl Announcer {
                 let holder = if looked_up {
                     None
                 } else {
-                    self.store.peek(&key).await.map_err(store_err)?.map(Arc::new)
+                    self.store.peek(&key).await.map_err(store_err)?
                 };
                 if let Some(holder) = holder {
                     log_skip(&key, &holder, self.policy.stuck_after, "dry run: would skip");
@@ -397,9 +389,7 @@ impl Announcer {
                         if let Err(e) = self.store.refresh(&key, self.policy.ttl).await {
                             tracing::warn!(error.message = %e, "could not refresh the claim's TTL");
                         }
-                        return Ok(Outcome::Skipped {
-                            holder: Arc::new(holder),
-                        });
+                        return Ok(Outcome::Skipped { holder });
                     }
                     ClaimOutcome::Won(token) => token,
                 };

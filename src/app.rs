@@ -19,7 +19,7 @@ use anyhow::Context;
 use secrecy::ExposeSecret;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
@@ -511,7 +511,7 @@ impl App {
             .filter(|(s, _)| self.filter.check(&s.m).is_ok())
             .map(|(_, k)| k)
             .collect();
-        let mut holders: HashMap<&MatchKey, Arc<Claim>> = match self.announcer.holders(&wanted).await {
+        let mut holders: HashMap<&MatchKey, Claim> = match self.announcer.holders(&wanted).await {
             Ok(found) => wanted
                 .iter()
                 .zip(found)

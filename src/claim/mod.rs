@@ -29,7 +29,6 @@ use crate::cricket::MatchKey;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Where a claimed match is in the announcement protocol.
@@ -163,8 +162,6 @@ impl Claim {
     /// Reads a stored record. A value that is not a claim record (written by something else, or
     /// a bare `1` from an older bot) still means "held": it becomes an `unknown` claim whose
     /// detail quotes the value, so the caller never posts over it.
-    ///
-    /// Must stay a function of `raw` alone: [`RecordCache`] reuses its answer for the same text.
     fn from_stored(raw: &str) -> Claim {
         serde_json::from_str(raw).unwrap_or_else(|e| {
             let mut quote: String = raw.chars().filter(|c| !c.is_control()).collect();
@@ -415,89 +412,6 @@ pub struct Marker {
     pub how: String,
 }
 
-/// The claim records a process read at its last batch look-up, each under its stored key with
-/// the exact text it was read from. Used by [`ClaimStore::holders_cached`]; holds only the records
-/// of the last look-up (so at most as many as the matches a cycle lists). Reading a record
-/// depends on its text alone (`Claim::from_stored` reads no clock, setting or store), so a record
-/// cached for byte-identical text is the record the store holds now: the cache can never answer
-/// with another.
-#[derive(Default)]
-pub struct RecordCache {
-    // foldhash: the look-up hashes every listed key each cycle, and SipHash was a visible share
-    // of a held cycle; keys come from our own `MatchKey`s, a few thousand at most.
-    entries: foldhash::HashMap<String, CachedRecord>,
-    look_up: u64,
-}
-
-struct CachedRecord {
-    text: String,
-    claim: Arc<Claim>,
-    look_up: u64,
-}
-
-impl fmt::Debug for RecordCache {
-    // The texts carry the claims' tokens, which are never shown.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RecordCache")
-            .field("records", &self.entries.len())
-            .finish()
-    }
-}
-
-impl RecordCache {
-    /// An empty cache.
-    pub fn new() -> RecordCache {
-        RecordCache::default()
-    }
-
-    /// How many records the cache holds.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// True when the cache holds no record.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// The record behind each text (`None` stays `None`), read from JSON only where the text is
-    /// not the one cached under the same key; afterwards the cache holds exactly these records.
-    fn read(&mut self, stored: Vec<String>, raw: Vec<Option<String>>) -> Vec<Option<Arc<Claim>>> {
-        self.look_up = self.look_up.wrapping_add(1);
-        let look_up = self.look_up;
-        let found = stored
-            .into_iter()
-            .zip(raw)
-            .map(|(key, text)| {
-                let text = text?;
-                let claim = match self.entries.get_mut(&key) {
-                    Some(entry) => {
-                        if entry.text != text {
-                            entry.claim = Arc::new(Claim::from_stored(&text));
-                            entry.text = text;
-                        }
-                        entry.look_up = look_up;
-                        Arc::clone(&entry.claim)
-                    }
-                    None => {
-                        let claim = Arc::new(Claim::from_stored(&text));
-                        let entry = CachedRecord {
-                            text,
-                            claim: Arc::clone(&claim),
-                            look_up,
-                        };
-                        self.entries.insert(key, entry);
-                        claim
-                    }
-                };
-                Some(claim)
-            })
-            .collect();
-        self.entries.retain(|_, e| e.look_up == look_up);
-        found
-    }
-}
-
 /// The claim store in use: a closed set, so every backend is listed in one `match`.
 ///
 /// The protocol (record format, tokens, attempts, marker) is implemented once, here, over a
@@ -640,27 +554,6 @@ impl ClaimStore {
     ) -> Result<Vec<Option<Claim>>, ClaimError> {
         let (_, raw) = self.records(keys, refresh).await?;
         Ok(raw.into_iter().map(|r| r.as_deref().map(Claim::from_stored)).collect())
-    }
-
-    /// As [`ClaimStore::holders`], reading each record through `cache`: a record whose stored
-    /// text is the one `cache` read last time under the same key is not read from JSON again.
-    /// A cycle sees the same held records cycle after cycle, and reading them was most of a held
-    /// sighting's client-side cost. The answer is the same as [`ClaimStore::holders`]' (the
-    /// cache only ever answers for byte-identical text), shared instead of copied.
-    ///
-    /// # Errors
-    /// As for [`ClaimStore::holders`]; the cache is then unchanged.
-    pub async fn holders_cached(
-        &self,
-        keys: &[&MatchKey],
-        refresh: Option<Duration>,
-        cache: &std::sync::Mutex<RecordCache>,
-    ) -> Result<Vec<Option<Arc<Claim>>>, ClaimError> {
-        let (stored, raw) = self.records(keys, refresh).await?;
-        // A poisoned lock only means a panic mid-read: the entries are whole pairs of text and
-        // record, each still true, so the cache is still right to use.
-        let mut cache = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        Ok(cache.read(stored, raw))
     }
 
     /// The stored keys of `keys` and the text stored under each, in one round trip.
@@ -948,40 +841,5 @@ mod tests {
             ClaimState::Unknown,
             "an unreadable time is an unreadable record, still held"
         );
-    }
-
-    #[test]
-    fn the_record_cache_answers_what_reading_answers_and_rereads_only_changed_text() {
-        let a = Claim::new("host:1", "A v B", &["cricbuzz:1".to_string()], Utc::now());
-        let mut b = Claim::new("host:2", "C v D", &[], Utc::now());
-        let keys = || {
-            vec![
-                "p:match:a".to_string(),
-                "p:match:b".to_string(),
-                "p:match:c".to_string(),
-            ]
-        };
-        let mut cache = RecordCache::new();
-
-        let first = cache.read(keys(), vec![Some(a.to_stored()), Some(b.to_stored()), None]);
-        assert_eq!(first[0].as_deref(), Some(&a));
-        assert_eq!(first[1].as_deref(), Some(&b));
-        assert!(first[2].is_none(), "an absent record stays absent");
-        assert_eq!(cache.len(), 2);
-
-        // `b` changed state under the same key; `a` did not.
-        b.state = ClaimState::Posted;
-        b.tweet_id = Some("1".into());
-        let second = cache.read(keys(), vec![Some(a.to_stored()), Some(b.to_stored()), Some("1".into())]);
-        let (first_a, second_a) = (first[0].as_ref().expect("a"), second[0].as_ref().expect("a"));
-        assert!(Arc::ptr_eq(first_a, second_a), "unchanged text is not read again");
-        assert_eq!(second[1].as_deref(), Some(&b), "changed text is read again");
-        assert_eq!(second[2].as_ref().map(|c| c.state), Some(ClaimState::Unknown));
-
-        // The same text under another key is read for that key; keys no longer looked up go.
-        let third = cache.read(vec!["p:match:d".into()], vec![Some(a.to_stored())]);
-        assert_eq!(third[0].as_deref(), Some(&a));
-        assert_eq!(cache.len(), 1, "only the last look-up's records are kept");
-        assert_eq!(format!("{cache:?}"), "RecordCache { records: 1 }", "no token in Debug");
     }
 }
