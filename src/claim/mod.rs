@@ -552,18 +552,8 @@ impl ClaimStore {
         keys: &[&MatchKey],
         refresh: Option<Duration>,
     ) -> Result<Vec<Option<Claim>>, ClaimError> {
-        let (_, raw) = self.records(keys, refresh).await?;
-        Ok(raw.into_iter().map(|r| r.as_deref().map(Claim::from_stored)).collect())
-    }
-
-    /// The stored keys of `keys` and the text stored under each, in one round trip.
-    async fn records(
-        &self,
-        keys: &[&MatchKey],
-        refresh: Option<Duration>,
-    ) -> Result<(Vec<String>, Vec<Option<String>>), ClaimError> {
         if keys.is_empty() {
-            return Ok((Vec::new(), Vec::new()));
+            return Ok(Vec::new());
         }
         let stored: Vec<String> = keys.iter().map(|k| self.key(k)).collect();
         let refresh = refresh.map(ttl_secs);
@@ -574,7 +564,7 @@ impl ClaimStore {
                 detail: format!("{} replies to {} reads", raw.len(), keys.len()),
             });
         }
-        Ok((stored, raw))
+        Ok(raw.into_iter().map(|r| r.as_deref().map(Claim::from_stored)).collect())
     }
 
     /// Reads the claim on `key` without writing anything (dry run, operators).
