@@ -1512,9 +1512,10 @@ mod tests {
         assert_eq!(state_from_text("Delivery", &table), None);
     }
 
-    #[test]
-    fn a_generic_profile_reads_start_time_format_and_default_format() {
-        let profile = load_profile(
+    /// A club's fixtures page profile: every optional field, a start time with its format, a
+    /// default format and states from classes.
+    fn club_profile() -> Profile {
+        load_profile(
             r#"
             name = "club"
             site = "web"
@@ -1534,7 +1535,12 @@ mod tests {
             from_class = { "is-live" = "live", "is-done" = "complete" }
             "#,
         )
-        .unwrap();
+        .expect("the club profile loads")
+    }
+
+    #[test]
+    fn a_generic_profile_reads_start_time_format_and_default_format() {
+        let profile = club_profile();
         let page = r#"<ul>
             <li class="game is-live" data-id="g1"><span class="home">Reds</span><span class="away">Blues</span>
               <span class="comp">Summer League</span><span class="round">Round 1</span><span class="fmt">one-day</span>
@@ -1567,21 +1573,7 @@ mod tests {
 
     #[test]
     fn a_card_passed_over_and_an_unreadable_start_time_are_logged_with_why() {
-        let profile = load_profile(
-            r#"
-            name = "club"
-            site = "web"
-            base_url = "https://club.example/fixtures/"
-            card = "li.game"
-            [fields]
-            id = { attr = "data-id" }
-            team1 = { selector = ".home" }
-            team2 = { selector = ".away" }
-            start_time = { selector = "time", attr = "datetime", time_format = "%Y-%m-%d %H:%M" }
-            link = { selector = "a", attr = "href" }
-            "#,
-        )
-        .expect("profile");
+        let profile = club_profile();
         let page = r#"<ul>
             <li class="game" data-id="g1"><span class="home">Reds</span><span class="away">Blues</span>
               <time datetime="at tea"></time><a href="g1.html">card</a></li>
