@@ -5,7 +5,9 @@
 //! failure) never leaves a claim behind. After a failed post the claim keeps exactly the state
 //! the failure proves (see [`crate::post::Verdict`]).
 
-use crate::claim::{Checked, Claim, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Released, Transition};
+use crate::claim::{
+    Checked, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Holder, HolderReader, Released, Transition,
+};
 use crate::cricket::{Match, MatchKey};
 use crate::post::{Post, PostError, PostPace, PostReceipt, Verdict, XClient};
 use crate::shorten::Shortener;
@@ -24,8 +26,8 @@ pub enum Outcome {
     Posted(PostReceipt),
     /// Someone else holds the claim (or, in dry run, would be skipped because of it).
     Skipped {
-        /// The holder's record: owner, since, state.
-        holder: Claim,
+        /// Who holds the claim, since when, in which state.
+        holder: Holder,
     },
     /// We won the claim and the post failed.
     PostFailed {
@@ -131,6 +133,8 @@ pub struct Announcer {
     policy: ClaimPolicy,
     halted: Arc<Mutex<Option<String>>>,
     refreshes: Arc<Mutex<Refreshes>>,
+    /// Remembers the last look-up's records, so unchanged ones are not parsed again.
+    reader: Arc<Mutex<HolderReader>>,
 }
 
 /// How many times per claim TTL a process refreshes the TTLs of the matches it keeps seeing.
@@ -180,6 +184,7 @@ impl Announcer {
             policy,
             halted: Arc::new(Mutex::new(None)),
             refreshes: Arc::new(Mutex::new(Refreshes::default())),
+            reader: Arc::new(Mutex::new(HolderReader::default())),
         }
     }
 
@@ -247,7 +252,8 @@ impl Announcer {
 
     /// The current holder of each of `keys` (`None`: unclaimed), in one store round trip:
     /// the batch a cycle makes before announcing, so matches already claimed cost no round trip
-    /// of their own.
+    /// of their own. Records unchanged since the last look-up are not parsed again
+    /// ([`HolderReader`]).
     ///
     /// Live, the look-up also gives every held claim the policy's full TTL again (what a later
     /// sighting owes a still-listed match, so it never expires into a second announcement), but
@@ -257,19 +263,28 @@ impl Announcer {
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot answer; the refresh is then still due.
-    pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Claim>>, ClaimError> {
+    pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Holder>>, ClaimError> {
+        let records = self.records(keys).await?;
+        // The reader only remembers records; one left half-updated by a panic is still a set
+        // of records with their holders.
+        let mut reader = self.reader.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        Ok(reader.read(&records))
+    }
+
+    /// The stored records behind [`Announcer::holders`], refreshing their TTLs when due.
+    async fn records(&self, keys: &[&MatchKey]) -> Result<Vec<Option<String>>, ClaimError> {
         if self.is_dry_run() {
-            return self.store.holders(keys, None).await;
+            return self.store.records(keys, None).await;
         }
         let every = self.policy.ttl / REFRESHES_PER_TTL;
         // A poisoned lock only means another task panicked mid-update: refreshing is then the
         // safe answer, and the log is rebuilt below.
         let due = self.refreshes.lock().map_or(true, |r| r.due(keys, every));
         if !due {
-            return self.store.holders(keys, None).await;
+            return self.store.records(keys, None).await;
         }
         let started = std::time::Instant::now();
-        let found = self.store.holders(keys, Some(self.policy.ttl)).await?;
+        let found = self.store.records(keys, Some(self.policy.ttl)).await?;
         let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *log = Refreshes {
             last: Some(started),
@@ -292,7 +307,7 @@ impl Announcer {
         key: &MatchKey,
         m: &Match,
         aliases: &[String],
-        holder: Option<Claim>,
+        holder: Option<Holder>,
     ) -> Result<Outcome, AnnounceError> {
         match holder {
             Some(holder) => {
@@ -325,7 +340,12 @@ impl Announcer {
                 let holder = if looked_up {
                     None
                 } else {
-                    self.store.peek(&key).await.map_err(store_err)?
+                    self.store
+                        .peek(&key)
+                        .await
+                        .map_err(store_err)?
+                        .as_ref()
+                        .map(Holder::from)
                 };
                 if let Some(holder) = holder {
                     log_skip(&key, &holder, self.policy.stuck_after, "dry run: would skip");
@@ -382,7 +402,8 @@ impl Announcer {
                     .await
                     .map_err(store_err)?
                 {
-                    ClaimOutcome::HeldBy(holder) => {
+                    ClaimOutcome::HeldBy(record) => {
+                        let holder = Holder::from(&record);
                         metrics::counter!(crate::status::names::CLAIMS, "result" => "lost").increment(1);
                         log_skip(&key, &holder, self.policy.stuck_after, "skipped: match already claimed");
                         // A still-listed match must never expire into a second announcement.
@@ -528,11 +549,11 @@ fn warn_not_ours(token: &ClaimToken, found: &Checked) {
     }
 }
 
-fn log_skip(key: &MatchKey, holder: &Claim, stuck_after: Duration, message: &'static str) {
+fn log_skip(key: &MatchKey, holder: &Holder, stuck_after: Duration, message: &'static str) {
     let now = Utc::now();
     let state = holder.display_state(now, stuck_after);
     let fields = (
-        holder.owner.as_str(),
+        &*holder.owner,
         holder.claimed_at.format("%Y-%m-%dT%H:%M:%SZ"),
         holder.age(now).as_secs(),
     );

@@ -5,7 +5,7 @@
 use crate::announcer::{AnnounceError, Announcer, ClaimPolicy, Mode, Outcome, Output};
 use crate::backoff::{Backoff, Turn};
 use crate::claim::{
-    Claim, ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, PostgresClaims, RedisClaims, Transition,
+    ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, Holder, PostgresClaims, RedisClaims, Transition,
 };
 use crate::config::{Config, StoreConfig};
 use crate::cricket::{Match, MatchKey};
@@ -511,7 +511,7 @@ impl App {
             .filter(|(s, _)| self.filter.check(&s.m).is_ok())
             .map(|(_, k)| k)
             .collect();
-        let mut holders: HashMap<&MatchKey, Claim> = match self.announcer.holders(&wanted).await {
+        let mut holders: HashMap<&MatchKey, Holder> = match self.announcer.holders(&wanted).await {
             Ok(found) => wanted
                 .iter()
                 .zip(found)

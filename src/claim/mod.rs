@@ -28,7 +28,9 @@ pub use self::redis::RedisClaims;
 use crate::cricket::MatchKey;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Where a claimed match is in the announcement protocol.
@@ -194,22 +196,256 @@ impl Claim {
 
     /// How long ago the claim was won, at `now` (zero if the clock went backwards).
     pub fn age(&self, now: DateTime<Utc>) -> Duration {
-        (now - self.claimed_at).to_std().unwrap_or_default()
+        age(self.claimed_at, now)
     }
 
     /// True when the claim is `claimed` and older than `stuck_after`: its worker died between
     /// claim and post. Stuck claims are never retried automatically.
     pub fn is_stuck(&self, now: DateTime<Utc>, stuck_after: Duration) -> bool {
-        self.state == ClaimState::Claimed && self.age(now) > stuck_after
+        is_stuck(self.state, self.claimed_at, now, stuck_after)
     }
 
     /// The state as operators see it: the stored state, or `stuck`.
     pub fn display_state(&self, now: DateTime<Utc>, stuck_after: Duration) -> &'static str {
-        if self.is_stuck(now, stuck_after) {
-            "stuck"
-        } else {
-            self.state.as_str()
+        display_state(self.state, self.claimed_at, now, stuck_after)
+    }
+}
+
+fn age(claimed_at: DateTime<Utc>, now: DateTime<Utc>) -> Duration {
+    (now - claimed_at).to_std().unwrap_or_default()
+}
+
+fn is_stuck(state: ClaimState, claimed_at: DateTime<Utc>, now: DateTime<Utc>, stuck_after: Duration) -> bool {
+    state == ClaimState::Claimed && age(claimed_at, now) > stuck_after
+}
+
+fn display_state(
+    state: ClaimState,
+    claimed_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+    stuck_after: Duration,
+) -> &'static str {
+    if is_stuck(state, claimed_at, now, stuck_after) {
+        "stuck"
+    } else {
+        state.as_str()
+    }
+}
+
+/// Who holds a claim: what a skip needs to say (who, since when, in which state) and nothing
+/// more. A cycle's batch look-up ([`ClaimStore::holders`]) reads each held record into one of
+/// these rather than into a whole [`Claim`]: nearly every match a cycle sees is held, and the
+/// rest of the record (title, aliases, token…) was most of a held cycle's work
+/// (`docs/benchmarks.md`). The whole record is [`ClaimStore::peek`]'s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// Where the announcement is in its life.
+    pub state: ClaimState,
+    /// The instance that won the claim. The holders of one look-up that name the same owner
+    /// share one copy of the name.
+    pub owner: Arc<str>,
+    /// When the claim was won (UTC).
+    pub claimed_at: DateTime<Utc>,
+}
+
+impl Holder {
+    /// Reads a stored record as [`Claim::from_stored`] does, keeping only the holder's fields: a
+    /// value that is not a claim record reads as the same `unknown` holder, so the two readings
+    /// never disagree about whether a record is readable.
+    fn from_stored(raw: &str, owners: &mut Owners) -> Holder {
+        match serde_json::from_str::<HolderFields<'_>>(raw) {
+            Ok(f) => Holder {
+                state: f.state,
+                owner: owners.get(&f.owner),
+                claimed_at: f.claimed_at,
+            },
+            Err(_) => Holder::from(&Claim::from_stored(raw)),
         }
+    }
+
+    /// How long ago the claim was won, at `now` (zero if the clock went backwards).
+    pub fn age(&self, now: DateTime<Utc>) -> Duration {
+        age(self.claimed_at, now)
+    }
+
+    /// As [`Claim::is_stuck`]: `claimed` and older than `stuck_after`.
+    pub fn is_stuck(&self, now: DateTime<Utc>, stuck_after: Duration) -> bool {
+        is_stuck(self.state, self.claimed_at, now, stuck_after)
+    }
+
+    /// As [`Claim::display_state`]: the stored state, or `stuck`.
+    pub fn display_state(&self, now: DateTime<Utc>, stuck_after: Duration) -> &'static str {
+        display_state(self.state, self.claimed_at, now, stuck_after)
+    }
+}
+
+impl From<&Claim> for Holder {
+    fn from(claim: &Claim) -> Holder {
+        Holder {
+            state: claim.state,
+            owner: Arc::from(claim.owner.as_str()),
+            claimed_at: claim.claimed_at,
+        }
+    }
+}
+
+/// A record read for its [`Holder`]: every field of [`Claim`], of the same type and with the
+/// same defaults, so exactly the records that read as a `Claim` read as this (tested); but
+/// only the holder's fields are kept, borrowed from the record's text where it has no escapes.
+#[derive(Deserialize)]
+struct HolderFields<'a> {
+    state: ClaimState,
+    #[serde(borrow)]
+    owner: Cow<'a, str>,
+    #[serde(rename = "token")]
+    _token: AnyString,
+    #[serde(deserialize_with = "rfc3339")]
+    claimed_at: DateTime<Utc>,
+    #[serde(rename = "updated_at", deserialize_with = "rfc3339")]
+    _updated_at: DateTime<Utc>,
+    #[serde(default, rename = "title")]
+    _title: Option<AnyString>,
+    #[serde(default, rename = "aliases")]
+    _aliases: AnyStrings,
+    #[serde(default, rename = "tweet_id")]
+    _tweet_id: Option<AnyString>,
+    #[serde(default, rename = "detail")]
+    _detail: Option<AnyString>,
+    #[serde(default, rename = "attempts")]
+    _attempts: Option<u32>,
+}
+
+/// Any JSON string, checked and not kept.
+struct AnyString;
+
+impl<'de> Deserialize<'de> for AnyString {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<AnyString, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = AnyString;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<AnyString, E> {
+                Ok(AnyString)
+            }
+        }
+        deserializer.deserialize_str(Visitor)
+    }
+}
+
+/// Any JSON array of strings, checked and not kept.
+#[derive(Default)]
+struct AnyStrings;
+
+impl<'de> Deserialize<'de> for AnyStrings {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<AnyStrings, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = AnyStrings;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a sequence of strings")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<AnyStrings, A::Error> {
+                while seq.next_element::<AnyString>()?.is_some() {}
+                Ok(AnyStrings)
+            }
+        }
+        deserializer.deserialize_seq(Visitor)
+    }
+}
+
+/// Reads batch look-ups' records into [`Holder`]s, remembering the records of the last
+/// look-up it read: a record whose text is exactly one read last time (cycle after cycle, nearly
+/// every record) gets the same holder again without being parsed. Parsing each record was most
+/// of a held cycle's client time (`docs/benchmarks.md`).
+///
+/// Memory: only the last look-up's records are kept, in three allocations (their text end to
+/// end, their holders, an index), rebuilt by each look-up; never one allocation per record,
+/// which would stay scattered over the heap between cycles and keep its pages resident.
+#[derive(Default)]
+pub struct HolderReader {
+    owners: Owners,
+    last: Remembered,
+}
+
+/// One look-up's records: `text` holds them end to end, `entries[i]` is the end of record `i`
+/// in `text` and its holder, `index` finds an entry by the record's hash.
+#[derive(Default)]
+struct Remembered {
+    text: String,
+    entries: Vec<(usize, Holder)>,
+    index: foldhash::HashMap<u64, usize>,
+}
+
+impl Remembered {
+    fn with_capacity(like: &Remembered) -> Remembered {
+        Remembered {
+            text: String::with_capacity(like.text.len()),
+            entries: Vec::with_capacity(like.entries.len()),
+            index: foldhash::HashMap::with_capacity_and_hasher(like.entries.len(), Default::default()),
+        }
+    }
+
+    /// The holder remembered for exactly this record text. The hash only finds a candidate;
+    /// the text itself is compared, so a collision is a miss, never a wrong holder.
+    fn find(&self, hash: u64, record: &str) -> Option<&Holder> {
+        let &i = self.index.get(&hash)?;
+        let start = if i == 0 { 0 } else { self.entries.get(i - 1)?.0 };
+        let (end, holder) = self.entries.get(i)?;
+        (self.text.get(start..*end)? == record).then_some(holder)
+    }
+
+    fn remember(&mut self, hash: u64, record: &str, holder: &Holder) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.index.entry(hash) {
+            slot.insert(self.entries.len());
+            self.text.push_str(record);
+            self.entries.push((self.text.len(), holder.clone()));
+        }
+    }
+}
+
+impl HolderReader {
+    /// The holder of each record (`None` stays `None`: no claim), in order.
+    pub fn read(&mut self, records: &[Option<String>]) -> Vec<Option<Holder>> {
+        let hasher = foldhash::fast::FixedState::default();
+        let mut next = Remembered::with_capacity(&self.last);
+        let found = records
+            .iter()
+            .map(|record| {
+                let record = record.as_deref()?;
+                let hash = std::hash::BuildHasher::hash_one(&hasher, record);
+                let holder = match self.last.find(hash, record) {
+                    Some(known) => known.clone(),
+                    None => Holder::from_stored(record, &mut self.owners),
+                };
+                next.remember(hash, record, &holder);
+                Some(holder)
+            })
+            .collect();
+        self.last = next;
+        found
+    }
+}
+
+/// The owner names a reader has met, so that the holders naming the same owner (nearly all of
+/// them: a deployment has a few replicas) share one copy of the name.
+#[derive(Default)]
+struct Owners(Vec<Arc<str>>);
+
+impl Owners {
+    /// At most this many names are shared; a look-up meeting more allocates the others.
+    const SHARED: usize = 8;
+
+    fn get(&mut self, name: &str) -> Arc<str> {
+        if let Some(known) = self.0.iter().find(|known| ***known == *name) {
+            return Arc::clone(known);
+        }
+        let new: Arc<str> = Arc::from(name);
+        if self.0.len() < Self::SHARED {
+            self.0.push(Arc::clone(&new));
+        }
+        new
     }
 }
 
@@ -446,7 +682,14 @@ impl ClaimStore {
     }
 
     fn key(&self, key: &MatchKey) -> String {
-        format!("{}match:{key}", self.prefix())
+        // Built by hand, not with `format!`: a cycle's batch look-up makes one per match seen,
+        // and the formatting machinery was ~8 % of a held cycle.
+        let (prefix, key) = (self.prefix(), key.as_str());
+        let mut out = String::with_capacity(prefix.len() + "match:".len() + key.len());
+        out.push_str(prefix);
+        out.push_str("match:");
+        out.push_str(key);
+        out
     }
 
     fn attempts_key(&self, key: &MatchKey) -> String {
@@ -536,8 +779,8 @@ impl ClaimStore {
             .collect())
     }
 
-    /// The holder's record for each of `keys` (`None`: no live claim), in one round trip
-    /// (Redis: a pipeline of one `GETEX` per key, or one `MGET`). With `refresh`, each held key's TTL is set to
+    /// The [`Holder`] of each of `keys` (`None`: no live claim), in one round trip (Redis: a
+    /// pipeline of one `GETEX` per key, or one `MGET`). With `refresh`, each held key's TTL is set to
     /// `refresh` again, as a later sighting must do so a still-listed match never expires into a
     /// second announcement; without it nothing is written (dry run).
     ///
@@ -551,7 +794,17 @@ impl ClaimStore {
         &self,
         keys: &[&MatchKey],
         refresh: Option<Duration>,
-    ) -> Result<Vec<Option<Claim>>, ClaimError> {
+    ) -> Result<Vec<Option<Holder>>, ClaimError> {
+        Ok(HolderReader::default().read(&self.records(keys, refresh).await?))
+    }
+
+    /// The stored text of each of `keys`' records, as [`ClaimStore::holders`] reads them (one
+    /// round trip, `refresh` as there), for a caller that keeps its own [`HolderReader`].
+    pub(crate) async fn records(
+        &self,
+        keys: &[&MatchKey],
+        refresh: Option<Duration>,
+    ) -> Result<Vec<Option<String>>, ClaimError> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
@@ -564,7 +817,7 @@ impl ClaimStore {
                 detail: format!("{} replies to {} reads", raw.len(), keys.len()),
             });
         }
-        Ok(raw.into_iter().map(|r| r.as_deref().map(Claim::from_stored)).collect())
+        Ok(raw)
     }
 
     /// Reads the claim on `key` without writing anything (dry run, operators).
@@ -795,6 +1048,89 @@ mod tests {
         assert_eq!(c.state, ClaimState::Unknown);
         assert_eq!(c.owner, "(unreadable record)");
         assert!(c.token.is_empty(), "no token can ever match it");
+    }
+
+    #[test]
+    fn a_record_reads_as_the_same_holder_whether_read_whole_or_for_its_holder_alone() {
+        let ok = Claim::new("host:1", "A v B", &["cricbuzz:1".to_string()], Utc::now()).to_stored();
+        let records = [
+            ok.clone(),
+            ok.replace("host:1", r#"host\u003a1 \"quoted\""#),
+            ok.replace(
+                r#""state":"claimed""#,
+                r#""state":"posted","tweet_id":"42","attempts":2,"extra":[1]"#,
+            ),
+            // Each of these is unreadable as a whole record, so it must be as a holder too.
+            "1".to_string(),
+            String::new(),
+            ok.replace(r#","token":"#, r#","no_token":"#),
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","attempts":"2""#),
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","title":7"#),
+            ok.replace(r#""aliases":["cricbuzz:1"]"#, r#""aliases":null"#),
+            ok.replace(r#""aliases":["cricbuzz:1"]"#, r#""aliases":["cricbuzz:1",2]"#),
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","owner":"twice""#),
+            ok.replace(r#""state":"claimed""#, r#""state":"lost""#),
+            ok.replacen("T", "X", 1),
+            ok[..ok.len() - 1].to_string(),
+        ];
+        let mut owners = Owners::default();
+        for (i, raw) in records.iter().enumerate() {
+            let whole = Claim::from_stored(raw);
+            assert_eq!(
+                Holder::from_stored(raw, &mut owners),
+                Holder::from(&whole),
+                "record {i}: {raw}"
+            );
+            assert_eq!(whole.owner == "(unreadable record)", i >= 3, "record {i}: {raw}");
+        }
+        assert_eq!(
+            &*Holder::from_stored(&records[1], &mut owners).owner,
+            "host:1 \"quoted\""
+        );
+    }
+
+    #[test]
+    fn a_reader_parses_only_records_it_did_not_read_last_time_and_keeps_only_the_last_look_up() {
+        let record = |owner: &str| Claim::new(owner, "A v B", &[], Utc::now()).to_stored();
+        let (a, b, c) = (record("a:1"), record("b:1"), record("c:1"));
+        let mut reader = HolderReader::default();
+        let first = reader.read(&[Some(a.clone()), None, Some(b.clone())]);
+        let holder = |raw: &str| Some(Holder::from(&Claim::from_stored(raw)));
+        assert_eq!(first, [holder(&a), None, holder(&b)]);
+        assert_eq!(reader.last.entries.len(), 2);
+
+        // A remembered record is answered from memory: proved by a record that only the memory
+        // can answer this way (its remembered holder was altered in place).
+        reader.last.entries[0].1.owner = Arc::from("remembered");
+        let second = reader.read(&[Some(b.clone()), Some(a.clone()), Some(c.clone())]);
+        assert_eq!(second[1].as_ref().map(|h| &*h.owner), Some("remembered"));
+        assert_eq!((second[0].clone(), second[2].clone()), (holder(&b), holder(&c)));
+
+        // A record whose text changed is read again, whatever was remembered for its old text.
+        let posted = a.replace(r#""state":"claimed""#, r#""state":"posted""#);
+        let third = reader.read(&[Some(posted.clone())]);
+        assert_eq!(third, [holder(&posted)]);
+        assert_eq!(third[0].as_ref().map(|h| h.state), Some(ClaimState::Posted));
+        // Only this look-up's one record is kept, end to end in one string.
+        assert_eq!(reader.last.entries.len(), 1);
+        assert_eq!(reader.last.text, posted);
+        assert_eq!(reader.read(&[None]), [None]);
+        assert!(reader.last.entries.is_empty() && reader.last.text.is_empty());
+    }
+
+    #[test]
+    fn the_holders_of_one_look_up_share_each_owner_name() {
+        let mut owners = Owners::default();
+        let (a, b) = (owners.get("host:1"), owners.get("host:1"));
+        assert!(Arc::ptr_eq(&a, &b));
+        for i in 0..20 {
+            assert_eq!(&*owners.get(&format!("host:{i}")), format!("host:{i}"));
+        }
+        assert_eq!(
+            owners.0.len(),
+            Owners::SHARED,
+            "a look-up of many owners shares only the first few"
+        );
     }
 
     #[test]

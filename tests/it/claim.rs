@@ -3,7 +3,7 @@
 
 use crate::helpers::{self, keys, raw_postgres, raw_redis, schema_for, store, unique_prefix, Kind};
 use cricket_announcer::claim::{
-    Checked, ClaimError, ClaimOutcome, ClaimRequest, ClaimState, ClaimStore, OperatorRelease, PostgresClaims,
+    Checked, ClaimError, ClaimOutcome, ClaimRequest, ClaimState, ClaimStore, Holder, OperatorRelease, PostgresClaims,
     Transition,
 };
 use cricket_announcer::cricket::MatchKey;
@@ -255,13 +255,13 @@ async fn looking_up_holders_in_a_batch_reads_each_and_refreshes_only_held_ones_w
 
     // Without a refresh: the records as they are, nothing written.
     let found = p.b.holders(&[&free, &held, &free], None).await.unwrap();
-    assert_eq!(found, vec![None, Some(record.clone()), None]);
+    assert_eq!(found, vec![None, Some(Holder::from(&record)), None]);
     assert!(p.a.ttl(&held).await.unwrap().unwrap() <= Duration::from_secs(100));
     assert_eq!(p.a.peek(&free).await.unwrap(), None);
 
     // With one: the held claim's TTL is set again, its record untouched; a free key stays free.
     let found = p.b.holders(&[&held, &free], Some(DAY)).await.unwrap();
-    assert_eq!(found, vec![Some(record.clone()), None]);
+    assert_eq!(found, vec![Some(Holder::from(&record)), None]);
     let ttl = p.a.ttl(&held).await.unwrap().unwrap();
     assert!(ttl > Duration::from_secs(100), "refreshed: {ttl:?}");
     assert_eq!(p.a.peek(&held).await.unwrap().unwrap(), record);
