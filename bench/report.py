@@ -118,6 +118,9 @@ print(f"### 4. Memory of `cricket-announcer run` ({c['sources']} sources, {c['cy
 print("| cycle | " + " | ".join(str(s["cycle"]) for s in samples) + " |")
 print("| --- | " + " | ".join("---:" for _ in samples) + " |")
 print("| VmRSS (MiB) | " + " | ".join(f"{r:.1f}" for r in rss) + " |")
+if all("rss_anon_kib" in s for s in samples):
+    print("| of which anonymous: heap, stacks (MiB) | " + " | ".join(f"{s['rss_anon_kib'] / 1024:.1f}" for s in samples) + " |")
+    print("| of which file-backed: the binary's and libraries' pages (MiB) | " + " | ".join(f"{s['rss_file_kib'] / 1024:.1f}" for s in samples) + " |")
 after = rss[1:]
 growth = after[-1] - after[0] if len(after) > 1 else 0.0
 print(f"\nAfter 1,000 cycles: {rss[-1]:.1f} MiB (target ≤ 15 MB: {'✅' if rss[-1] * 1.048576 <= 15 else '❌'}); "

@@ -6,8 +6,8 @@
 //! fresh key prefix, and a loopback X stand-in served from this process, logging JSON at
 //! `info`. The poll interval is 200 ms (the hidden `POLL_INTERVAL_MS` knob): many hours of `run`
 //! squeezed together, with the process idle between cycles as it is in production. Each time
-//! the child logs `cycle done` for cycle 1, 100, 200, …, this example reads `VmRSS` from
-//! `/proc/<pid>/status`. The first cycles post (5 per cycle, the default flood cap); after that
+//! the child logs `cycle done` for cycle 1, 100, 200, …, this example reads `VmRSS` (and its anonymous and
+//! file-backed parts) from `/proc/<pid>/status`. The first cycles post (5 per cycle, the default flood cap); after that
 //! every match is already claimed and each cycle re-reads, re-parses and refreshes claims.
 //!
 //! Usage: `cargo build --release --bin cricket-announcer --example cycles`, then
@@ -49,11 +49,17 @@ const SOURCES: usize = 20;
 /// real polls) when each sample is read.
 const INTERVAL_MS: u64 = 200;
 
-/// The process's resident memory, or `None` once it has exited (a zombie has no `VmRSS`).
-fn vm_rss_kib(pid: u32) -> Option<u64> {
+/// The process's resident memory in KiB: `VmRSS`, and its parts `RssAnon` (heap, stacks: what
+/// the bot allocates) and `RssFile` (pages of the binary and shared libraries mapped in: the
+/// kernel maps code around each page run, so this follows the binary's size more than its
+/// work). `None` once the process has exited (a zombie has no `VmRSS`). proc(5).
+fn rss_kib(pid: u32) -> Option<[u64; 3]> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    Some([field("VmRSS:")?, field("RssAnon:")?, field("RssFile:")?])
 }
 
 #[tokio::main]
@@ -107,7 +113,7 @@ async fn main() {
     let t = Instant::now();
     let mut child = cmd.spawn().unwrap();
     let pid = child.id();
-    let rss_at_start = vm_rss_kib(pid);
+    let rss_at_start = rss_kib(pid).map(|[total, ..]| total);
     let stderr = child.stderr.take().unwrap();
 
     // The child's log is read on a thread of its own: reading it must never hold up the child.
@@ -127,10 +133,15 @@ async fn main() {
             if cycle > cycles {
                 continue;
             }
-            let rss = vm_rss_kib(pid).expect("the child runs one cycle past the last sample");
+            let [rss, anon, file] = rss_kib(pid).expect("the child runs one cycle past the last sample");
             assert_eq!(fields["sources_failed"], 0, "{line}");
             if cycle == 1 || cycle % 100 == 0 {
-                samples.push(serde_json::json!({ "cycle": cycle, "vm_rss_kib": rss }));
+                samples.push(serde_json::json!({
+                    "cycle": cycle,
+                    "vm_rss_kib": rss,
+                    "rss_anon_kib": anon,
+                    "rss_file_kib": file,
+                }));
             }
             if cycle == 1 {
                 first = Some(fields.clone());
