@@ -484,7 +484,7 @@ impl Announcer {
                         false
                     }
                     Ok(Released::GaveUp(_)) => {
-                        tracing::error!(error.message = %error, attempts = max, "post refused again; giving up on this match (state `failed`)");
+                        tracing::error!(error.message = %error, attempts = max, "post refused, nothing was created; attempts used up, giving up on this match (state `failed`)");
                         true
                     }
                     Ok(Released::NotOurs(other)) => {

@@ -183,19 +183,21 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     let key = MatchKey::parse(&key).with_context(|| format!("{key:?} is not a match key"))?;
                     match store.operator_release(&key, force, stuck_after).await? {
                         OperatorRelease::Released(c) => {
-                            println!(
+                            writeln!(
+                                std::io::stdout(),
                                 "released {key} (was {}, owner {})",
                                 c.display_state(Utc::now(), stuck_after),
                                 c.owner
-                            );
+                            )?;
                             Ok(ExitCode::SUCCESS)
                         }
                         OperatorRelease::Refused(c) => {
-                            eprintln!(
+                            writeln!(
+                                std::io::stderr(),
                                 "refused: {key} is {} (owner {}); only unknown, failed or stuck claims are released without --force",
                                 c.display_state(Utc::now(), stuck_after),
                                 c.owner
-                            );
+                            )?;
                             Ok(ExitCode::from(EXIT_REFUSED))
                         }
                         OperatorRelease::Absent => anyhow::bail!("no claim on {key}"),
@@ -254,16 +256,20 @@ async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u
     Ok(ExitCode::SUCCESS)
 }
 
+/// Prints the summary line. A closed stdout is not an error here: the exit code still says how
+/// the run went (and `println!` would panic on it).
 fn print_summary(what: &str, summary: &cricket_announcer::app::Summary, ok: bool, config: &Config) {
-    if config.json {
+    let mut out = std::io::stdout().lock();
+    let _ = if config.json {
         // `posted` counts the posts printed in a dry run; `dry_run` says which it was.
-        println!(
+        writeln!(
+            out,
             "{}",
             serde_json::json!({ "summary": summary, "ok": ok, "dry_run": config.dry_run })
-        );
+        )
     } else {
-        println!("{what}: {}", summary.line(config.dry_run));
-    }
+        writeln!(out, "{what}: {}", summary.line(config.dry_run))
+    };
 }
 
 fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration) -> anyhow::Result<()> {

@@ -2,6 +2,7 @@
 
 use clap::Parser;
 use cricket_announcer::cli::Cli;
+use std::io::Write;
 use std::process::ExitCode;
 
 mod commands;
@@ -14,7 +15,12 @@ mod commands;
 async fn main() -> ExitCode {
     if let Err(e) = dotenvy::dotenv() {
         if !e.not_found() {
-            eprintln!("error: cannot read .env: {}", commands::describe_env_error(&e));
+            // Written, not `eprintln!`ed: that panics when stderr is a closed pipe.
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: cannot read .env: {}",
+                commands::describe_env_error(&e)
+            );
             return ExitCode::from(2);
         }
     }
@@ -24,7 +30,9 @@ async fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             // One line, on stderr: the cause chain without repeats, never a backtrace.
-            eprintln!("error: {}", commands::chain(&e));
+            // Written, not `eprintln!`ed: that panics when stderr is a closed pipe (`… 2>&1 |
+            // head`), and the error may itself be that stdout's pipe closed.
+            let _ = writeln!(std::io::stderr(), "error: {}", commands::chain(&e));
             ExitCode::FAILURE
         }
     }

@@ -28,6 +28,9 @@ where
         .with_writer(sink)
         .with_target(false)
         .with_ansi(ansi)
+        // A log line that cannot be written (stderr a closed pipe) has nowhere to be reported:
+        // the default reports it with `eprintln!`, which panics on that same stderr.
+        .log_internal_errors(false)
         .finish()
 }
 
@@ -41,6 +44,7 @@ where
         .with_env_filter(env_filter(filter))
         .with_writer(sink)
         .with_current_span(true)
+        .log_internal_errors(false)
         .finish()
 }
 

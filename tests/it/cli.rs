@@ -756,3 +756,29 @@ async fn out_of_range_settings_and_unusable_templates_are_refused_at_startup() {
         text(&o)
     );
 }
+
+/// `cricket-announcer … 2>&1 | head -1`: once the reader has gone, writing the posts, the log
+/// lines and the summary fails with a broken pipe. The run ends as the README says a backfill
+/// ends (exit 0: every source was read and the store answered; the unwritten posts count as
+/// failed), never with a panic (exit 101), which `println!`, `eprintln!` and tracing's own
+/// fallback report of a failed log write each caused.
+#[tokio::test]
+async fn a_closed_stdout_and_stderr_end_the_run_as_documented_not_with_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("page.html"),
+        fixture("cricbuzz/live-scores_2026-07-17.html"),
+    )
+    .unwrap();
+    let mut child = bot(dir.path())
+        .args(["--dry-run", "backfill", "--source", "page.html"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader leaves before the bot writes anything.
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().await.unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
