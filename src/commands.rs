@@ -5,7 +5,7 @@ use anyhow::Context;
 use chrono::Utc;
 use cricket_announcer::announcer::{ClaimPolicy, Output};
 use cricket_announcer::app::{check_sources, open_store, App};
-use cricket_announcer::claim::{ListedClaim, OperatorRelease};
+use cricket_announcer::claim::{ClaimState, ListedClaim, OperatorRelease};
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, Needs};
 use cricket_announcer::cricket::MatchKey;
@@ -183,9 +183,15 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     let key = MatchKey::parse(&key).with_context(|| format!("{key:?} is not a match key"))?;
                     match store.operator_release(&key, force, stuck_after).await? {
                         OperatorRelease::Released(c) => {
+                            // A posted match that is still listed will be announced again.
+                            let warning = if c.state == ClaimState::Posted {
+                                "; it was posted, and will be posted again if a source still lists it"
+                            } else {
+                                ""
+                            };
                             writeln!(
                                 std::io::stdout(),
-                                "released {key} (was {}, owner {})",
+                                "released {key} (was {}, owner {}){warning}",
                                 c.display_state(Utc::now(), stuck_after),
                                 c.owner
                             )?;
