@@ -7,7 +7,7 @@ use cricket_announcer::announcer::{ClaimPolicy, Output};
 use cricket_announcer::app::{check_sources, open_store, App};
 use cricket_announcer::claim::{ClaimState, ListedClaim, OperatorRelease};
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
-use cricket_announcer::config::{Config, Needs};
+use cricket_announcer::config::{Config, Needs, StoreConfig};
 use cricket_announcer::cricket::MatchKey;
 use cricket_announcer::status;
 use std::io::Write;
@@ -144,6 +144,21 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Command::Claims { action } => {
+            if config.dry_run && matches!(action, ClaimsCommand::Release { .. }) {
+                anyhow::bail!(
+                    "claims release deletes a claim by design; it has no dry run (use `claims show` to look)"
+                );
+            }
+            // Opening would create an empty store, and a mistyped path would then read as
+            // "no claims": the claims commands only ever look at a store that exists.
+            if let StoreConfig::Embedded(path) = &config.store {
+                if !path.exists() {
+                    anyhow::bail!(
+                        "no embedded store at STORE_PATH={}: nothing was ever claimed there (is the path right?)",
+                        path.display()
+                    );
+                }
+            }
             let store = open_store(&config).await?;
             let stuck_after =
                 ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout).stuck_after;
@@ -175,11 +190,6 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::SUCCESS)
                 }
                 ClaimsCommand::Release { key, force } => {
-                    if config.dry_run {
-                        anyhow::bail!(
-                            "claims release deletes a claim by design; it has no dry run (use `claims show` to look)"
-                        );
-                    }
                     let key = MatchKey::parse(&key).with_context(|| format!("{key:?} is not a match key"))?;
                     match store.operator_release(&key, force, stuck_after).await? {
                         OperatorRelease::Released(c) => {

@@ -789,3 +789,32 @@ async fn a_closed_stdout_and_stderr_end_the_run_as_documented_not_with_a_panic()
     let status = child.wait().await.unwrap();
     assert_eq!(status.code(), Some(0), "{status:?}");
 }
+
+/// A mistyped `STORE_PATH` must not read as "no claims": the claims commands refuse a store
+/// file that does not exist, naming the path, and create nothing.
+#[tokio::test]
+async fn claims_commands_refuse_an_embedded_store_that_does_not_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo.db");
+    for args in [
+        vec!["claims", "list"],
+        vec!["claims", "show", "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i"],
+    ] {
+        let o = bot(dir.path())
+            .env("STORE_PATH", &missing)
+            .args(&args)
+            .output()
+            .await
+            .unwrap();
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "no embedded store at STORE_PATH={}: nothing was ever claimed there",
+                missing.display()
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(!missing.exists(), "{args:?} created the store");
+    }
+}
