@@ -5,9 +5,7 @@
 //! failure) never leaves a claim behind. After a failed post the claim keeps exactly the state
 //! the failure proves (see [`crate::post::Verdict`]).
 
-use crate::claim::{
-    Checked, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Holder, HolderReader, Released, Transition,
-};
+use crate::claim::{Checked, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Holder, Released, Transition};
 use crate::cricket::{Match, MatchKey};
 use crate::post::{Post, PostError, PostPace, PostReceipt, Verdict, XClient};
 use crate::shorten::Shortener;
@@ -133,8 +131,6 @@ pub struct Announcer {
     policy: ClaimPolicy,
     halted: Arc<Mutex<Option<String>>>,
     refreshes: Arc<Mutex<Refreshes>>,
-    /// Remembers the last look-up's records, so unchanged ones are not parsed again.
-    reader: Arc<Mutex<HolderReader>>,
 }
 
 /// How many times per claim TTL a process refreshes the TTLs of the matches it keeps seeing.
@@ -184,7 +180,6 @@ impl Announcer {
             policy,
             halted: Arc::new(Mutex::new(None)),
             refreshes: Arc::new(Mutex::new(Refreshes::default())),
-            reader: Arc::new(Mutex::new(HolderReader::default())),
         }
     }
 
@@ -252,8 +247,7 @@ impl Announcer {
 
     /// The current holder of each of `keys` (`None`: unclaimed), in one store round trip:
     /// the batch a cycle makes before announcing, so matches already claimed cost no round trip
-    /// of their own. Records unchanged since the last look-up are not parsed again
-    /// ([`HolderReader`]).
+    /// of their own.
     ///
     /// Live, the look-up also gives every held claim the policy's full TTL again (what a later
     /// sighting owes a still-listed match, so it never expires into a second announcement), but
@@ -264,27 +258,18 @@ impl Announcer {
     /// # Errors
     /// [`ClaimError`] when the store cannot answer; the refresh is then still due.
     pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Holder>>, ClaimError> {
-        let records = self.records(keys).await?;
-        // The reader only remembers records; one left half-updated by a panic is still a set
-        // of records with their holders.
-        let mut reader = self.reader.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        Ok(reader.read(&records))
-    }
-
-    /// The stored records behind [`Announcer::holders`], refreshing their TTLs when due.
-    async fn records(&self, keys: &[&MatchKey]) -> Result<Vec<Option<String>>, ClaimError> {
         if self.is_dry_run() {
-            return self.store.records(keys, None).await;
+            return self.store.holders(keys, None).await;
         }
         let every = self.policy.ttl / REFRESHES_PER_TTL;
         // A poisoned lock only means another task panicked mid-update: refreshing is then the
         // safe answer, and the log is rebuilt below.
         let due = self.refreshes.lock().map_or(true, |r| r.due(keys, every));
         if !due {
-            return self.store.records(keys, None).await;
+            return self.store.holders(keys, None).await;
         }
         let started = std::time::Instant::now();
-        let found = self.store.records(keys, Some(self.policy.ttl)).await?;
+        let found = self.store.holders(keys, Some(self.policy.ttl)).await?;
         let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *log = Refreshes {
             last: Some(started),

@@ -355,81 +355,8 @@ impl<'de> Deserialize<'de> for AnyStrings {
     }
 }
 
-/// Reads batch look-ups' records into [`Holder`]s, remembering the records of the last
-/// look-up it read: a record whose text is exactly one read last time (cycle after cycle, nearly
-/// every record) gets the same holder again without being parsed. Parsing each record was most
-/// of a held cycle's client time (`docs/benchmarks.md`).
-///
-/// Memory: only the last look-up's records are kept, in three allocations (their text end to
-/// end, their holders, an index), rebuilt by each look-up; never one allocation per record,
-/// which would stay scattered over the heap between cycles and keep its pages resident.
-#[derive(Default)]
-pub struct HolderReader {
-    owners: Owners,
-    last: Remembered,
-}
-
-/// One look-up's records: `text` holds them end to end, `entries[i]` is the end of record `i`
-/// in `text` and its holder, `index` finds an entry by the record's hash.
-#[derive(Default)]
-struct Remembered {
-    text: String,
-    entries: Vec<(usize, Holder)>,
-    index: foldhash::HashMap<u64, usize>,
-}
-
-impl Remembered {
-    fn with_capacity(like: &Remembered) -> Remembered {
-        Remembered {
-            text: String::with_capacity(like.text.len()),
-            entries: Vec::with_capacity(like.entries.len()),
-            index: foldhash::HashMap::with_capacity_and_hasher(like.entries.len(), Default::default()),
-        }
-    }
-
-    /// The holder remembered for exactly this record text. The hash only finds a candidate;
-    /// the text itself is compared, so a collision is a miss, never a wrong holder.
-    fn find(&self, hash: u64, record: &str) -> Option<&Holder> {
-        let &i = self.index.get(&hash)?;
-        let start = if i == 0 { 0 } else { self.entries.get(i - 1)?.0 };
-        let (end, holder) = self.entries.get(i)?;
-        (self.text.get(start..*end)? == record).then_some(holder)
-    }
-
-    fn remember(&mut self, hash: u64, record: &str, holder: &Holder) {
-        if let std::collections::hash_map::Entry::Vacant(slot) = self.index.entry(hash) {
-            slot.insert(self.entries.len());
-            self.text.push_str(record);
-            self.entries.push((self.text.len(), holder.clone()));
-        }
-    }
-}
-
-impl HolderReader {
-    /// The holder of each record (`None` stays `None`: no claim), in order.
-    pub fn read(&mut self, records: &[Option<String>]) -> Vec<Option<Holder>> {
-        let hasher = foldhash::fast::FixedState::default();
-        let mut next = Remembered::with_capacity(&self.last);
-        let found = records
-            .iter()
-            .map(|record| {
-                let record = record.as_deref()?;
-                let hash = std::hash::BuildHasher::hash_one(&hasher, record);
-                let holder = match self.last.find(hash, record) {
-                    Some(known) => known.clone(),
-                    None => Holder::from_stored(record, &mut self.owners),
-                };
-                next.remember(hash, record, &holder);
-                Some(holder)
-            })
-            .collect();
-        self.last = next;
-        found
-    }
-}
-
-/// The owner names a reader has met, so that the holders naming the same owner (nearly all of
-/// them: a deployment has a few replicas) share one copy of the name.
+/// The owner names one look-up has met, so that its holders naming the same owner (nearly all
+/// of them: a deployment has a few replicas) share one copy of the name.
 #[derive(Default)]
 struct Owners(Vec<Arc<str>>);
 
@@ -795,16 +722,6 @@ impl ClaimStore {
         keys: &[&MatchKey],
         refresh: Option<Duration>,
     ) -> Result<Vec<Option<Holder>>, ClaimError> {
-        Ok(HolderReader::default().read(&self.records(keys, refresh).await?))
-    }
-
-    /// The stored text of each of `keys`' records, as [`ClaimStore::holders`] reads them (one
-    /// round trip, `refresh` as there), for a caller that keeps its own [`HolderReader`].
-    pub(crate) async fn records(
-        &self,
-        keys: &[&MatchKey],
-        refresh: Option<Duration>,
-    ) -> Result<Vec<Option<String>>, ClaimError> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
@@ -817,7 +734,11 @@ impl ClaimStore {
                 detail: format!("{} replies to {} reads", raw.len(), keys.len()),
             });
         }
-        Ok(raw)
+        let mut owners = Owners::default();
+        Ok(raw
+            .iter()
+            .map(|r| r.as_deref().map(|r| Holder::from_stored(r, &mut owners)))
+            .collect())
     }
 
     /// Reads the claim on `key` without writing anything (dry run, operators).
@@ -1087,35 +1008,6 @@ mod tests {
             &*Holder::from_stored(&records[1], &mut owners).owner,
             "host:1 \"quoted\""
         );
-    }
-
-    #[test]
-    fn a_reader_parses_only_records_it_did_not_read_last_time_and_keeps_only_the_last_look_up() {
-        let record = |owner: &str| Claim::new(owner, "A v B", &[], Utc::now()).to_stored();
-        let (a, b, c) = (record("a:1"), record("b:1"), record("c:1"));
-        let mut reader = HolderReader::default();
-        let first = reader.read(&[Some(a.clone()), None, Some(b.clone())]);
-        let holder = |raw: &str| Some(Holder::from(&Claim::from_stored(raw)));
-        assert_eq!(first, [holder(&a), None, holder(&b)]);
-        assert_eq!(reader.last.entries.len(), 2);
-
-        // A remembered record is answered from memory: proved by a record that only the memory
-        // can answer this way (its remembered holder was altered in place).
-        reader.last.entries[0].1.owner = Arc::from("remembered");
-        let second = reader.read(&[Some(b.clone()), Some(a.clone()), Some(c.clone())]);
-        assert_eq!(second[1].as_ref().map(|h| &*h.owner), Some("remembered"));
-        assert_eq!((second[0].clone(), second[2].clone()), (holder(&b), holder(&c)));
-
-        // A record whose text changed is read again, whatever was remembered for its old text.
-        let posted = a.replace(r#""state":"claimed""#, r#""state":"posted""#);
-        let third = reader.read(&[Some(posted.clone())]);
-        assert_eq!(third, [holder(&posted)]);
-        assert_eq!(third[0].as_ref().map(|h| h.state), Some(ClaimState::Posted));
-        // Only this look-up's one record is kept, end to end in one string.
-        assert_eq!(reader.last.entries.len(), 1);
-        assert_eq!(reader.last.text, posted);
-        assert_eq!(reader.read(&[None]), [None]);
-        assert!(reader.last.entries.is_empty() && reader.last.text.is_empty());
     }
 
     #[test]
