@@ -543,8 +543,8 @@ fn log_skip(key: &MatchKey, holder: &Holder, stuck_after: Duration, message: &'s
         holder.age(now).as_secs(),
     );
     if state == "stuck" {
-        tracing::warn!(match_key = %key, owner = %fields.0, since = %fields.1, age_secs = fields.2, state, "{message}; the holder seems to have died between claim and post (see `claims list --state stuck`)");
+        tracing::warn!(match_key = %key, owner = %fields.0, since = %fields.1, age_secs = fields.2, state = %state, "{message}; the holder seems to have died between claim and post (see `claims list --state stuck`)");
     } else {
-        tracing::info!(match_key = %key, owner = %fields.0, since = %fields.1, age_secs = fields.2, state, "{message}");
+        tracing::info!(match_key = %key, owner = %fields.0, since = %fields.1, age_secs = fields.2, state = %state, "{message}");
     }
 }

@@ -68,6 +68,11 @@ async fn ten_concurrent_announcements_post_once(kind: Kind) {
             line.contains("state=") && line.contains("since=") && line.contains("age_secs="),
             "{line}"
         );
+        // Written like the other fields, not quoted as a Rust string.
+        assert!(
+            line.contains("state=claimed") || line.contains("state=posted"),
+            "{line}"
+        );
         assert!(
             line.contains("match_key=2026-07-17_bangladesh-v-zimbabwe_2nd-t20i"),
             "{line}"
