@@ -6,9 +6,10 @@
 //! fresh key prefix, and a loopback X stand-in served from this process, logging JSON at
 //! `info`. The poll interval is 200 ms (the hidden `POLL_INTERVAL_MS` knob): many hours of `run`
 //! squeezed together, with the process idle between cycles as it is in production. Each time
-//! the child logs `cycle done` for cycle 1, 100, 200, …, this example reads `VmRSS` (and its anonymous and
-//! file-backed parts) from `/proc/<pid>/status`. The first cycles post (5 per cycle, the default flood cap); after that
-//! every match is already claimed and each cycle re-reads, re-parses and refreshes claims.
+//! the child logs `cycle done` for cycle 1, 100, 200, …, this example reads `VmRSS` (and its
+//! anonymous and file-backed parts) from `/proc/<pid>/status`. The first cycles post (5 per
+//! cycle, the default flood cap); after that every match is already claimed and each cycle
+//! re-reads, re-parses and refreshes claims.
 //!
 //! Usage: `cargo build --release --bin cricket-announcer --example cycles`, then
 //! `target/release/examples/cycles REDIS_URL [CYCLES]`. Prints one JSON object.
