@@ -14,6 +14,7 @@ use crate::post::{PostPace, XClient};
 use crate::shorten::Shortener;
 use crate::source::{self, fetch::Fetcher, SourceReader, SourceSpec};
 use crate::status::names;
+use crate::telemetry::CauseChain;
 use crate::template::Template;
 use anyhow::Context;
 use secrecy::ExposeSecret;
@@ -57,8 +58,8 @@ pub struct Summary {
     pub sources_backed_off: usize,
     /// Claims seen stuck: claimed, never recorded, older than the post timeout allows.
     pub stuck_claims: usize,
-    /// Why nothing was posted this cycle, when the bot refused to post (store not
-    /// initialised, store lost its data).
+    /// Why nothing (more) was posted this cycle, when the bot refused to post (store not
+    /// initialised, store lost its data) or stopped (the dry-run output cannot be written).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
 }
@@ -451,7 +452,7 @@ impl App {
                         .lock()
                         .map(|mut b| (b[i].failed(), b[i].consecutive_failures()))
                         .unwrap_or((0, 0));
-                    tracing::error!(source = %spec, consecutive_failures, skip_cycles, error.message = %e, error.cause_chain = ?e, "source failed");
+                    tracing::error!(source = %spec, consecutive_failures, skip_cycles, error.message = %e, error.cause_chain = %CauseChain(&e), "source failed");
                 }
             }
         }
@@ -478,6 +479,9 @@ impl App {
             matches = self.read_sources(&mut summary) => matches,
             _ = cancel.cancelled() => return Summary::default(),
         };
+        // Counted before anything can refuse, so every mode's summary counts the same matches.
+        let verdicts: Vec<Result<(), &'static str>> = matches.iter().map(|s| self.filter.check(&s.m)).collect();
+        summary.not_announceable = verdicts.iter().filter(|v| v.is_err()).count();
         if !self.dry_run {
             match self.readiness().await {
                 Ok(StoreReadiness::Ready) => {}
@@ -495,7 +499,7 @@ impl App {
                 }
                 Err(e) => {
                     summary.store_errors += 1;
-                    tracing::error!(error.message = %e, error.cause_chain = ?e, "store unavailable; nothing posted this cycle");
+                    tracing::error!(error.message = %e, error.cause_chain = %CauseChain(&e), "store unavailable; nothing posted this cycle");
                     summary.refused = Some(format!("store unavailable: {e}"));
                     return summary;
                 }
@@ -505,10 +509,10 @@ impl App {
         // the steady state, where nearly every match is held, costs one batch per cycle instead
         // of a claim per match.
         let keys: Vec<MatchKey> = matches.iter().map(|s| MatchKey::for_match(&s.m)).collect();
-        let wanted: Vec<&MatchKey> = matches
+        let wanted: Vec<&MatchKey> = verdicts
             .iter()
             .zip(&keys)
-            .filter(|(s, _)| self.filter.check(&s.m).is_ok())
+            .filter(|(v, _)| v.is_ok())
             .map(|(_, k)| k)
             .collect();
         let mut holders: HashMap<&MatchKey, Holder> = match self.announcer.holders(&wanted).await {
@@ -519,7 +523,7 @@ impl App {
                 .collect(),
             Err(e) => {
                 summary.store_errors += 1;
-                tracing::error!(error.message = %e, error.cause_chain = ?e, "store unavailable; nothing posted this cycle");
+                tracing::error!(error.message = %e, error.cause_chain = %CauseChain(&e), "store unavailable; nothing posted this cycle");
                 summary.refused = Some(format!("store unavailable: {e}"));
                 return summary;
             }
@@ -529,16 +533,15 @@ impl App {
             if cancel.is_cancelled() || self.announcer.halted().is_some() {
                 break;
             }
-            if let Err(why) = self.filter.check(m) {
+            if let Err(why) = verdicts[i] {
                 tracing::debug!(match_key = %key, reason = why, "not announced");
-                summary.not_announceable += 1;
                 continue;
             }
+            let announceable_left = || verdicts[i..].iter().filter(|v| v.is_ok()).count();
             // The flood cap paces real posts; a dry run previews every post the bot would make.
             if !self.dry_run && announced >= self.max_posts_per_cycle {
-                let left = matches[i..].iter().filter(|s| self.filter.check(&s.m).is_ok()).count();
+                let left = announceable_left();
                 summary.deferred = left;
-                summary.not_announceable += matches[i..].len() - left;
                 tracing::warn!(
                     cap = self.max_posts_per_cycle,
                     left,
@@ -570,7 +573,7 @@ impl App {
                 Ok(Outcome::Deferred { .. }) => {
                     metrics::counter!(names::POSTS, "outcome" => "deferred").increment(1);
                     // Pace applies to every later match too: leave them all for later cycles.
-                    summary.deferred = matches[i..].iter().filter(|s| self.filter.check(&s.m).is_ok()).count();
+                    summary.deferred = announceable_left();
                     break;
                 }
                 Ok(Outcome::PostFailed { .. }) => {
@@ -581,7 +584,15 @@ impl App {
                 Err(AnnounceError::Store { key, source }) => {
                     summary.store_errors += 1;
                     summary.failed += 1;
-                    tracing::error!(match_key = %key, error.message = %source, error.cause_chain = ?source, "store unavailable; not posting, will retry next cycle");
+                    tracing::error!(match_key = %key, error.message = %source, error.cause_chain = %CauseChain(&source), "store unavailable; not posting, will retry next cycle");
+                    break;
+                }
+                Err(e @ AnnounceError::Output(_)) => {
+                    // Every later post would fail the same way: the dry run has nowhere to
+                    // show its posts, so it stops, and a backfill says it did not complete.
+                    summary.failed += 1;
+                    log_announce_error(&e);
+                    summary.refused = Some(e.to_string());
                     break;
                 }
                 Err(e) => {
@@ -725,5 +736,5 @@ fn record_metrics(summary: &Summary, took: Duration) {
 }
 
 fn log_announce_error(e: &AnnounceError) {
-    tracing::error!(error.message = %e, error.cause_chain = ?e, "match not announced");
+    tracing::error!(error.message = %e, error.cause_chain = %CauseChain(e), "match not announced");
 }

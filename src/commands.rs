@@ -10,6 +10,7 @@ use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, Needs, StoreConfig};
 use cricket_announcer::cricket::MatchKey;
 use cricket_announcer::status;
+use cricket_announcer::telemetry::CauseChain;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -43,14 +44,15 @@ pub fn describe_env_error(e: &dotenvy::Error) -> String {
                     .trim_start_matches("export ")
                     .trim();
                 if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    v.to_string()
+                    format!(" ({v})")
                 } else {
-                    "?".to_string()
+                    // No name can be read off the line: say nothing rather than guess.
+                    String::new()
                 }
             };
             match found {
                 Some((n, l)) => format!(
-                    "line {} ({}) cannot be parsed (check its quotes; values with spaces need quotes)",
+                    "line {}{} cannot be parsed (check its quotes; values with spaces need quotes)",
                     n + 1,
                     name(l)
                 ),
@@ -64,18 +66,8 @@ pub fn describe_env_error(e: &dotenvy::Error) -> String {
 
 /// The error and its causes on one line, skipping a cause whose text is already shown.
 pub fn chain(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if out.contains(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
+    let e: &(dyn std::error::Error + 'static) = e.as_ref();
+    CauseChain(e).to_string()
 }
 
 /// Runs the command `cli` names.
@@ -127,14 +119,15 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     writeln!(out, "{}", serde_json::to_string(c)?)?;
                 }
             } else {
-                writeln!(out, "{:<60} {:>7}  STATUS / FIRST MATCHES", "SOURCE", "MATCHES")?;
+                let source_w = column_width("SOURCE", checks.iter().map(|c| c.source.as_str()));
+                writeln!(out, "{:<source_w$} {:>7}  STATUS / FIRST MATCHES", "SOURCE", "MATCHES")?;
                 for c in &checks {
                     let detail = if c.status == "ok" {
                         c.first.join("; ")
                     } else {
                         format!("ERROR: {}", c.status)
                     };
-                    writeln!(out, "{:<60} {:>7}  {}", c.source, c.matches, detail)?;
+                    writeln!(out, "{:<source_w$} {:>7}  {}", c.source, c.matches, detail)?;
                 }
             }
             Ok(if ok {
@@ -303,15 +296,20 @@ fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration) -> an
         }
         return Ok(());
     }
+    // Columns as wide as their widest cell, so a long key or owner name does not push the
+    // rest of its row out of line.
+    let key_w = column_width("MATCH KEY", claims.iter().map(|c| c.key.as_str()));
+    let state_w = column_width("STATE", claims.iter().map(|c| c.claim.display_state(now, stuck_after)));
+    let owner_w = column_width("OWNER", claims.iter().map(|c| &*c.claim.owner));
     writeln!(
         out,
-        "{:<55} {:<8} {:<24} {:<20} {:>8}  TWEET / DETAIL",
+        "{:<key_w$} {:<state_w$} {:<owner_w$} {:<19} {:>8}  TWEET / DETAIL",
         "MATCH KEY", "STATE", "OWNER", "SINCE (UTC)", "TTL (s)"
     )?;
     for c in claims {
         writeln!(
             out,
-            "{:<55} {:<8} {:<24} {:<20} {:>8}  {}",
+            "{:<key_w$} {:<state_w$} {:<owner_w$} {:<19} {:>8}  {}",
             c.key.as_str(),
             c.claim.display_state(now, stuck_after),
             c.claim.owner,
@@ -321,6 +319,15 @@ fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration) -> an
         )?;
     }
     Ok(())
+}
+
+/// The width, in characters, of a column headed `header` holding `cells`.
+fn column_width<'a>(header: &str, cells: impl Iterator<Item = &'a str>) -> usize {
+    cells
+        .map(|c| c.chars().count())
+        .chain([header.chars().count()])
+        .max()
+        .unwrap_or(0)
 }
 
 /// Returns on SIGINT or SIGTERM.

@@ -64,3 +64,61 @@ pub fn init(filter: &str, format: LogFormat) {
         LogFormat::Json => tracing::subscriber::set_global_default(json_subscriber(filter, std::io::stderr)),
     };
 }
+
+/// An error and its causes (`source()` chain) as one line, `error: cause: cause`, each text
+/// shown once: a cause whose text an outer error already includes is skipped. For the
+/// `error.cause_chain` log field and the binary's last error line, where a `Debug` dump of
+/// nested error types would name Rust types, not what went wrong.
+pub struct CauseChain<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for CauseChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut shown = String::new();
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(self.0);
+        while let Some(e) = next {
+            let text = e.to_string();
+            if !text.is_empty() && !shown.contains(&text) {
+                if !shown.is_empty() {
+                    shown.push_str(": ");
+                }
+                shown.push_str(&text);
+            }
+            next = e.source();
+        }
+        f.write_str(&shown)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CauseChain;
+
+    #[derive(Debug, thiserror::Error)]
+    enum Inner {
+        #[error("connection refused")]
+        Refused,
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    enum Outer {
+        #[error("source cricbuzz failed")]
+        Source {
+            #[source]
+            source: Inner,
+        },
+        #[error("store unavailable: {source}")]
+        Store {
+            #[source]
+            source: Inner,
+        },
+    }
+
+    #[test]
+    fn a_cause_chain_names_each_cause_once_and_no_rust_type() {
+        let e = Outer::Source { source: Inner::Refused };
+        assert_eq!(CauseChain(&e).to_string(), "source cricbuzz failed: connection refused");
+        // The outer message already quotes its cause: it is not repeated.
+        let e = Outer::Store { source: Inner::Refused };
+        assert_eq!(CauseChain(&e).to_string(), "store unavailable: connection refused");
+    }
+}

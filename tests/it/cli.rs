@@ -436,14 +436,26 @@ async fn a_malformed_env_file_is_an_error_not_a_silent_default() {
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains(".env"), "{stderr}");
+
+    // A line with no readable variable name is named by its number alone.
+    std::fs::write(dir.path().join(".env"), "RUST_LOG=info\nstray words\n").unwrap();
+    let o = bot(dir.path()).args(["--dry-run", "backfill"]).output().await.unwrap();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        "error: cannot read .env: line 2 cannot be parsed (check its quotes; values with spaces need quotes)"
+    );
 }
 
 /// Runs one successful `backfill --init-store` of `page` into the embedded store `db`.
+/// Its owner name is longer than a `claims list` column would be by default.
 async fn backfill_into(dir: &Path, db: &Path, page: &Path, x: &MockServer) {
     let mut cmd = bot(dir);
     with_x(&mut cmd, x);
     let o = cmd
         .env("STORE_PATH", db)
+        .env("INSTANCE_ID", "announcer-1.cricket-desk.example.org:4242")
         .args(["backfill", "--init-store", "--source"])
         .arg(page)
         .output()
@@ -568,6 +580,18 @@ async fn claims_release_refuses_a_posted_claim_unless_forced() {
         "a header and four posted claims: {}",
         text(&listed).0
     );
+    // Every column starts where its heading does, however long the owner names.
+    let (table, _) = text(&listed);
+    let header = table.lines().next().unwrap();
+    for heading in ["STATE", "OWNER", "SINCE (UTC)"] {
+        let at = header.find(heading).unwrap();
+        for row in table.lines().skip(1) {
+            assert!(
+                row[..at].ends_with(' ') && !row[at..].starts_with(' '),
+                "{heading} at {at}:\n{table}"
+            );
+        }
+    }
     let forced = bot(dir.path())
         .env("STORE_PATH", &db)
         .args(["claims", "release", key, "--force"])
@@ -787,7 +811,39 @@ async fn a_closed_stdout_and_stderr_end_the_run_as_documented_not_with_a_panic()
     drop(child.stdout.take());
     drop(child.stderr.take());
     let status = child.wait().await.unwrap();
-    assert_eq!(status.code(), Some(0), "{status:?}");
+    // The dry run had nowhere to show its posts: it did not complete.
+    assert_eq!(status.code(), Some(1), "{status:?}");
+}
+
+/// A dry run whose output cannot be written stops at the first post and says so; it does not
+/// report success with nothing shown.
+#[tokio::test]
+async fn a_dry_run_whose_output_cannot_be_written_stops_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("page.html"),
+        fixture("cricbuzz/live-scores_2026-07-17.html"),
+    )
+    .unwrap();
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    // Spawned, not `output()`: that would replace stdout with a pipe.
+    let o = bot(dir.path())
+        .args(["--dry-run", "backfill", "--source", "page.html"])
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+        .wait_with_output()
+        .await
+        .unwrap();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    // One post tried, then the stop: a single "not announced" line.
+    assert_eq!(stderr.matches("match not announced").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("cannot write dry-run output: No space left on device"),
+        "{stderr}"
+    );
 }
 
 /// A mistyped `STORE_PATH` must not read as "no claims": the claims commands refuse a store

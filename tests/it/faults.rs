@@ -501,6 +501,9 @@ mod lifecycle {
         helpers::x_accepts(&x, 0).await;
         let summary = app(&unique_prefix(), &x).await.cycle(&CancellationToken::new()).await;
         assert_eq!(summary.posted, 0);
+        // The page's matches are counted as a dry run of the same page counts them
+        // (`cli::a_dry_run_writes_nothing_and_…`): 9 seen, 5 not announceable.
+        assert_eq!((summary.matches_seen, summary.not_announceable), (9, 5));
         let why = summary.refused.unwrap();
         assert!(
             why.contains("never initialised") && why.contains("cricket-announcer seed") && why.contains("--init-store"),
