@@ -17,8 +17,10 @@
 //! - `claim_new` / `claim_held`: `ClaimStore::claim` alone, one call per sighting;
 //! - `claim_many_new` / `claim_many_held`: `ClaimStore::claim_many`, all sightings in one batch.
 //!
-//! Usage: `cargo run --release --example claims -- REDIS_URL [SIGHTINGS] [REPEATS]`. Prints one
-//! JSON object on stdout (times in milliseconds, medians over REPEATS).
+//! Usage: `cargo run --release --example claims -- REDIS_URL [SIGHTINGS] [REPEATS] [HELD_CYCLES]`.
+//! Prints one JSON object on stdout (times in milliseconds, medians over REPEATS; `ms_each`
+//! lists every measurement). Many held cycles in one repeat (`… 1000 1 500`) make a steady-state
+//! loop for a profiler.
 
 #[path = "support/mock_x.rs"]
 mod mock_x;
@@ -35,7 +37,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const TTL: Duration = Duration::from_secs(86_400);
-/// How many held cycles each repeat measures.
+/// How many held cycles each repeat measures, unless the fourth argument says otherwise.
 const HELD_CYCLES: usize = 5;
 
 /// Server counters: calls per command, and socket reads.
@@ -90,9 +92,12 @@ fn main() {
 
 async fn bench(mock: mock_x::MockX) {
     let mut args = std::env::args().skip(1);
-    let url = args.next().expect("usage: claims REDIS_URL [SIGHTINGS] [REPEATS]");
+    let url = args
+        .next()
+        .expect("usage: claims REDIS_URL [SIGHTINGS] [REPEATS] [HELD_CYCLES]");
     let n: usize = args.next().map(|s| s.parse().unwrap()).unwrap_or(1000);
     let repeats: usize = args.next().map(|s| s.parse().unwrap()).unwrap_or(5);
+    let held_cycles: usize = args.next().map(|s| s.parse().unwrap()).unwrap_or(HELD_CYCLES);
     let root = env!("CARGO_MANIFEST_DIR");
     let page = std::fs::read_to_string(format!("{root}/fixtures/cricbuzz/live-scores_2026-07-17.html")).unwrap();
     let template_path = std::path::PathBuf::from(format!("{root}/templates/announce.txt"));
@@ -168,7 +173,7 @@ async fn bench(mock: mock_x::MockX) {
             policy,
         );
         // `cycle_held` runs HELD_CYCLES times, as a match listed for days is seen.
-        let held = std::iter::repeat_n(("cycle_held", &announcer, false), HELD_CYCLES);
+        let held = std::iter::repeat_n(("cycle_held", &announcer, false), held_cycles);
         for (row, announcer, expect_posted) in
             [("cycle_new", &announcer, true)]
                 .into_iter()
@@ -222,7 +227,12 @@ async fn bench(mock: mock_x::MockX) {
         .map(|(row, t)| {
             (
                 row.to_string(),
-                serde_json::json!({ "ms_per_1000": median(t) * 1000.0 / n as f64, "per_sighting": counts[row] }),
+                serde_json::json!({
+                    "ms_per_1000": median(t.clone()) * 1000.0 / n as f64,
+                    // Every measurement, in the order taken, for how the time moves within a repeat.
+                    "ms_each": t.iter().map(|ms| (ms * 1000.0 / n as f64 * 1000.0).round() / 1000.0).collect::<Vec<_>>(),
+                    "per_sighting": counts[row],
+                }),
             )
         })
         .collect();
