@@ -5,7 +5,9 @@
 //! failure) never leaves a claim behind. After a failed post the claim keeps exactly the state
 //! the failure proves (see [`crate::post::Verdict`]).
 
-use crate::claim::{Checked, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Holder, Released, Transition};
+use crate::claim::{
+    Checked, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Holder, LastRecords, Released, Transition,
+};
 use crate::cricket::{Match, MatchKey};
 use crate::post::{Post, PostError, PostPace, PostReceipt, Verdict, XClient};
 use crate::shorten::Shortener;
@@ -131,6 +133,8 @@ pub struct Announcer {
     policy: ClaimPolicy,
     halted: Arc<Mutex<Option<String>>>,
     refreshes: Arc<Mutex<Refreshes>>,
+    /// The records the last batch look-up read (see [`Announcer::holders`]).
+    last_records: Arc<Mutex<LastRecords>>,
 }
 
 /// How many times per claim TTL a process refreshes the TTLs of the matches it keeps seeing.
@@ -180,6 +184,7 @@ impl Announcer {
             policy,
             halted: Arc::new(Mutex::new(None)),
             refreshes: Arc::new(Mutex::new(Refreshes::default())),
+            last_records: Arc::new(Mutex::new(LastRecords::default())),
         }
     }
 
@@ -259,23 +264,38 @@ impl Announcer {
     /// [`ClaimError`] when the store cannot answer; the refresh is then still due.
     pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Holder>>, ClaimError> {
         if self.is_dry_run() {
-            return self.store.holders(keys, None).await;
+            return self.holders_since_last(keys, None).await;
         }
         let every = self.policy.ttl / REFRESHES_PER_TTL;
         // A poisoned lock only means another task panicked mid-update: refreshing is then the
         // safe answer, and the log is rebuilt below.
         let due = self.refreshes.lock().map_or(true, |r| r.due(keys, every));
         if !due {
-            return self.store.holders(keys, None).await;
+            return self.holders_since_last(keys, None).await;
         }
         let started = std::time::Instant::now();
-        let found = self.store.holders(keys, Some(self.policy.ttl)).await?;
+        let found = self.holders_since_last(keys, Some(self.policy.ttl)).await?;
         let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *log = Refreshes {
             last: Some(started),
             covered: keys.iter().map(|k| (*k).clone()).collect(),
         };
         Ok(found)
+    }
+
+    /// [`ClaimStore::holders_since`] this process's last look-up: the records read unchanged
+    /// since (nearly all of them, cycle after cycle) are not parsed again.
+    async fn holders_since_last(
+        &self,
+        keys: &[&MatchKey],
+        refresh: Option<Duration>,
+    ) -> Result<Vec<Option<Holder>>, ClaimError> {
+        // Taken out for the await (a std lock is not held across it), put back after; a
+        // look-up running meanwhile starts from nothing, which only costs it the parsing.
+        let mut last = std::mem::take(&mut *self.last_records.lock().unwrap_or_else(|p| p.into_inner()));
+        let found = self.store.holders_since(keys, refresh, &mut last).await;
+        *self.last_records.lock().unwrap_or_else(|p| p.into_inner()) = last;
+        found
     }
 
     /// As [`Announcer::announce_sighting`], for a match whose holder the cycle already looked

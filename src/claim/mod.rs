@@ -29,6 +29,7 @@ use crate::cricket::MatchKey;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -359,6 +360,27 @@ impl<'de> Deserialize<'de> for AnyStrings {
 /// of them: a deployment has a few replicas) share one copy of the name.
 #[derive(Default)]
 struct Owners(Vec<Arc<str>>);
+
+/// The records one batch look-up read, each with the holder it reads as (see
+/// [`ClaimStore::holders_since`]). Holds each record's text: about 260 bytes a match.
+#[derive(Debug, Default)]
+pub struct LastRecords(HashMap<String, Holder, foldhash::fast::RandomState>);
+
+impl LastRecords {
+    fn with_capacity(n: usize) -> LastRecords {
+        LastRecords(HashMap::with_capacity_and_hasher(n, Default::default()))
+    }
+
+    /// How many distinct records are remembered.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when nothing is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
 
 impl Owners {
     /// At most this many names are shared; a look-up meeting more allocates the others.
@@ -722,6 +744,23 @@ impl ClaimStore {
         keys: &[&MatchKey],
         refresh: Option<Duration>,
     ) -> Result<Vec<Option<Holder>>, ClaimError> {
+        self.holders_since(keys, refresh, &mut LastRecords::default()).await
+    }
+
+    /// As [`ClaimStore::holders`], reading only the records that changed since the look-up
+    /// `last` remembers, and remembering this one's in its place. A record's text alone
+    /// decides its holder, so a record read again unchanged (a match posted days ago, seen
+    /// every cycle) gives the same holder without being parsed again. What `last` remembers
+    /// never decides whether a match is held: the store's answer does.
+    ///
+    /// # Errors
+    /// As [`ClaimStore::holders`]; `last` is then left as it was.
+    pub async fn holders_since(
+        &self,
+        keys: &[&MatchKey],
+        refresh: Option<Duration>,
+        last: &mut LastRecords,
+    ) -> Result<Vec<Option<Holder>>, ClaimError> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
@@ -735,10 +774,21 @@ impl ClaimStore {
             });
         }
         let mut owners = Owners::default();
-        Ok(raw
-            .iter()
-            .map(|r| r.as_deref().map(|r| Holder::from_stored(r, &mut owners)))
-            .collect())
+        let mut now = LastRecords::with_capacity(raw.len());
+        let holders = raw
+            .into_iter()
+            .map(|r| {
+                let r = r?;
+                let holder = match last.0.get(r.as_str()) {
+                    Some(known) => known.clone(),
+                    None => Holder::from_stored(&r, &mut owners),
+                };
+                now.0.insert(r, holder.clone());
+                Some(holder)
+            })
+            .collect();
+        *last = now;
+        Ok(holders)
     }
 
     /// Reads the claim on `key` without writing anything (dry run, operators).

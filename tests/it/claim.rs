@@ -3,8 +3,8 @@
 
 use crate::helpers::{self, keys, raw_postgres, raw_redis, schema_for, store, unique_prefix, Kind};
 use cricket_announcer::claim::{
-    Checked, ClaimError, ClaimOutcome, ClaimRequest, ClaimState, ClaimStore, Holder, OperatorRelease, PostgresClaims,
-    Transition,
+    Checked, ClaimError, ClaimOutcome, ClaimRequest, ClaimState, ClaimStore, Holder, LastRecords, OperatorRelease,
+    PostgresClaims, Transition,
 };
 use cricket_announcer::cricket::MatchKey;
 use std::sync::Arc;
@@ -68,7 +68,56 @@ contract!(
     two_replicas_batching_the_same_matches_at_once_win_each_exactly_once,
     a_batch_claim_is_a_claim_like_any_other,
     looking_up_holders_in_a_batch_reads_each_and_refreshes_only_held_ones_when_asked,
+    a_look_up_since_the_last_one_reads_what_changed_as_a_fresh_look_up_does,
 );
+
+/// Remembering the last look-up's records must never show a holder the store no longer has:
+/// after each change, `holders_since` answers exactly what a fresh `holders` answers.
+async fn a_look_up_since_the_last_one_reads_what_changed_as_a_fresh_look_up_does(kind: Kind) {
+    let p = pair(kind).await;
+    let (posted, replaced, free) = (key("k-posted"), key("k-replaced"), key("k-free"));
+    let keys = [&posted, &replaced, &free];
+    let ClaimOutcome::Won(posting) = p.a.claim(&posted, "A v B", &[], DAY).await.unwrap() else {
+        panic!()
+    };
+    let ClaimOutcome::Won(leaving) = p.a.claim(&replaced, "C v D", &[], DAY).await.unwrap() else {
+        panic!()
+    };
+    let mut last = LastRecords::default();
+    let first = p.b.holders_since(&keys, None, &mut last).await.unwrap();
+    assert_eq!(first, p.b.holders(&keys, None).await.unwrap());
+    assert_eq!(last.len(), 2);
+    // Read again unchanged: the same answer.
+    assert_eq!(p.b.holders_since(&keys, None, &mut last).await.unwrap(), first);
+
+    // One record moves on (posted), the other is released and won by another owner.
+    let posted_change = Transition::Posted {
+        tweet_id: Some("42".into()),
+        detail: None,
+    };
+    assert!(matches!(
+        p.a.transition(&posting, &posted_change).await.unwrap(),
+        Checked::Applied(_)
+    ));
+    assert!(matches!(p.a.release(&leaving).await.unwrap(), Checked::Applied(_)));
+    let ClaimOutcome::Won(_) = p.b.claim(&replaced, "C v D", &[], DAY).await.unwrap() else {
+        panic!()
+    };
+    let after = p.b.holders_since(&keys, None, &mut last).await.unwrap();
+    assert_eq!(after, p.b.holders(&keys, None).await.unwrap());
+    let seen: Vec<Option<(ClaimState, &str)>> =
+        after.iter().map(|h| h.as_ref().map(|h| (h.state, &*h.owner))).collect();
+    assert_eq!(
+        seen,
+        vec![
+            Some((ClaimState::Posted, "worker-a")),
+            Some((ClaimState::Claimed, "worker-b")),
+            None
+        ]
+    );
+    // Only this look-up's records are kept, not every record ever read.
+    assert_eq!(last.len(), 2);
+}
 
 async fn a_claim_left_claimed_past_the_post_timeout_is_stuck_and_only_then_released_by_an_operator(kind: Kind) {
     let p = pair(kind).await;
