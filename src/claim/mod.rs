@@ -361,10 +361,15 @@ impl<'de> Deserialize<'de> for AnyStrings {
 #[derive(Default)]
 struct Owners(Vec<Arc<str>>);
 
+/// Stored text as the bytes a batch look-up reads.
+fn text_as_bytes(values: Vec<Option<String>>) -> Vec<Option<Vec<u8>>> {
+    values.into_iter().map(|v| v.map(String::into_bytes)).collect()
+}
+
 /// The records one batch look-up read, each with the holder it reads as (see
 /// [`ClaimStore::holders_since`]). Holds each record's text: about 260 bytes a match.
 #[derive(Debug, Default)]
-pub struct LastRecords(HashMap<String, Holder, foldhash::fast::RandomState>);
+pub struct LastRecords(HashMap<Vec<u8>, Holder, foldhash::fast::RandomState>);
 
 impl LastRecords {
     fn with_capacity(n: usize) -> LastRecords {
@@ -766,7 +771,11 @@ impl ClaimStore {
         }
         let stored: Vec<String> = keys.iter().map(|k| self.key(k)).collect();
         let refresh = refresh.map(ttl_secs);
-        let raw = each!(self, s => s.get_many(&stored, refresh).await)?;
+        let raw: Vec<Option<Vec<u8>>> = match self {
+            ClaimStore::Redis(s) => s.get_many(&stored, refresh).await?,
+            ClaimStore::Embedded(s) => text_as_bytes(s.get_many(&stored, refresh).await?),
+            ClaimStore::Postgres(s) => text_as_bytes(s.get_many(&stored, refresh).await?),
+        };
         if raw.len() != keys.len() {
             return Err(ClaimError::Protocol {
                 op: "peek",
@@ -779,9 +788,10 @@ impl ClaimStore {
             .into_iter()
             .map(|r| {
                 let r = r?;
-                let holder = match last.0.get(r.as_str()) {
+                let holder = match last.0.get(r.as_slice()) {
                     Some(known) => known.clone(),
-                    None => Holder::from_stored(&r, &mut owners),
+                    // Not UTF-8: not a record of ours, so it reads as an unreadable one.
+                    None => Holder::from_stored(&String::from_utf8_lossy(&r), &mut owners),
                 };
                 now.0.insert(r, holder.clone());
                 Some(holder)

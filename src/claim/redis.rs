@@ -105,7 +105,8 @@ impl RedisClaims {
         pipe.query_async(&mut self.conn.clone()).await.map_err(err("claim"))
     }
 
-    /// The values of `keys`, in order, in one round trip. With `refresh_secs`, one pipelined
+    /// The values of `keys`, in order, in one round trip, as bytes: a value that is not
+    /// UTF-8 (not written by this bot) must not fail the reading of every other key. With `refresh_secs`, one pipelined
     /// `GETEX key EX ttl` per key (the value, and its TTL set again in the same command; nothing
     /// happens to an absent key); without, a single `MGET` (a read of all keys in one command,
     /// less than half the server's and client's work of a pipeline of one command per key).
@@ -115,7 +116,7 @@ impl RedisClaims {
         &self,
         keys: &[String],
         refresh_secs: Option<u64>,
-    ) -> Result<Vec<Option<String>>, ClaimError> {
+    ) -> Result<Vec<Option<Vec<u8>>>, ClaimError> {
         let Some(ttl) = refresh_secs else {
             return redis::cmd("MGET")
                 .arg(keys)

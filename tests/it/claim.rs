@@ -504,6 +504,40 @@ async fn a_foreign_value_at_a_claim_key_reads_as_held_never_as_free() {
     let _ = helpers::root();
 }
 
+/// A value that is not even text (not UTF-8) at one claim key reads as an unreadable holder:
+/// it neither reads as free nor fails the batch look-up for every other match of the cycle.
+#[tokio::test]
+async fn a_binary_value_at_a_claim_key_reads_as_held_and_the_batch_still_answers() {
+    let prefix = unique_prefix();
+    let mut conn = raw_redis().await;
+    let _: () = redis::cmd("SET")
+        .arg(format!("{prefix}match:binary"))
+        .arg(&b"\xff\xfe\x00claim"[..])
+        .arg("EX")
+        .arg(600)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let s = store(Kind::Redis, &prefix, "worker-a", std::path::Path::new("")).await;
+    let ClaimOutcome::Won(_t) = s.claim(&key("normal"), "A v B", &[], DAY).await.unwrap() else {
+        panic!()
+    };
+    let (binary, normal, free) = (key("binary"), key("normal"), key("free"));
+    let found = s.holders(&[&binary, &normal, &free], None).await.unwrap();
+    let seen: Vec<Option<(ClaimState, &str)>> = found
+        .iter()
+        .map(|h| h.as_ref().map(|h| (h.state, &*h.owner)))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            Some((ClaimState::Unknown, "(unreadable record)")),
+            Some((ClaimState::Claimed, "worker-a")),
+            None
+        ]
+    );
+}
+
 /// Rows of `claims` for `match_key` in the test's schema: (id, state, owner).
 async fn ledger_rows(prefix: &str, match_key: &str) -> Vec<(i64, String, String)> {
     let db = raw_postgres(&schema_for(prefix)).await;
