@@ -790,7 +790,8 @@ impl ClaimStore {
                 let r = r?;
                 let holder = match last.0.get(r.as_slice()) {
                     Some(known) => known.clone(),
-                    // Not UTF-8: not a record of ours, so it reads as an unreadable one.
+                    // A value that is not UTF-8 is no record of ours; read lossily, it gives
+                    // (as any foreign value) an unreadable record, not an error for the batch.
                     None => Holder::from_stored(&String::from_utf8_lossy(&r), &mut owners),
                 };
                 now.0.insert(r, holder.clone());
