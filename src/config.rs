@@ -349,7 +349,8 @@ fn url(var: &'static str, raw: &str) -> Result<Url, ConfigError> {
     if !matches!(u.scheme(), "http" | "https") {
         return Err(ConfigError::Invalid {
             var,
-            value: raw.to_string(),
+            // It parsed: shown without any credentials it carries.
+            value: crate::source::redacted(&u).to_string(),
             reason: "expected an http(s) URL".into(),
         });
     }
@@ -365,6 +366,27 @@ fn secret(var: &'static str, value: &Option<String>, needs: Needs) -> Result<Opt
         }),
         _ => Ok(None),
     }
+}
+
+/// The owner name written into claims and shown in every skip line and `claims list`: the
+/// setting, or `<hostname>:<pid>` when unset or blank.
+///
+/// # Errors
+/// [`ConfigError::Invalid`] when it holds a control character (a newline or an escape code
+/// would forge log lines and break `claims list`'s rows).
+fn instance_id(raw: Option<&str>) -> Result<String, ConfigError> {
+    let Some(id) = raw.map(str::trim).filter(|i| !i.is_empty()) else {
+        return Ok(default_instance_id());
+    };
+    if let Some(at) = id.chars().position(char::is_control) {
+        return Err(ConfigError::Invalid {
+            var: "INSTANCE_ID",
+            // Shown escaped (`{value:?}`), so the error itself cannot forge a line.
+            value: id.to_string(),
+            reason: format!("character {} is a control character; use printable text", at + 1),
+        });
+    }
+    Ok(id.to_string())
 }
 
 /// `<hostname>:<pid>`, the default owner name in claims.
@@ -620,11 +642,7 @@ impl Config {
             posts_per_day: nonzero(count("POSTS_PER_DAY", &s.posts_per_day)?),
             shortener,
             template_path: s.template_path.clone(),
-            instance_id: s
-                .instance_id
-                .clone()
-                .filter(|i| !i.trim().is_empty())
-                .unwrap_or_else(default_instance_id),
+            instance_id: instance_id(s.instance_id.as_deref())?,
             fetch_max_bytes,
             fetch_per_host_per_minute: count("FETCH_PER_HOST_PER_MINUTE", &s.fetch_per_host_per_minute)?,
             filter,
@@ -632,5 +650,41 @@ impl Config {
             shorten_in_dry_run,
             json,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{instance_id, url};
+
+    #[test]
+    fn an_instance_id_with_a_control_character_is_refused() {
+        assert_eq!(instance_id(Some(" replica-1 ")).unwrap(), "replica-1");
+        assert!(
+            instance_id(Some("  ")).unwrap().contains(':'),
+            "blank falls back to host:pid"
+        );
+        let e = instance_id(Some("evil\nFAKE LINE")).unwrap_err().to_string();
+        assert!(
+            e.contains("INSTANCE_ID") && e.contains("character 5 is a control character"),
+            "{e}"
+        );
+        assert!(
+            e.contains(r#""evil\nFAKE LINE""#) && !e.contains('\n'),
+            "shown escaped: {e}"
+        );
+        assert!(instance_id(Some("x\u{1b}[31m")).is_err());
+    }
+
+    #[test]
+    fn a_refused_url_setting_is_named_without_its_credentials() {
+        let e = url("X_API_BASE_URL", "ftp://u:pw_SECRET@example.com/")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("X_API_BASE_URL") && e.contains("expected an http(s) URL"),
+            "{e}"
+        );
+        assert!(!e.contains("pw_SECRET") && !e.contains("u:"), "{e}");
     }
 }

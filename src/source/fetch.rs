@@ -234,7 +234,7 @@ impl Fetcher {
             self.validators
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .remove(&redact_query(&url, api_key));
+                .remove(url.as_str());
         }
     }
 
@@ -295,7 +295,9 @@ impl Fetcher {
         }
         // Errors name the URL without any API key we added to it.
         let shown = redact_query(&url, api_key);
-        let cache_key = shown.clone();
+        // The URL itself, in memory only: two sources differing only in a hidden value keep
+        // validators of their own.
+        let cache_key = url.to_string();
         let cached = self
             .validators
             .lock()
@@ -411,13 +413,14 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     (when.with_timezone(&chrono::Utc) - chrono::Utc::now()).to_std().ok()
 }
 
-/// The URL as shown in logs and errors: an API key in the query is replaced by `REDACTED`.
+/// The URL as shown in logs and errors: the configured API key in the query is replaced by
+/// `REDACTED`, as is anything [`super::redacted`] hides.
 fn redact_query(url: &Url, api_key: Option<&ApiKey>) -> String {
+    let mut shown = super::redacted(url);
     let Some(ApiKey::Query { name, .. }) = api_key else {
-        return url.to_string();
+        return shown.to_string();
     };
-    let mut shown = url.clone();
-    let pairs: Vec<(String, String)> = url
+    let pairs: Vec<(String, String)> = shown
         .query_pairs()
         .map(|(k, v)| {
             if k == name.as_str() {

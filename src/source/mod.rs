@@ -160,8 +160,9 @@ pub fn kind_list() -> String {
     KIND_NAMES.join(", ")
 }
 
-/// Where a page is read from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where a page is read from. Shown (`Display` and `Debug`, so in every log line, error and
+/// metric label) with any credentials in a URL replaced: see [`redacted`].
+#[derive(Clone, PartialEq, Eq)]
 pub enum Location {
     /// An `http://` or `https://` URL.
     Url(Url),
@@ -172,10 +173,50 @@ pub enum Location {
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Location::Url(u) => write!(f, "{u}"),
+            Location::Url(u) => write!(f, "{}", redacted(u)),
             Location::File(p) => write!(f, "{}", p.display()),
         }
     }
+}
+
+impl fmt::Debug for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Url(u) => f.debug_tuple("Url").field(&redacted(u).as_str()).finish(),
+            Location::File(p) => f.debug_tuple("File").field(p).finish(),
+        }
+    }
+}
+
+/// Query parameter names (lowercased) that carry credentials when they contain one of these.
+const CREDENTIAL_PARAMS: [&str; 8] = ["key", "token", "secret", "pass", "auth", "sig", "cred", "session"];
+
+/// `url` as it may be shown: user name and password (RFC 3986 userinfo) become `REDACTED`, and
+/// so does the value of every query parameter whose name suggests a credential (`apikey`,
+/// `access_token`, `X-Amz-Signature`, …; see [`CREDENTIAL_PARAMS`]). The URL fetched is never
+/// changed, only what is shown.
+pub fn redacted(url: &Url) -> Url {
+    let mut shown = url.clone();
+    if !url.username().is_empty() || url.password().is_some() {
+        // Only fails for URLs that cannot have credentials, which then have none to hide.
+        let _ = shown.set_password(None);
+        let _ = shown.set_username("REDACTED");
+    }
+    let secret = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        CREDENTIAL_PARAMS.iter().any(|c| name.contains(c))
+    };
+    if url.query_pairs().any(|(k, _)| secret(&k)) {
+        let pairs: Vec<(String, String)> = url
+            .query_pairs()
+            .map(|(k, v)| {
+                let v = if secret(&k) { "REDACTED".into() } else { v.into_owned() };
+                (k.into_owned(), v)
+            })
+            .collect();
+        shown.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    shown
 }
 
 /// One configured source: `KIND=LOCATION`, or a bare location whose kind is detected from the
@@ -362,6 +403,26 @@ fn parse_page(spec: &SourceSpec, source_name: &str, page: &str) -> Result<Vec<Ma
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_in_a_source_url_are_never_shown() {
+        let spec: SourceSpec = "cricbuzz=https://me:pw@example.com/live?API_Key=k1&offset=2&access_token=t1"
+            .parse()
+            .unwrap();
+        let shown = "cricbuzz=https://REDACTED@example.com/live?API_Key=REDACTED&offset=2&access_token=REDACTED";
+        assert_eq!(spec.to_string(), shown);
+        let debug = format!("{spec:?}");
+        assert!(
+            !debug.contains("pw") && !debug.contains("k1") && !debug.contains("t1"),
+            "{debug}"
+        );
+        // Nothing to hide: shown as given.
+        let plain: SourceSpec = "https://example.com/live?offset=2".parse().unwrap();
+        assert_eq!(plain.to_string(), "https://example.com/live?offset=2");
+        // What is fetched keeps its credentials.
+        let Location::Url(u) = &spec.location else { panic!() };
+        assert_eq!(u.password(), Some("pw"));
+    }
 
     #[test]
     fn a_source_names_its_kind_or_leaves_it_to_detection() {

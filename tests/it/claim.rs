@@ -524,10 +524,8 @@ async fn a_binary_value_at_a_claim_key_reads_as_held_and_the_batch_still_answers
     };
     let (binary, normal, free) = (key("binary"), key("normal"), key("free"));
     let found = s.holders(&[&binary, &normal, &free], None).await.unwrap();
-    let seen: Vec<Option<(ClaimState, &str)>> = found
-        .iter()
-        .map(|h| h.as_ref().map(|h| (h.state, &*h.owner)))
-        .collect();
+    let seen: Vec<Option<(ClaimState, &str)>> =
+        found.iter().map(|h| h.as_ref().map(|h| (h.state, &*h.owner))).collect();
     assert_eq!(
         seen,
         vec![

@@ -702,6 +702,11 @@ async fn an_api_key_never_shows_in_logs_or_errors_even_when_fetches_fail_and_ret
         .env("CRICKETDATA_API_KEY", "SEKRITCD")
         .args(["check-sources", "--source"])
         .arg(format!("cricketdata=http://127.0.0.1:{port}/currentMatches"))
+        // Credentials written into a source URL itself: userinfo, and a token parameter.
+        .arg("--source")
+        .arg(format!(
+            "http://reader:PWSEKRIT@127.0.0.1:{port}/scores?token=TOKSEKRIT&page=2"
+        ))
         .output()
         .await
         .unwrap();
@@ -711,12 +716,20 @@ async fn an_api_key_never_shows_in_logs_or_errors_even_when_fetches_fail_and_ret
         stderr.contains("fetch failed; retrying"),
         "the retry path ran: {stderr}"
     );
-    assert!(
-        !stdout.contains("SEKRITCD") && !stderr.contains("SEKRITCD"),
-        "{stdout}{stderr}"
-    );
+    for secret in ["SEKRITCD", "PWSEKRIT", "TOKSEKRIT", "reader"] {
+        assert!(
+            !stdout.contains(secret) && !stderr.contains(secret),
+            "{secret}: {stdout}{stderr}"
+        );
+    }
     assert!(
         stdout.contains("apikey=REDACTED") && stdout.contains("could not connect"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "http://REDACTED@127.0.0.1:{port}/scores?token=REDACTED&page=2"
+        )),
         "{stdout}"
     );
 }
