@@ -210,6 +210,14 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                             Ok(ExitCode::from(EXIT_REFUSED))
                         }
                         OperatorRelease::Absent => anyhow::bail!("no claim on {key}"),
+                        OperatorRelease::NotARecord(c) => {
+                            writeln!(
+                                std::io::stderr(),
+                                "refused: {key} holds a value cricket-announcer did not write ({}); it deletes only its own records (by their token): remove this one with the store's own tools (Redis: DEL the key ending in match:{key})",
+                                c.detail.as_deref().unwrap_or("not a claim record")
+                            )?;
+                            Ok(ExitCode::from(EXIT_REFUSED))
+                        }
                     }
                 }
             }

@@ -184,7 +184,14 @@ impl Claim {
                 title: None,
                 aliases: Vec::new(),
                 tweet_id: None,
-                detail: Some(format!("not a claim record ({e}): {quote:?}")),
+                // Said in the field's words, not serde's (which name Rust types).
+                detail: Some(format!(
+                    "not a claim record ({}): {quote:?}",
+                    match e.classify() {
+                        serde_json::error::Category::Data => "JSON without a claim's fields",
+                        _ => "not JSON",
+                    }
+                )),
                 attempts: None,
             }
         })
@@ -588,6 +595,10 @@ pub enum OperatorRelease {
     Refused(Claim),
     /// No claim on that key.
     Absent,
+    /// The key holds a value that is not a claim record (not written by this bot): there is no
+    /// token to compare, so it is never deleted, with or without `force`; the store's own tools
+    /// remove it.
+    NotARecord(Claim),
 }
 
 /// The first-start marker: written when the store is seeded (or initialised with
@@ -893,6 +904,10 @@ impl ClaimStore {
         let Some(claim) = self.peek(key).await? else {
             return Ok(OperatorRelease::Absent);
         };
+        // Every record this bot writes carries a token; only an unreadable value has none.
+        if claim.token.is_empty() {
+            return Ok(OperatorRelease::NotARecord(claim));
+        }
         let releasable =
             matches!(claim.state, ClaimState::Unknown | ClaimState::Failed) || claim.is_stuck(Utc::now(), stuck_after);
         if !(releasable || force) {

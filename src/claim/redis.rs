@@ -73,11 +73,13 @@ impl RedisClaims {
             .conditional_set(ExistenceCheck::NX)
             .get(true)
             .with_expiration(SetExpiry::EX(ttl_secs));
-        self.conn
+        let old: Option<Vec<u8>> = self
+            .conn
             .clone()
             .set_options(key, value, options)
             .await
-            .map_err(err("claim"))
+            .map_err(err("claim"))?;
+        Ok(old.map(text))
     }
 
     /// For each `(key, value)`: `SET key value NX EX ttl GET` then `EXPIRE key ttl`, all in one
@@ -102,7 +104,8 @@ impl RedisClaims {
                 .arg(secs)
                 .ignore();
         }
-        pipe.query_async(&mut self.conn.clone()).await.map_err(err("claim"))
+        let old: Vec<Option<Vec<u8>>> = pipe.query_async(&mut self.conn.clone()).await.map_err(err("claim"))?;
+        Ok(old.into_iter().map(|v| v.map(text)).collect())
     }
 
     /// The values of `keys`, in order, in one round trip, as bytes: a value that is not
@@ -132,7 +135,8 @@ impl RedisClaims {
     }
 
     pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
-        self.conn.clone().get(key).await.map_err(err("get"))
+        let value: Option<Vec<u8>> = self.conn.clone().get(key).await.map_err(err("get"))?;
+        Ok(value.map(text))
     }
 
     pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {
@@ -168,23 +172,27 @@ impl RedisClaims {
 
     /// Lua compare-and-set on the record's token, keeping the TTL.
     pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<(i64, String), ClaimError> {
-        self.compare_and_set
+        let (status, current): (i64, Vec<u8>) = self
+            .compare_and_set
             .key(key)
             .arg(token)
             .arg(new)
             .invoke_async(&mut self.conn.clone())
             .await
-            .map_err(err("transition"))
+            .map_err(err("transition"))?;
+        Ok((status, text(current)))
     }
 
     /// Lua compare-and-delete on the record's token.
     pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<(i64, String), ClaimError> {
-        self.compare_and_delete
+        let (status, current): (i64, Vec<u8>) = self
+            .compare_and_delete
             .key(key)
             .arg(token)
             .invoke_async(&mut self.conn.clone())
             .await
-            .map_err(err("release"))
+            .map_err(err("release"))?;
+        Ok((status, text(current)))
     }
 
     /// Every key starting with `prefix`, with its value and TTL (`SCAN`, then `GET`/`TTL` in
@@ -216,15 +224,22 @@ impl RedisClaims {
             for k in chunk {
                 pipe.get(k).ttl(k);
             }
-            let replies: Vec<(Option<String>, i64)> = pipe.query_async(&mut conn).await.map_err(err("list"))?;
+            let replies: Vec<(Option<Vec<u8>>, i64)> = pipe.query_async(&mut conn).await.map_err(err("list"))?;
             for (k, (raw, ttl)) in chunk.iter().zip(replies) {
                 if let Some(raw) = raw {
-                    out.push((k.clone(), raw, u64::try_from(ttl).ok().map(Duration::from_secs)));
+                    out.push((k.clone(), text(raw), u64::try_from(ttl).ok().map(Duration::from_secs)));
                 }
             }
         }
         Ok(out)
     }
+}
+
+/// A stored value as text. A value that is not UTF-8 was not written by this bot; read
+/// lossily, it is an unreadable record like any other foreign value, not an error that would
+/// stop `claims list` (or a claim) at the first such key.
+fn text(value: Vec<u8>) -> String {
+    String::from_utf8(value).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Escapes Redis glob characters so a prefix like `a*b:` matches only itself in `SCAN MATCH`.

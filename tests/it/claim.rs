@@ -505,7 +505,8 @@ async fn a_foreign_value_at_a_claim_key_reads_as_held_never_as_free() {
 }
 
 /// A value that is not even text (not UTF-8) at one claim key reads as an unreadable holder:
-/// it neither reads as free nor fails the batch look-up for every other match of the cycle.
+/// it neither reads as free nor fails the batch look-up for every other match of the cycle,
+/// nor the operator's commands.
 #[tokio::test]
 async fn a_binary_value_at_a_claim_key_reads_as_held_and_the_batch_still_answers() {
     let prefix = unique_prefix();
@@ -534,6 +535,31 @@ async fn a_binary_value_at_a_claim_key_reads_as_held_and_the_batch_still_answers
             None
         ]
     );
+    // The operator's commands read it too, as the unreadable record it is: shown, listed
+    // with the others, and never deleted, even with force (there is no token to compare).
+    let shown = s.peek(&binary).await.unwrap().unwrap();
+    assert_eq!(
+        (shown.state, shown.owner.as_str()),
+        (ClaimState::Unknown, "(unreadable record)")
+    );
+    assert_eq!(s.list().await.unwrap().len(), 2);
+    let stuck_after = Duration::from_secs(60);
+    assert!(matches!(
+        s.operator_release(&binary, true, stuck_after).await.unwrap(),
+        OperatorRelease::NotARecord(_)
+    ));
+    assert!(s.peek(&binary).await.unwrap().is_some(), "left in place");
+    // So is a foreign value that is text.
+    let _: () = redis::cmd("SET")
+        .arg(format!("{prefix}match:text"))
+        .arg("just a string")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(matches!(
+        s.operator_release(&key("text"), false, stuck_after).await.unwrap(),
+        OperatorRelease::NotARecord(_)
+    ));
 }
 
 /// Rows of `claims` for `match_key` in the test's schema: (id, state, owner).
