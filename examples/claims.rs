@@ -227,7 +227,11 @@ async fn bench(mock: mock_x::MockX) {
     }
     // The first held cycle of each repeat on its own: it reads every record for the first time
     // (the later ones find most records unchanged and do not parse them again).
-    let firsts: Vec<f64> = times["cycle_held"].iter().step_by(held_cycles.max(1)).copied().collect();
+    let firsts: Vec<f64> = times["cycle_held"]
+        .iter()
+        .step_by(held_cycles.max(1))
+        .copied()
+        .collect();
     times.insert("cycle_held_first", firsts);
     counts.insert("cycle_held_first", counts["cycle_held"].clone());
     let rows: serde_json::Map<String, serde_json::Value> = times

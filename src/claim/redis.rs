@@ -67,19 +67,19 @@ impl RedisClaims {
         &self.owner
     }
 
-    /// `SET key value NX EX ttl GET`: `None` when we set it, else the value that was there.
+    /// `SET key value NX EX ttl GET`: `None` when we set it, else the value that was there
+    /// ([`FOREIGN_TYPE`] when it is not a string: it is held, by something else).
     pub(super) async fn set_nx(&self, key: &str, value: &str, ttl_secs: u64) -> Result<Option<String>, ClaimError> {
         let options = SetOptions::default()
             .conditional_set(ExistenceCheck::NX)
             .get(true)
             .with_expiration(SetExpiry::EX(ttl_secs));
-        let old: Option<Vec<u8>> = self
-            .conn
-            .clone()
-            .set_options(key, value, options)
-            .await
-            .map_err(err("claim"))?;
-        Ok(old.map(text))
+        let old: Result<Option<Vec<u8>>, _> = self.conn.clone().set_options(key, value, options).await;
+        match old {
+            Ok(old) => Ok(old.map(text)),
+            Err(e) if wrong_type(&e) => Ok(Some(FOREIGN_TYPE.to_string())),
+            Err(e) => Err(err("claim")(e)),
+        }
     }
 
     /// For each `(key, value)`: `SET key value NX EX ttl GET` then `EXPIRE key ttl`, all in one
@@ -104,8 +104,23 @@ impl RedisClaims {
                 .arg(secs)
                 .ignore();
         }
-        let old: Vec<Option<Vec<u8>>> = pipe.query_async(&mut self.conn.clone()).await.map_err(err("claim"))?;
-        Ok(old.into_iter().map(|v| v.map(text)).collect())
+        let old: Result<Vec<Option<Vec<u8>>>, _> = pipe.query_async(&mut self.conn.clone()).await;
+        match old {
+            Ok(old) => Ok(old.into_iter().map(|v| v.map(text)).collect()),
+            // One key holds another type, which fails the whole pipeline: key by key instead.
+            Err(e) if wrong_type(&e) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (key, value) in items {
+                    let old = self.set_nx(key, value, ttl_secs).await?;
+                    if old.as_deref().is_some_and(|o| o != FOREIGN_TYPE) {
+                        self.expire(key, ttl_secs).await?;
+                    }
+                    out.push(old);
+                }
+                Ok(out)
+            }
+            Err(e) => Err(err("claim")(e)),
+        }
     }
 
     /// The values of `keys`, in order, in one round trip, as bytes: a value that is not
@@ -131,12 +146,38 @@ impl RedisClaims {
         for key in keys {
             pipe.cmd("GETEX").arg(key).arg("EX").arg(ttl);
         }
-        pipe.query_async(&mut self.conn.clone()).await.map_err(err("peek"))
+        match pipe.query_async(&mut self.conn.clone()).await {
+            Ok(values) => Ok(values),
+            // One key holds another type, which fails the whole pipeline: key by key instead,
+            // so every other claim is still read and refreshed.
+            Err(e) if wrong_type(&e) => {
+                let mut out = Vec::with_capacity(keys.len());
+                for key in keys {
+                    let value: Result<Option<Vec<u8>>, _> = redis::cmd("GETEX")
+                        .arg(key)
+                        .arg("EX")
+                        .arg(ttl)
+                        .query_async(&mut self.conn.clone())
+                        .await;
+                    out.push(match value {
+                        Ok(v) => v,
+                        Err(e) if wrong_type(&e) => Some(FOREIGN_TYPE.as_bytes().to_vec()),
+                        Err(e) => return Err(err("peek")(e)),
+                    });
+                }
+                Ok(out)
+            }
+            Err(e) => Err(err("peek")(e)),
+        }
     }
 
     pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
-        let value: Option<Vec<u8>> = self.conn.clone().get(key).await.map_err(err("get"))?;
-        Ok(value.map(text))
+        let value: Result<Option<Vec<u8>>, _> = self.conn.clone().get(key).await;
+        match value {
+            Ok(v) => Ok(v.map(text)),
+            Err(e) if wrong_type(&e) => Ok(Some(FOREIGN_TYPE.to_string())),
+            Err(e) => Err(err("get")(e)),
+        }
     }
 
     pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {
@@ -224,15 +265,40 @@ impl RedisClaims {
             for k in chunk {
                 pipe.get(k).ttl(k);
             }
-            let replies: Vec<(Option<Vec<u8>>, i64)> = pipe.query_async(&mut conn).await.map_err(err("list"))?;
+            let read: redis::RedisResult<Vec<ValueAndTtl>> = pipe.query_async(&mut conn).await;
+            let replies: Vec<(Option<String>, i64)> = match read {
+                Ok(replies) => replies.into_iter().map(|(raw, ttl)| (raw.map(text), ttl)).collect(),
+                // One key holds another type, which fails the whole pipeline: key by key.
+                Err(e) if wrong_type(&e) => {
+                    let mut replies = Vec::with_capacity(chunk.len());
+                    for k in chunk {
+                        let ttl: i64 = conn.ttl(k).await.map_err(err("list"))?;
+                        replies.push((self.get(k).await?, ttl));
+                    }
+                    replies
+                }
+                Err(e) => return Err(err("list")(e)),
+            };
             for (k, (raw, ttl)) in chunk.iter().zip(replies) {
                 if let Some(raw) = raw {
-                    out.push((k.clone(), text(raw), u64::try_from(ttl).ok().map(Duration::from_secs)));
+                    out.push((k.clone(), raw, u64::try_from(ttl).ok().map(Duration::from_secs)));
                 }
             }
         }
         Ok(out)
     }
+}
+
+/// A `GET` and a `TTL` reply: the value as bytes, the seconds left (negative: none, or gone).
+type ValueAndTtl = (Option<Vec<u8>>, i64);
+
+/// What a claim key that holds another Redis type (a hash, a list…) reads as: something else
+/// wrote it, so it is held, and it reads as an unreadable record (it is not JSON).
+pub(super) const FOREIGN_TYPE: &str = "(a Redis value that is not a string)";
+
+/// True when `e` is Redis' answer to a string command on a key of another type.
+fn wrong_type(e: &redis::RedisError) -> bool {
+    e.code() == Some("WRONGTYPE")
 }
 
 /// A stored value as text. A value that is not UTF-8 was not written by this bot; read

@@ -407,7 +407,10 @@ mod lifecycle {
     //! The store's life: first start, seeding, losing its data.
     use crate::helpers::{self, keys, raw_redis, redis_url, unique_prefix, OwnRedis};
     use cricket_announcer::app::App;
+    use cricket_announcer::claim::{ClaimState, OperatorRelease};
+    use cricket_announcer::cricket::MatchKey;
     use std::collections::HashMap;
+    use std::time::Duration;
     use tokio_util::sync::CancellationToken;
     use wiremock::MockServer;
 
@@ -493,6 +496,53 @@ mod lifecycle {
         assert_eq!(calls.get("mget"), None, "{calls:?}");
         assert_eq!(calls.get("set"), None, "{calls:?}");
         x.verify().await;
+    }
+
+    /// A claim key that holds a hash (written by something else) is a match held by someone
+    /// else: it must not fail the look-up or the claim for every other match of the cycle.
+    #[tokio::test]
+    async fn a_claim_key_holding_another_redis_type_is_held_and_the_other_matches_are_announced() {
+        let x = MockServer::start().await;
+        helpers::x_accepts(&x, 3).await;
+        let prefix = unique_prefix();
+        let bot = app(&prefix, &x).await;
+        assert!(bot.init_store().await.unwrap());
+        let foreign = "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i";
+        let mut conn = raw_redis().await;
+        let _: () = redis::cmd("HSET")
+            .arg(format!("{prefix}match:{foreign}"))
+            .arg("a")
+            .arg("b")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        // The first cycle's look-up refreshes (one GETEX per match); the second only reads
+        // (MGET, which answers nil for a hash), and the claim then finds the key taken.
+        for (cycle, posted) in [(1, 3), (2, 0)] {
+            let summary = bot.cycle(&CancellationToken::new()).await;
+            assert_eq!(
+                (summary.posted, summary.skipped, summary.store_errors, summary.refused),
+                (posted, 4 - posted, 0, None),
+                "cycle {cycle}"
+            );
+        }
+        x.verify().await;
+        // The operator sees it among the claims; it is never deleted by the bot.
+        let store = bot.announcer().store();
+        let listed = store.list().await.unwrap();
+        let row = listed.iter().find(|c| c.key.as_str() == foreign).unwrap();
+        assert_eq!(
+            (row.claim.state, row.claim.owner.as_str()),
+            (ClaimState::Unknown, "(unreadable record)")
+        );
+        let key = MatchKey::parse(foreign).unwrap();
+        assert!(matches!(
+            store
+                .operator_release(&key, true, Duration::from_secs(60))
+                .await
+                .unwrap(),
+            OperatorRelease::NotARecord(_)
+        ));
     }
 
     #[tokio::test]
