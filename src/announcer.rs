@@ -557,9 +557,14 @@ fn warn_not_ours(token: &ClaimToken, found: &Checked) {
 fn log_skip(key: &MatchKey, holder: &Holder, stuck_after: Duration, message: &'static str) {
     let now = Utc::now();
     let state = holder.display_state(now, stuck_after);
+    let Some(since) = crate::claim::known_time(holder.claimed_at) else {
+        // An unreadable record has no time: say so rather than show 1970.
+        tracing::info!(match_key = %key, owner = %holder.owner, since = "unknown", state = %state, "{message}");
+        return;
+    };
     let fields = (
         &*holder.owner,
-        holder.claimed_at.format("%Y-%m-%dT%H:%M:%SZ"),
+        since.format("%Y-%m-%dT%H:%M:%SZ"),
         holder.age(now).as_secs(),
     );
     if state == "stuck" {

@@ -591,7 +591,7 @@ impl App {
                     // Every later post would fail the same way: the dry run has nowhere to
                     // show its posts, so it stops, and a backfill says it did not complete.
                     summary.failed += 1;
-                    log_announce_error(&e);
+                    tracing::error!(error.message = %e, error.cause_chain = %CauseChain(&e), "the dry run's output cannot be written; stopping the dry run");
                     summary.refused = Some(e.to_string());
                     break;
                 }

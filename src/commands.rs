@@ -5,7 +5,7 @@ use anyhow::Context;
 use chrono::Utc;
 use cricket_announcer::announcer::{ClaimPolicy, Output};
 use cricket_announcer::app::{check_sources, open_store, App};
-use cricket_announcer::claim::{ClaimState, ListedClaim, OperatorRelease};
+use cricket_announcer::claim::{known_time, ClaimState, ListedClaim, OperatorRelease};
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, Needs, StoreConfig};
 use cricket_announcer::cricket::MatchKey;
@@ -321,7 +321,8 @@ fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration) -> an
             c.key.as_str(),
             c.claim.display_state(now, stuck_after),
             c.claim.owner,
-            c.claim.claimed_at.format("%Y-%m-%d %H:%M:%S"),
+            known_time(c.claim.claimed_at)
+                .map_or_else(|| "-".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string()),
             c.ttl.map(|t| t.as_secs().to_string()).unwrap_or_else(|| "-".into()),
             c.claim.tweet_id.as_deref().or(c.claim.detail.as_deref()).unwrap_or("")
         )?;

@@ -410,6 +410,12 @@ impl Owners {
     }
 }
 
+/// `t` when it is a real time; `None` for the Unix epoch, which is what an unreadable record
+/// (no time of its own) reads as, so that it is shown as unknown rather than as 1970.
+pub fn known_time(t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    (t != DateTime::<Utc>::UNIX_EPOCH).then_some(t)
+}
+
 /// Proof that this process won the claim on a match. Only this module can create one, so
 /// nothing can post without having won (see [`crate::post::XClient::post`]).
 #[derive(Debug)]
@@ -1045,6 +1051,11 @@ mod tests {
         assert_eq!(c.state, ClaimState::Unknown);
         assert_eq!(c.owner, "(unreadable record)");
         assert!(c.token.is_empty(), "no token can ever match it");
+        // It has no time of its own: shown as unknown, never as 1970.
+        assert_eq!(known_time(c.claimed_at), None);
+        assert_eq!(known_time(Holder::from(&c).claimed_at), None);
+        let real = Utc::now();
+        assert_eq!(known_time(real), Some(real));
     }
 
     #[test]

@@ -851,8 +851,15 @@ async fn a_dry_run_whose_output_cannot_be_written_stops_and_exits_1() {
         .unwrap();
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
-    // One post tried, then the stop: a single "not announced" line.
-    assert_eq!(stderr.matches("match not announced").count(), 1, "{stderr}");
+    // One post tried, then the stop, said once.
+    assert_eq!(
+        stderr
+            .matches("the dry run's output cannot be written; stopping the dry run")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(!stderr.contains("match not announced"), "{stderr}");
     assert!(
         stderr.contains("cannot write dry-run output: No space left on device"),
         "{stderr}"
@@ -886,4 +893,56 @@ async fn claims_commands_refuse_an_embedded_store_that_does_not_exist() {
         );
         assert!(!missing.exists(), "{args:?} created the store");
     }
+}
+
+/// A value at a claim key that the bot did not write is shown for what it is: an unreadable
+/// record with no time (not 1970), which `claims release` refuses to delete, saying why.
+#[tokio::test]
+async fn a_foreign_value_is_listed_without_a_time_and_never_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = crate::helpers::unique_prefix();
+    let mut conn = crate::helpers::raw_redis().await;
+    let _: () = redis::cmd("SET")
+        .arg(format!("{prefix}match:2026-07-17_a-v-b_final"))
+        .arg("just a string")
+        .arg("EX")
+        .arg(600)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = bot(dir.path());
+        cmd.env("REDIS_URL", crate::helpers::redis_url())
+            .env("KEY_PREFIX", &prefix)
+            .args(args);
+        cmd
+    };
+    let o = run(&["claims", "list"]).output().await.unwrap();
+    let (table, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let row = table.lines().nth(1).unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        &cells[..5],
+        ["2026-07-17_a-v-b_final", "unknown", "(unreadable", "record)", "-"],
+        "{table}"
+    );
+    assert!(row.contains("not a claim record (not JSON)"), "{row}");
+    let o = run(&["claims", "release", "2026-07-17_a-v-b_final", "--force"])
+        .output()
+        .await
+        .unwrap();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("holds a value cricket-announcer did not write")
+            && stderr.contains("DEL the key ending in match:2026-07-17_a-v-b_final"),
+        "{stderr}"
+    );
+    let left: Option<String> = redis::cmd("GET")
+        .arg(format!("{prefix}match:2026-07-17_a-v-b_final"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left.as_deref(), Some("just a string"));
 }
