@@ -31,10 +31,14 @@ pub fn describe_env_error(e: &dotenvy::Error) -> String {
     match e {
         dotenvy::Error::LineParse(fragment, _) => {
             let text = std::fs::read_to_string(".env").unwrap_or_default();
+            // The fragment is the text dotenvy was reading: from the failing line to the end
+            // of the file when a quote is left open, and with its newline. Its first line is
+            // the line that failed.
+            let first = fragment.lines().next().unwrap_or("").trim_end();
             let found = text
                 .lines()
                 .enumerate()
-                .find(|(_, l)| !fragment.is_empty() && l.contains(fragment.as_str()));
+                .find(|(_, l)| !first.is_empty() && l.contains(first));
             let name = |l: &str| {
                 let v = l
                     .split('=')

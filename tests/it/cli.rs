@@ -437,6 +437,25 @@ async fn a_malformed_env_file_is_an_error_not_a_silent_default() {
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains(".env"), "{stderr}");
 
+    // A quote left open is named by the line that opened it, and a stray quote by its line.
+    for (env, line) in [
+        (
+            "RUST_LOG=info\nX_API_SECRET=\"abc\nPOLL_INTERVAL_SECS=60\n",
+            "line 2 (X_API_SECRET)",
+        ),
+        ("RUST_LOG=info\nLOG_FORMAT=text\nX_API_KEY=a\"b\n", "line 3 (X_API_KEY)"),
+    ] {
+        std::fs::write(dir.path().join(".env"), env).unwrap();
+        let o = bot(dir.path()).args(["--dry-run", "backfill"]).output().await.unwrap();
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("{line} cannot be parsed")),
+            "{env:?}: {stderr}"
+        );
+        assert!(!stderr.contains("abc") && !stderr.contains("a\"b"), "{stderr}");
+    }
+
     // A line with no readable variable name is named by its number alone.
     std::fs::write(dir.path().join(".env"), "RUST_LOG=info\nstray words\n").unwrap();
     let o = bot(dir.path()).args(["--dry-run", "backfill"]).output().await.unwrap();
