@@ -408,7 +408,7 @@ mod tests {
     fn credentials_in_a_source_url_are_never_shown() {
         let spec: SourceSpec = "cricbuzz=https://me:pw@example.com/live?API_Key=k1&offset=2&access_token=t1"
             .parse()
-            .unwrap();
+            .expect("a source with credentials parses");
         let shown = "cricbuzz=https://REDACTED@example.com/live?API_Key=REDACTED&offset=2&access_token=REDACTED";
         assert_eq!(spec.to_string(), shown);
         let debug = format!("{spec:?}");
@@ -417,7 +417,9 @@ mod tests {
             "{debug}"
         );
         // Nothing to hide: shown as given.
-        let plain: SourceSpec = "https://example.com/live?offset=2".parse().unwrap();
+        let plain: SourceSpec = "https://example.com/live?offset=2"
+            .parse()
+            .expect("a plain source parses");
         assert_eq!(plain.to_string(), "https://example.com/live?offset=2");
         // What is fetched keeps its credentials.
         let Location::Url(u) = &spec.location else { panic!() };
