@@ -74,12 +74,8 @@ impl RedisClaims {
             .conditional_set(ExistenceCheck::NX)
             .get(true)
             .with_expiration(SetExpiry::EX(ttl_secs));
-        let old: Result<Option<Vec<u8>>, _> = self.conn.clone().set_options(key, value, options).await;
-        match old {
-            Ok(old) => Ok(old.map(text)),
-            Err(e) if wrong_type(&e) => Ok(Some(FOREIGN_TYPE.to_string())),
-            Err(e) => Err(err("claim")(e)),
-        }
+        let old = value_or_foreign(self.conn.clone().set_options(key, value, options).await).map_err(err("claim"))?;
+        Ok(old.map(text))
     }
 
     /// For each `(key, value)`: `SET key value NX EX ttl GET` then `EXPIRE key ttl`, all in one
@@ -123,11 +119,12 @@ impl RedisClaims {
         }
     }
 
-    /// The values of `keys`, in order, in one round trip, as bytes: a value that is not
-    /// UTF-8 (not written by this bot) must not fail the reading of every other key. With `refresh_secs`, one pipelined
-    /// `GETEX key EX ttl` per key (the value, and its TTL set again in the same command; nothing
-    /// happens to an absent key); without, a single `MGET` (a read of all keys in one command,
-    /// less than half the server's and client's work of a pipeline of one command per key).
+    /// The values of `keys`, in order, in one round trip, as bytes: a value that is not UTF-8
+    /// (not written by this bot) must not fail the reading of every other key. With
+    /// `refresh_secs`, one pipelined `GETEX key EX ttl` per key (the value, and its TTL set
+    /// again in the same command; nothing happens to an absent key); without, a single `MGET`
+    /// (a read of all keys in one command, less than half the server's and client's work of a
+    /// pipeline of one command per key; it answers nil for a key of another type).
     /// `GETEX` needs Redis 6.2 (<https://redis.io/docs/latest/commands/getex/>); the claim itself
     /// already needs 7.0.
     pub(super) async fn get_many(
@@ -153,17 +150,13 @@ impl RedisClaims {
             Err(e) if wrong_type(&e) => {
                 let mut out = Vec::with_capacity(keys.len());
                 for key in keys {
-                    let value: Result<Option<Vec<u8>>, _> = redis::cmd("GETEX")
+                    let read = redis::cmd("GETEX")
                         .arg(key)
                         .arg("EX")
                         .arg(ttl)
                         .query_async(&mut self.conn.clone())
                         .await;
-                    out.push(match value {
-                        Ok(v) => v,
-                        Err(e) if wrong_type(&e) => Some(FOREIGN_TYPE.as_bytes().to_vec()),
-                        Err(e) => return Err(err("peek")(e)),
-                    });
+                    out.push(value_or_foreign(read).map_err(err("peek"))?);
                 }
                 Ok(out)
             }
@@ -172,12 +165,8 @@ impl RedisClaims {
     }
 
     pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
-        let value: Result<Option<Vec<u8>>, _> = self.conn.clone().get(key).await;
-        match value {
-            Ok(v) => Ok(v.map(text)),
-            Err(e) if wrong_type(&e) => Ok(Some(FOREIGN_TYPE.to_string())),
-            Err(e) => Err(err("get")(e)),
-        }
+        let value = value_or_foreign(self.conn.clone().get(key).await).map_err(err("get"))?;
+        Ok(value.map(text))
     }
 
     pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {
@@ -294,11 +283,19 @@ type ValueAndTtl = (Option<Vec<u8>>, i64);
 
 /// What a claim key that holds another Redis type (a hash, a list…) reads as: something else
 /// wrote it, so it is held, and it reads as an unreadable record (it is not JSON).
-pub(super) const FOREIGN_TYPE: &str = "(a Redis value that is not a string)";
+const FOREIGN_TYPE: &str = "(a Redis value that is not a string)";
 
 /// True when `e` is Redis' answer to a string command on a key of another type.
 fn wrong_type(e: &redis::RedisError) -> bool {
     e.code() == Some("WRONGTYPE")
+}
+
+/// One key's value as read, where a key of another type reads as [`FOREIGN_TYPE`].
+fn value_or_foreign(read: redis::RedisResult<Option<Vec<u8>>>) -> redis::RedisResult<Option<Vec<u8>>> {
+    match read {
+        Err(e) if wrong_type(&e) => Ok(Some(FOREIGN_TYPE.as_bytes().to_vec())),
+        other => other,
+    }
 }
 
 /// A stored value as text. A value that is not UTF-8 was not written by this bot; read
