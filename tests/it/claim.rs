@@ -71,6 +71,11 @@ contract!(
     a_look_up_since_the_last_one_reads_what_changed_as_a_fresh_look_up_does,
 );
 
+/// Each holder of a look-up as (state, owner), `None` where no claim is held.
+fn states_and_owners(found: &[Option<Holder>]) -> Vec<Option<(ClaimState, &str)>> {
+    found.iter().map(|h| h.as_ref().map(|h| (h.state, &*h.owner))).collect()
+}
+
 /// Remembering the last look-up's records must never show a holder the store no longer has:
 /// after each change, `holders_since` answers exactly what a fresh `holders` answers.
 async fn a_look_up_since_the_last_one_reads_what_changed_as_a_fresh_look_up_does(kind: Kind) {
@@ -105,10 +110,8 @@ async fn a_look_up_since_the_last_one_reads_what_changed_as_a_fresh_look_up_does
     };
     let after = p.b.holders_since(&keys, None, &mut last).await.unwrap();
     assert_eq!(after, p.b.holders(&keys, None).await.unwrap());
-    let seen: Vec<Option<(ClaimState, &str)>> =
-        after.iter().map(|h| h.as_ref().map(|h| (h.state, &*h.owner))).collect();
     assert_eq!(
-        seen,
+        states_and_owners(&after),
         vec![
             Some((ClaimState::Posted, "worker-a")),
             Some((ClaimState::Claimed, "worker-b")),
@@ -525,10 +528,8 @@ async fn a_binary_value_at_a_claim_key_reads_as_held_and_the_batch_still_answers
     };
     let (binary, normal, free) = (key("binary"), key("normal"), key("free"));
     let found = s.holders(&[&binary, &normal, &free], None).await.unwrap();
-    let seen: Vec<Option<(ClaimState, &str)>> =
-        found.iter().map(|h| h.as_ref().map(|h| (h.state, &*h.owner))).collect();
     assert_eq!(
-        seen,
+        states_and_owners(&found),
         vec![
             Some((ClaimState::Unknown, "(unreadable record)")),
             Some((ClaimState::Claimed, "worker-a")),
