@@ -32,6 +32,14 @@ async fn pair(kind: Kind) -> Pair {
     }
 }
 
+/// The transition recording a post as tweet `tweet_id`.
+fn posted(tweet_id: &str) -> Transition {
+    Transition::Posted {
+        tweet_id: Some(tweet_id.into()),
+        detail: None,
+    }
+}
+
 fn key(s: &str) -> MatchKey {
     MatchKey::parse(s).unwrap()
 }
@@ -80,9 +88,9 @@ fn states_and_owners(found: &[Option<Holder>]) -> Vec<Option<(ClaimState, &str)>
 /// after each change, `holders_since` answers exactly what a fresh `holders` answers.
 async fn a_look_up_since_the_last_one_reads_what_changed_as_a_fresh_look_up_does(kind: Kind) {
     let p = pair(kind).await;
-    let (posted, replaced, free) = (key("k-posted"), key("k-replaced"), key("k-free"));
-    let keys = [&posted, &replaced, &free];
-    let ClaimOutcome::Won(posting) = p.a.claim(&posted, "A v B", &[], DAY).await.unwrap() else {
+    let (moving, replaced, free) = (key("k-posted"), key("k-replaced"), key("k-free"));
+    let keys = [&moving, &replaced, &free];
+    let ClaimOutcome::Won(posting) = p.a.claim(&moving, "A v B", &[], DAY).await.unwrap() else {
         panic!()
     };
     let ClaimOutcome::Won(leaving) = p.a.claim(&replaced, "C v D", &[], DAY).await.unwrap() else {
@@ -96,10 +104,7 @@ async fn a_look_up_since_the_last_one_reads_what_changed_as_a_fresh_look_up_does
     assert_eq!(p.b.holders_since(&keys, None, &mut last).await.unwrap(), first);
 
     // One record moves on (posted), the other is released and won by another owner.
-    let posted_change = Transition::Posted {
-        tweet_id: Some("42".into()),
-        detail: None,
-    };
+    let posted_change = posted("42");
     assert!(matches!(
         p.a.transition(&posting, &posted_change).await.unwrap(),
         Checked::Applied(_)
@@ -131,15 +136,7 @@ async fn a_claim_left_claimed_past_the_post_timeout_is_stuck_and_only_then_relea
     let ClaimOutcome::Won(t) = p.a.claim(&healthy, "C v D", &[], DAY).await.unwrap() else {
         panic!()
     };
-    p.a.transition(
-        &t,
-        &Transition::Posted {
-            tweet_id: Some("9".into()),
-            detail: None,
-        },
-    )
-    .await
-    .unwrap();
+    p.a.transition(&t, &posted("9")).await.unwrap();
     let stuck_after = Duration::from_secs(1);
     let fresh = p.b.list().await.unwrap();
     assert!(fresh
@@ -228,10 +225,7 @@ async fn a_transition_with_our_token_changes_the_state_and_keeps_the_ttl(kind: K
     let ClaimOutcome::Won(token) = p.a.claim(&k, "A v B", &[], DAY).await.unwrap() else {
         panic!()
     };
-    let change = Transition::Posted {
-        tweet_id: Some("42".into()),
-        detail: None,
-    };
+    let change = posted("42");
     let Checked::Applied(after) = p.a.transition(&token, &change).await.unwrap() else {
         panic!("must apply")
     };
@@ -475,10 +469,7 @@ async fn a_batch_claim_is_a_claim_like_any_other(kind: Kind) {
         panic!("a single claim sees the batch's claim")
     };
     assert_eq!(holder.owner, "worker-a");
-    let change = Transition::Posted {
-        tweet_id: Some("7".into()),
-        detail: None,
-    };
+    let change = posted("7");
     assert!(matches!(
         p.a.transition(&token, &change).await.unwrap(),
         Checked::Applied(_)
@@ -650,15 +641,7 @@ async fn a_released_claim_stays_in_the_ledger_marked_released_with_its_history()
     let ClaimOutcome::Won(again) = b.claim(&k, "A v B", &[], DAY).await.unwrap() else {
         panic!("a released claim must be claimable")
     };
-    b.transition(
-        &again,
-        &Transition::Posted {
-            tweet_id: Some("99".into()),
-            detail: None,
-        },
-    )
-    .await
-    .unwrap();
+    b.transition(&again, &posted("99")).await.unwrap();
     let reclaimed = ledger_rows(&prefix, "kept").await;
     assert_eq!(
         reclaimed,
@@ -766,10 +749,7 @@ async fn claims_survive_the_server_dropping_every_connection() {
         panic!("the claim must survive the reconnect")
     };
     assert_eq!(holder.owner, "worker-a");
-    let change = Transition::Posted {
-        tweet_id: Some("7".into()),
-        detail: None,
-    };
+    let change = posted("7");
     assert!(matches!(
         a.transition(&token, &change).await.unwrap(),
         Checked::Applied(_)
