@@ -30,7 +30,7 @@ mod mock_x;
 
 use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Outcome};
 use cricket_announcer::claim::{ClaimOutcome, ClaimRequest, ClaimStore, RedisClaims};
-use cricket_announcer::cricket::{Match, MatchKey};
+use cricket_announcer::cricket::{Match, MatchKey, Sighting};
 use cricket_announcer::post::{PostPace, XClient};
 use cricket_announcer::source::SourceKind;
 use cricket_announcer::template::Template;
@@ -116,10 +116,13 @@ async fn bench(mock: mock_x::MockX) {
         .map(|i| {
             let mut m = base.clone();
             m.description = Some(format!("Match {i}"));
+            m.source_id = format!("{}{i}", m.source_id);
             m
         })
         .collect();
     let keys: Vec<MatchKey> = matches.iter().map(MatchKey::for_match).collect();
+    let sightings: Vec<Sighting> = matches.iter().cloned().map(Sighting::new).collect();
+    let sighting_refs: Vec<&Sighting> = sightings.iter().collect();
     let titles: Vec<String> = matches.iter().map(Match::title).collect();
     let aliases: Vec<Vec<String>> = matches.iter().map(|m| vec![m.alias()]).collect();
     let requests: Vec<ClaimRequest<'_>> = (0..n)
@@ -165,7 +168,6 @@ async fn bench(mock: mock_x::MockX) {
             Mode::Live(x.clone(), pace.clone()),
             policy,
         );
-        let key_refs: Vec<&MatchKey> = keys.iter().collect();
         // A second process on the same store: it has refreshed nothing yet, so its first look-up
         // is the refreshing one.
         let restarted = Announcer::new(
@@ -185,9 +187,9 @@ async fn bench(mock: mock_x::MockX) {
         {
             let before = counters(&mut info).await;
             let t = Instant::now();
-            let holders = announcer.holders(&key_refs).await.unwrap();
-            for (((m, a), k), holder) in matches.iter().zip(&aliases).zip(&keys).zip(holders) {
-                let outcome = announcer.announce_looked_up(k, m, a, holder).await.unwrap();
+            let holders = announcer.holders_of(&sighting_refs).await.unwrap();
+            for (s, holder) in sightings.iter().zip(holders) {
+                let outcome = announcer.announce_looked_up(s, holder).await.unwrap();
                 assert_eq!(matches!(outcome, Outcome::Posted(_)), expect_posted, "{outcome:?}");
             }
             times.entry(row).or_default().push(t.elapsed().as_secs_f64() * 1e3);

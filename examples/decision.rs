@@ -18,7 +18,7 @@ mod mock_x;
 
 use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Outcome};
 use cricket_announcer::claim::{ClaimStore, RedisClaims};
-use cricket_announcer::cricket::MatchKey;
+use cricket_announcer::cricket::{MatchKey, Sighting};
 use cricket_announcer::filter::Filter;
 use cricket_announcer::post::{PostPace, XClient};
 use cricket_announcer::source::SourceKind;
@@ -68,25 +68,28 @@ async fn bench(mut mock: mock_x::MockX) {
         let t0 = Instant::now();
         let found = SourceKind::Cricbuzz.parse(&page).unwrap();
         let mut seen: HashMap<MatchKey, usize> = HashMap::new();
-        let mut sightings: Vec<(cricket_announcer::cricket::Match, Vec<String>)> = Vec::new();
+        let mut sightings: Vec<Sighting> = Vec::new();
         for m in found {
             let alias = m.alias();
-            match seen.entry(MatchKey::for_match(&m)) {
+            let s = Sighting::new(m);
+            match seen.entry(s.ids.key.clone()) {
                 std::collections::hash_map::Entry::Vacant(slot) => {
                     slot.insert(sightings.len());
-                    sightings.push((m, vec![alias]));
+                    sightings.push(s);
                 }
-                std::collections::hash_map::Entry::Occupied(slot) => sightings[*slot.get()].1.push(alias),
+                std::collections::hash_map::Entry::Occupied(slot) => sightings[*slot.get()].ids.add_source(alias),
             }
         }
-        sightings.retain(|(m, _)| filter.check(m).is_ok());
+        sightings.retain(|s| filter.check(&s.m).is_ok());
         // The cycle's one batch look-up of every announceable match (all new here).
-        let keys: Vec<MatchKey> = sightings.iter().map(|(m, _)| MatchKey::for_match(m)).collect();
-        let holders = announcer.holders(&keys.iter().collect::<Vec<_>>()).await.unwrap();
+        let holders = announcer
+            .holders_of(&sightings.iter().collect::<Vec<_>>())
+            .await
+            .unwrap();
         let mut first = true;
-        for (((m, aliases), key), holder) in sightings.iter().zip(&keys).zip(holders) {
+        for (s, holder) in sightings.iter().zip(holders) {
             let start = Instant::now();
-            let outcome = announcer.announce_looked_up(key, m, aliases, holder).await.unwrap();
+            let outcome = announcer.announce_looked_up(s, holder).await.unwrap();
             assert!(matches!(outcome, Outcome::Posted(_)), "{outcome:?}");
             let arrived = mock.arrivals.recv().await.unwrap();
             if i >= WARM_UP {

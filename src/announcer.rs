@@ -6,17 +6,19 @@
 //! the failure proves (see [`crate::post::Verdict`]).
 
 use crate::claim::{
-    Checked, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Holder, LastRecords, Released, Transition,
+    Checked, ClaimError, ClaimStore, ClaimToken, Holder, LastRecords, MatchClaim, Released, Transition,
 };
-use crate::cricket::{Match, MatchKey};
+use crate::cricket::{Match, MatchKey, Sighting, CROSS_KEY_IDENTITY};
 use crate::post::{Post, PostError, PostPace, PostReceipt, Verdict, XClient};
 use crate::shorten::Shortener;
 use crate::template::{RenderError, Template};
 use chrono::Utc;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tracing::Instrument;
 use url::Url;
 
 /// What happened to one match.
@@ -75,6 +77,13 @@ pub enum AnnounceError {
     /// Writing the dry-run output failed.
     #[error("cannot write dry-run output: {0}")]
     Output(#[source] std::io::Error),
+    /// The store's first-start marker was gone when the claim was tried (checked in the claim's
+    /// own atomic step): the store lost its data, or was never initialised. Nothing was claimed.
+    #[error("match {key}: the store has no first-start marker (it lost its data, or was never initialised); nothing claimed")]
+    NoMarker {
+        /// The match.
+        key: MatchKey,
+    },
 }
 
 /// Where dry-run posts are printed, shared by clones.
@@ -135,6 +144,12 @@ pub struct Announcer {
     refreshes: Arc<Mutex<Refreshes>>,
     /// The records the last batch look-up read (see [`Announcer::holders`]).
     last_records: Arc<Mutex<LastRecords>>,
+    /// Source id → the key its match's claim is stored under, where that differs from the key
+    /// its sighting derives now (the listing changed since the claim): learned from the claim
+    /// step, so the next batch look-up reads the claim directly (see [`Announcer::lookup_key`]).
+    hints: Arc<Mutex<HashMap<String, MatchKey>>>,
+    /// Whether a claim requires the first-start marker (see [`Announcer::requiring_marker`]).
+    require_marker: bool,
 }
 
 /// How many times per claim TTL a process refreshes the TTLs of the matches it keeps seeing.
@@ -185,7 +200,18 @@ impl Announcer {
             halted: Arc::new(Mutex::new(None)),
             refreshes: Arc::new(Mutex::new(Refreshes::default())),
             last_records: Arc::new(Mutex::new(LastRecords::default())),
+            hints: Arc::new(Mutex::new(HashMap::new())),
+            require_marker: false,
         }
+    }
+
+    /// With `yes`, every claim checks, in its own atomic step, that the store's first-start
+    /// marker exists, and claims nothing when it does not ([`AnnounceError::NoMarker`]): a store
+    /// wiped between a cycle's readiness check and its claims never looks free. `run` and
+    /// `backfill` require it; `seed` (which writes the marker after claiming) does not.
+    pub fn requiring_marker(mut self, yes: bool) -> Announcer {
+        self.require_marker = yes;
+        self
     }
 
     /// The claim policy in force.
@@ -231,23 +257,58 @@ impl Announcer {
         }
     }
 
-    /// Runs the protocol for one match; see the module documentation.
+    /// Runs the protocol for one match as its own source lists it; see the module documentation.
     ///
     /// # Errors
     /// [`AnnounceError`] when the store cannot answer (nothing posted), or the post cannot be
     /// rendered (nothing claimed).
     pub async fn announce(&self, m: &Match) -> Result<Outcome, AnnounceError> {
-        self.announce_sighting(m, &[m.alias()]).await
+        self.announce_sighting(&Sighting::new(m.clone())).await
     }
 
-    /// As [`Announcer::announce`], recording `aliases` (every source's id for this match seen
-    /// this cycle) in the claim.
+    /// Runs the protocol for one sighting (a match with every identity the cycle's sources gave
+    /// it), without a batch look-up first: the claim step alone decides.
     ///
     /// # Errors
     /// As for [`Announcer::announce`].
-    #[tracing::instrument(skip_all, fields(match_key = %MatchKey::for_match(m), source = %m.alias()))]
-    pub async fn announce_sighting(&self, m: &Match, aliases: &[String]) -> Result<Outcome, AnnounceError> {
-        self.announce_inner(m, aliases, false).await
+    pub async fn announce_sighting(&self, s: &Sighting) -> Result<Outcome, AnnounceError> {
+        Box::pin(self.announce_inner(s).instrument(span(s))).await
+    }
+
+    /// The key under which the batch look-up reads the claim of `s`: the key its claim was
+    /// found under when this process last met one of its source ids under another key (the
+    /// listing changed since the claim), else the key the sighting derives. What this returns
+    /// is only where to read first: a miss still goes through the claim step, which tries
+    /// every identity.
+    pub fn lookup_key(&self, s: &Sighting) -> MatchKey {
+        let hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
+        s.source_ids()
+            .find_map(|id| hints.get(id))
+            .cloned()
+            .unwrap_or_else(|| s.ids.key.clone())
+    }
+
+    /// The current holder of each sighting's claim, read under [`Announcer::lookup_key`], in
+    /// one store round trip (see [`Announcer::holders`]); a refresh also refreshes every
+    /// identity of the sightings. Forgets what it learned of source ids no longer listed.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn holders_of(&self, sightings: &[&Sighting]) -> Result<Vec<Option<Holder>>, ClaimError> {
+        let keys: Vec<MatchKey> = sightings.iter().map(|s| self.lookup_key(s)).collect();
+        {
+            let mut hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
+            if !hints.is_empty() {
+                let listed: foldhash::HashSet<&str> = sightings.iter().flat_map(|s| s.source_ids()).collect();
+                hints.retain(|id, _| listed.contains(id.as_str()));
+            }
+        }
+        let refs: Vec<&MatchKey> = keys.iter().collect();
+        let touch: Vec<&str> = sightings
+            .iter()
+            .flat_map(|s| s.ids.ids.iter().map(String::as_str))
+            .collect();
+        self.holders_with(&refs, &touch).await
     }
 
     /// The current holder of each of `keys` (`None`: unclaimed), in one store round trip:
@@ -263,18 +324,22 @@ impl Announcer {
     /// # Errors
     /// [`ClaimError`] when the store cannot answer; the refresh is then still due.
     pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Holder>>, ClaimError> {
+        self.holders_with(keys, &[]).await
+    }
+
+    async fn holders_with(&self, keys: &[&MatchKey], touch: &[&str]) -> Result<Vec<Option<Holder>>, ClaimError> {
         if self.is_dry_run() {
-            return self.holders_since_last(keys, None).await;
+            return self.holders_since_last(keys, &[], None).await;
         }
         let every = self.policy.ttl / REFRESHES_PER_TTL;
         // A poisoned lock only means another task panicked mid-update: refreshing is then the
         // safe answer, and the log is rebuilt below.
         let due = self.refreshes.lock().map_or(true, |r| r.due(keys, every));
         if !due {
-            return self.holders_since_last(keys, None).await;
+            return self.holders_since_last(keys, &[], None).await;
         }
         let started = std::time::Instant::now();
-        let found = self.holders_since_last(keys, Some(self.policy.ttl)).await?;
+        let found = self.holders_since_last(keys, touch, Some(self.policy.ttl)).await?;
         let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *log = Refreshes {
             last: Some(started),
@@ -288,76 +353,106 @@ impl Announcer {
     async fn holders_since_last(
         &self,
         keys: &[&MatchKey],
+        touch: &[&str],
         refresh: Option<Duration>,
     ) -> Result<Vec<Option<Holder>>, ClaimError> {
         // Taken out for the await (a std lock is not held across it), put back after; a
         // look-up running meanwhile starts from nothing, which only costs it the parsing.
         let mut last = std::mem::take(&mut *self.last_records.lock().unwrap_or_else(|p| p.into_inner()));
-        let found = self.store.holders_since(keys, refresh, &mut last).await;
+        let found = self.store.holders_touching(keys, touch, refresh, &mut last).await;
         *self.last_records.lock().unwrap_or_else(|p| p.into_inner()) = last;
         found
     }
 
-    /// As [`Announcer::announce_sighting`], for a match whose holder the cycle already looked
-    /// up with [`Announcer::holders`] under `key` (the match's [`MatchKey::for_match`], which
-    /// the cycle has at hand): `Some(holder)` is skipped at once (logged with who, since when and
-    /// in which state); `None` goes on to the claim, which alone decides (in dry run, to the
-    /// post's preview without a second look).
+    /// As [`Announcer::announce_sighting`], for a sighting whose holder the cycle already looked
+    /// up with [`Announcer::holders_of`]: a holder that recorded every identity of the sighting
+    /// is skipped at once (logged with who, since when and in which state); one that lacks some
+    /// (another source's id, a changed key) goes through the claim step, which records them
+    /// (in dry run it is only skipped); `None` goes on to the claim, which alone decides (in
+    /// dry run, to a read of every identity, then the post's preview).
     ///
     /// # Errors
     /// As for [`Announcer::announce`].
-    #[tracing::instrument(skip_all, fields(match_key = %key, source = %m.alias()))]
-    pub async fn announce_looked_up(
-        &self,
-        key: &MatchKey,
-        m: &Match,
-        aliases: &[String],
-        holder: Option<Holder>,
-    ) -> Result<Outcome, AnnounceError> {
+    pub async fn announce_looked_up(&self, s: &Sighting, holder: Option<Holder>) -> Result<Outcome, AnnounceError> {
         match holder {
-            Some(holder) => {
+            Some(holder) if self.is_dry_run() || holder.covers(&s.ids.ids) => {
                 let message = if self.is_dry_run() {
                     "dry run: would skip"
                 } else {
                     metrics::counter!(crate::status::names::CLAIMS, "result" => "held").increment(1);
                     "skipped: match already claimed"
                 };
-                log_skip(key, &holder, self.policy.stuck_after, message);
+                log_skip(&self.lookup_key(s), &holder, self.policy.stuck_after, message);
                 Ok(Outcome::Skipped { holder })
             }
             // Boxed: this future is created once per sighting, and nearly every sighting is a
             // held one; the claim-and-post path's state would otherwise be copied with each.
-            None => Box::pin(self.announce_inner(m, aliases, true)).await,
+            _ => Box::pin(self.announce_inner(s).instrument(span(s))).await,
         }
     }
 
-    async fn announce_inner(&self, m: &Match, aliases: &[String], looked_up: bool) -> Result<Outcome, AnnounceError> {
-        let key = MatchKey::for_match(m);
+    /// Remembers that the claim of `s` is stored under `key`, when that is not the key `s`
+    /// derives, for [`Announcer::lookup_key`].
+    fn learn(&self, s: &Sighting, key: &MatchKey) {
+        if *key == s.ids.key {
+            return;
+        }
+        let mut hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
+        for id in s.source_ids() {
+            hints.insert(id.to_string(), key.clone());
+        }
+    }
+
+    /// Logs a sighting found held by the claim step: through another identity (what changed
+    /// since the claim, and which identity found it), or under its own key (a race lost).
+    fn log_held(&self, s: &Sighting, key: &MatchKey, holder: &Holder, via: &str) {
+        let changed = key.changes_to(&s.ids.key);
+        let own = via.strip_prefix(CROSS_KEY_IDENTITY) == Some(s.ids.key.as_str());
+        if own && changed.is_empty() {
+            metrics::counter!(crate::status::names::CLAIMS, "result" => "lost").increment(1);
+            log_skip(key, holder, self.policy.stuck_after, "skipped: match already claimed");
+            return;
+        }
+        metrics::counter!(crate::status::names::CLAIMS, "result" => "held").increment(1);
+        let message = if changed.is_empty() {
+            format!("held via {via}")
+        } else {
+            format!("held via {via}; {changed}")
+        };
+        tracing::info!(
+            match_key = %key,
+            seen_as = %s.ids.key,
+            via = %via,
+            owner = %holder.owner,
+            state = %holder.display_state(Utc::now(), self.policy.stuck_after),
+            "skipped: {message}"
+        );
+    }
+
+    async fn announce_inner(&self, s: &Sighting) -> Result<Outcome, AnnounceError> {
+        let (m, key) = (&s.m, &s.ids.key);
         // Rendered with the long link first: a URL weighs 23 whatever its length, so the
         // shortened post has the same weighted length and cannot fail where this one passed.
-        let draft = self.render(&key, m, &m.url)?;
+        let draft = self.render(key, m, &m.url)?;
         let store_err = |source| AnnounceError::Store {
             key: key.clone(),
             source,
         };
         match &self.mode {
             Mode::DryRun { out, json, shorten } => {
-                let holder = if looked_up {
-                    None
-                } else {
-                    self.store
-                        .peek(&key)
-                        .await
-                        .map_err(store_err)?
-                        .as_ref()
-                        .map(Holder::from)
-                };
-                if let Some(holder) = holder {
-                    log_skip(&key, &holder, self.policy.stuck_after, "dry run: would skip");
+                // A read of every identity: a listing edited since its claim is still held.
+                if let Some((held_key, claim, via)) = self.store.find(&s.ids).await.map_err(store_err)? {
+                    let holder = Holder::from(&claim);
+                    if held_key == *key && via.strip_prefix(CROSS_KEY_IDENTITY) == Some(key.as_str()) {
+                        log_skip(key, &holder, self.policy.stuck_after, "dry run: would skip");
+                    } else {
+                        let changed = held_key.changes_to(key);
+                        tracing::info!(match_key = %held_key, seen_as = %key, via = %via, changed = %changed, "dry run: would skip (held via {via})");
+                    }
                     return Ok(Outcome::Skipped { holder });
                 }
                 let post = if *shorten {
-                    self.render(&key, m, &self.link(m).await)?
+                    self.render(key, m, &self.link(m).await)?
                 } else {
                     draft
                 };
@@ -396,28 +491,24 @@ impl Announcer {
                         until: Some(until),
                     });
                 }
-                let title = format!(
-                    "{}{}",
-                    m.title(),
-                    m.description.as_deref().map(|d| format!(", {d}")).unwrap_or_default()
-                );
                 let token = match self
                     .store
-                    .claim(&key, &title, aliases, self.policy.ttl)
+                    .claim_match(&s.ids, &m.claim_title(), self.policy.ttl, self.require_marker)
                     .await
                     .map_err(store_err)?
                 {
-                    ClaimOutcome::HeldBy(record) => {
-                        let holder = Holder::from(&record);
-                        metrics::counter!(crate::status::names::CLAIMS, "result" => "lost").increment(1);
-                        log_skip(&key, &holder, self.policy.stuck_after, "skipped: match already claimed");
-                        // A still-listed match must never expire into a second announcement.
-                        if let Err(e) = self.store.refresh(&key, self.policy.ttl).await {
-                            tracing::warn!(error.message = %e, "could not refresh the claim's TTL");
-                        }
+                    MatchClaim::Held {
+                        key: held_key,
+                        claim,
+                        via,
+                    } => {
+                        let holder = Holder::from(&claim);
+                        self.learn(s, &held_key);
+                        self.log_held(s, &held_key, &holder, &via);
                         return Ok(Outcome::Skipped { holder });
                     }
-                    ClaimOutcome::Won(token) => token,
+                    MatchClaim::NoMarker => return Err(AnnounceError::NoMarker { key: key.clone() }),
+                    MatchClaim::Won(token) => token,
                 };
                 metrics::counter!(crate::status::names::CLAIMS, "result" => "won").increment(1);
                 tracing::info!(owner = %token.claim().owner, "claim won");
@@ -438,7 +529,7 @@ impl Announcer {
                     });
                 }
                 let link = self.link(m).await;
-                let post = self.render(&key, m, &link).unwrap_or(draft);
+                let post = self.render(key, m, &link).unwrap_or(draft);
                 match x.post(&post, &token).await {
                     Ok(receipt) => {
                         tracing::info!(tweet_id = %receipt.tweet_id, "posted");
@@ -540,6 +631,11 @@ impl Announcer {
             }
         }
     }
+}
+
+/// The span of one match's claim and post, so that every line they log names the match.
+fn span(s: &Sighting) -> tracing::Span {
+    tracing::info_span!("match", match_key = %s.ids.key, source = %s.m.alias())
 }
 
 fn warn_not_ours(token: &ClaimToken, found: &Checked) {

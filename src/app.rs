@@ -5,10 +5,10 @@
 use crate::announcer::{AnnounceError, Announcer, ClaimPolicy, Mode, Outcome, Output};
 use crate::backoff::{Backoff, Turn};
 use crate::claim::{
-    ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, Holder, PostgresClaims, RedisClaims, Transition,
+    ClaimError, ClaimStore, EmbeddedClaims, Holder, MatchClaim, PostgresClaims, RedisClaims, Transition,
 };
 use crate::config::{Config, StoreConfig};
-use crate::cricket::{Match, MatchKey};
+use crate::cricket::{MatchKey, Sighting};
 use crate::filter::Filter;
 use crate::post::{PostPace, XClient};
 use crate::shorten::Shortener;
@@ -94,15 +94,6 @@ impl Summary {
         }
         line
     }
-}
-
-/// A match as seen this cycle, with every source's id for it.
-#[derive(Debug, Clone)]
-pub struct Sighting {
-    /// The match as the first source listed it.
-    pub m: Match,
-    /// `site:id` of each source that listed it.
-    pub aliases: Vec<String>,
 }
 
 /// How long the first-start marker lives, as a multiple of the claim TTL. Refreshed every
@@ -276,11 +267,25 @@ impl App {
             )
         };
         let policy = ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout);
+        if !config.dry_run {
+            // Claims written before identities were recorded keep them only in their records:
+            // record them, so an edited listing of a match claimed then is still held.
+            let written = store
+                .index_identities()
+                .await
+                .context("cannot record the identities of existing claims")?;
+            if written > 0 {
+                tracing::info!(
+                    identities = written,
+                    "recorded the identities of claims written by an earlier release"
+                );
+            }
+        }
         Ok(App {
             sources: config.sources.clone(),
             reader,
             filter: config.filter.clone(),
-            announcer: Announcer::new(store, template, shortener, mode, policy),
+            announcer: Announcer::new(store, template, shortener, mode, policy).requiring_marker(!config.dry_run),
             poll_interval: config.poll_interval,
             max_posts_per_cycle: usize::try_from(config.max_posts_per_cycle).unwrap_or(usize::MAX),
             dry_run: config.dry_run,
@@ -348,21 +353,25 @@ impl App {
         let matches = self.read_sources(&mut summary).await;
         let store = self.announcer.store();
         let ttl = self.announcer.policy().ttl;
-        for Sighting { m, aliases } in &matches {
-            if m.has_placeholder_team() {
+        for sighting in &matches {
+            if sighting.m.has_placeholder_team() {
                 summary.not_announceable += 1;
                 continue;
             }
-            let key = MatchKey::for_match(m);
-            match store.claim(&key, &m.title(), aliases, ttl).await? {
-                ClaimOutcome::Won(token) => {
+            match store
+                .claim_match(&sighting.ids, &sighting.m.claim_title(), ttl, false)
+                .await?
+            {
+                MatchClaim::Won(token) => {
                     store.transition(&token, &Transition::Seeded).await?;
                     summary.seeded += 1;
                 }
-                ClaimOutcome::HeldBy(_) => {
+                MatchClaim::Held { key, .. } => {
                     store.refresh(&key, ttl).await?;
                     summary.skipped += 1;
                 }
+                // Not asked for: a seed claims before it writes the marker.
+                MatchClaim::NoMarker => summary.skipped += 1,
             }
         }
         if summary.sources_failed > 0 {
@@ -401,7 +410,10 @@ impl App {
             }
         });
         let results = futures_util::future::join_all(reads).await;
-        let mut seen: HashMap<MatchKey, usize> = HashMap::new();
+        // One sighting per match: listings that share a source id (one site's page and its
+        // API) or a key (two sites) are one match, whatever else they say.
+        let mut by_key: HashMap<MatchKey, usize> = HashMap::new();
+        let mut by_id: HashMap<String, usize> = HashMap::new();
         let mut sightings: Vec<Sighting> = Vec::new();
         for (i, (spec, result)) in self.sources.iter().zip(results).enumerate() {
             let label = spec.to_string();
@@ -427,19 +439,17 @@ impl App {
                     tracing::debug!(source = %spec, matches = found.len(), "source read");
                     for m in found {
                         let alias = m.alias();
-                        match seen.entry(MatchKey::for_match(&m)) {
-                            std::collections::hash_map::Entry::Vacant(slot) => {
-                                slot.insert(sightings.len());
-                                sightings.push(Sighting {
-                                    aliases: vec![alias],
-                                    m,
-                                });
+                        let seen = by_id.get(&alias).copied();
+                        let sighting = Sighting::new(m);
+                        match seen.or_else(|| by_key.get(&sighting.ids.key).copied()) {
+                            Some(at) => {
+                                sightings[at].ids.add_source(alias.clone());
+                                by_id.insert(alias, at);
                             }
-                            std::collections::hash_map::Entry::Occupied(slot) => {
-                                let s = &mut sightings[*slot.get()];
-                                if !s.aliases.contains(&alias) {
-                                    s.aliases.push(alias);
-                                }
+                            None => {
+                                by_id.insert(alias, sightings.len());
+                                by_key.insert(sighting.ids.key.clone(), sightings.len());
+                                sightings.push(sighting);
                             }
                         }
                     }
@@ -508,18 +518,19 @@ impl App {
         // One round trip tells which matches are already claimed (and refreshes their TTL), so
         // the steady state, where nearly every match is held, costs one batch per cycle instead
         // of a claim per match.
-        let keys: Vec<MatchKey> = matches.iter().map(|s| MatchKey::for_match(&s.m)).collect();
-        let wanted: Vec<&MatchKey> = verdicts
+        let wanted: Vec<(usize, &Sighting)> = verdicts
             .iter()
-            .zip(&keys)
-            .filter(|(v, _)| v.is_ok())
-            .map(|(_, k)| k)
+            .zip(&matches)
+            .enumerate()
+            .filter(|(_, (v, _))| v.is_ok())
+            .map(|(i, (_, s))| (i, s))
             .collect();
-        let mut holders: HashMap<&MatchKey, Holder> = match self.announcer.holders(&wanted).await {
+        let refs: Vec<&Sighting> = wanted.iter().map(|(_, s)| *s).collect();
+        let mut holders: HashMap<usize, Holder> = match self.announcer.holders_of(&refs).await {
             Ok(found) => wanted
                 .iter()
                 .zip(found)
-                .filter_map(|(k, h)| h.map(|h| (*k, h)))
+                .filter_map(|((i, _), h)| h.map(|h| (*i, h)))
                 .collect(),
             Err(e) => {
                 summary.store_errors += 1;
@@ -529,12 +540,12 @@ impl App {
             }
         };
         let mut announced = 0usize;
-        for (i, (Sighting { m, aliases }, key)) in matches.iter().zip(&keys).enumerate() {
+        for (i, sighting) in matches.iter().enumerate() {
             if cancel.is_cancelled() || self.announcer.halted().is_some() {
                 break;
             }
             if let Err(why) = verdicts[i] {
-                tracing::debug!(match_key = %key, reason = why, "not announced");
+                tracing::debug!(match_key = %sighting.ids.key, reason = why, "not announced");
                 continue;
             }
             let announceable_left = || verdicts[i..].iter().filter(|v| v.is_ok()).count();
@@ -549,11 +560,7 @@ impl App {
                 );
                 break;
             }
-            match self
-                .announcer
-                .announce_looked_up(key, m, aliases, holders.remove(key))
-                .await
-            {
+            match self.announcer.announce_looked_up(sighting, holders.remove(&i)).await {
                 Ok(outcome @ (Outcome::Posted(_) | Outcome::WouldPost(_))) => {
                     let label = if matches!(outcome, Outcome::Posted(_)) {
                         "posted"
@@ -585,6 +592,14 @@ impl App {
                     summary.store_errors += 1;
                     summary.failed += 1;
                     tracing::error!(match_key = %key, error.message = %source, error.cause_chain = %CauseChain(&source), "store unavailable; not posting, will retry next cycle");
+                    break;
+                }
+                Err(e @ AnnounceError::NoMarker { .. }) => {
+                    // The claim's own check: the store was wiped after this cycle's readiness
+                    // check. Nothing was claimed; nothing more is tried.
+                    let why = "the store lost its data (its first-start marker is gone); posting stopped so nothing is announced twice; run `cricket-announcer seed` to resume";
+                    tracing::error!(error.message = %e, "{why}");
+                    summary.refused = Some(why.into());
                     break;
                 }
                 Err(e @ AnnounceError::Output(_)) => {

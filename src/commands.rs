@@ -180,8 +180,16 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::SUCCESS)
                 }
                 ClaimsCommand::Show { key } => {
-                    let key = MatchKey::parse(&key).with_context(|| format!("{key:?} is not a match key"))?;
-                    let claim = store.peek(&key).await?.with_context(|| format!("no claim on {key}"))?;
+                    let asked = MatchKey::parse(&key).with_context(|| format!("{key:?} is not a match key"))?;
+                    // A match key, or any identity a claim recorded (`cricbuzz:158062`,
+                    // `key:2026-07-17_…`).
+                    let (key, claim) = match store.peek(&asked).await? {
+                        Some(claim) => (asked, claim),
+                        None => store
+                            .peek_identity(asked.as_str())
+                            .await?
+                            .with_context(|| format!("no claim on {asked} (as a match key or an identity)"))?,
+                    };
                     let ttl = store.ttl(&key).await?;
                     print_claims(&[ListedClaim { key, claim, ttl }], config.json, stuck_after)?;
                     Ok(ExitCode::SUCCESS)

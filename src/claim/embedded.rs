@@ -5,7 +5,7 @@
 //! column (`expires_at`, Unix seconds); expired rows count as absent and are replaced by the
 //! next write.
 
-use super::ClaimError;
+use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup};
 use chrono::Utc;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -248,12 +248,16 @@ impl EmbeddedClaims {
     /// Each key's live record; with `refresh_secs`, in one `BEGIN IMMEDIATE` transaction that
     /// also sets each live key's expiry to now + `refresh_secs`. Without it, a plain read (works
     /// on a read-only dry-run store).
+    /// With `refresh_secs`, each live key of `touch` gets the same new expiry in the same
+    /// transaction.
     pub(super) async fn get_many(
         &self,
         keys: &[String],
+        touch: &[String],
         refresh_secs: Option<u64>,
     ) -> Result<Vec<Option<String>>, ClaimError> {
         let keys = keys.to_vec();
+        let touch = touch.to_vec();
         let read_all = |c: &Connection, keys: &[String]| -> rusqlite::Result<Vec<Option<String>>> {
             keys.iter().map(|k| live(c, k)).collect()
         };
@@ -270,12 +274,96 @@ impl EmbeddedClaims {
                             )?;
                         }
                     }
+                    for key in &touch {
+                        c.execute(
+                            "UPDATE claims SET expires_at = ?3 WHERE key = ?1 AND expires_at > ?2",
+                            params![key, now, now.saturating_add(secs(ttl_secs))],
+                        )?;
+                    }
                     Ok(held)
                 })
                 .await
             }
             None => self.read("peek", move |c| read_all(c, &keys)).await,
         }
+    }
+
+    /// The claim of a match under all its identities, in one `BEGIN IMMEDIATE` transaction
+    /// (see [`super::ClaimStore::claim_match`]).
+    pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {
+        let lookups = c.lookups.clone();
+        let (record_key, record, canonical, pointers, match_prefix, marker, ttl_secs) = (
+            c.record_key.clone(),
+            c.record.clone(),
+            c.canonical.clone(),
+            c.pointers.clone(),
+            c.match_prefix.clone(),
+            c.marker.clone(),
+            c.ttl_secs,
+        );
+        self.tx("claim", move |tx| {
+            let now = now();
+            let expires_at = now.saturating_add(secs(ttl_secs));
+            if let Some(marker) = &marker {
+                if live(tx, marker)?.is_none() {
+                    return Ok(IdentityReply::NoMarker);
+                }
+            }
+            let upsert = |key: &str, value: &str| {
+                tx.execute(
+                    "INSERT INTO claims (key, record, expires_at) VALUES (?1, ?2, ?3)
+                     ON CONFLICT(key) DO UPDATE SET record = excluded.record, expires_at = excluded.expires_at",
+                    params![key, value, expires_at],
+                )
+            };
+            for (index, lookup) in lookups.iter().enumerate() {
+                let found = match lookup {
+                    StoredLookup::Record(k) => live(tx, k)?.map(|v| (k.clone(), v)),
+                    StoredLookup::Pointer(k) => match live(tx, k)? {
+                        Some(target) => {
+                            let target = format!("{match_prefix}{target}");
+                            live(tx, &target)?.map(|v| (target, v))
+                        }
+                        None => None,
+                    },
+                };
+                let Some((key, held)) = found else { continue };
+                let canonical_of_holder = key[match_prefix.len()..].to_string();
+                for p in &pointers {
+                    let free = match live(tx, p)? {
+                        None => true,
+                        Some(cur) => cur != canonical_of_holder && live(tx, &format!("{match_prefix}{cur}"))?.is_none(),
+                    };
+                    if free {
+                        upsert(p, &canonical_of_holder)?;
+                    }
+                }
+                return Ok(IdentityReply::Held {
+                    index,
+                    key,
+                    record: held,
+                });
+            }
+            upsert(&record_key, &record)?;
+            for p in &pointers {
+                upsert(p, &canonical)?;
+            }
+            Ok(IdentityReply::Won)
+        })
+        .await
+    }
+
+    /// Replaces the live value at `key` with `new` only while it is exactly `old`.
+    pub(super) async fn replace_if_equal(&self, key: &str, old: &str, new: &str) -> Result<bool, ClaimError> {
+        let (key, old, new) = (key.to_string(), old.to_string(), new.to_string());
+        self.tx("record identities", move |c| {
+            let n = c.execute(
+                "UPDATE claims SET record = ?3 WHERE key = ?1 AND record = ?2 AND expires_at > ?4",
+                params![key, old, new, now()],
+            )?;
+            Ok(n == 1)
+        })
+        .await
     }
 
     pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {

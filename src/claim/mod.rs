@@ -25,7 +25,7 @@ pub use self::embedded::EmbeddedClaims;
 pub use self::postgres::{PostgresClaims, PostgresError};
 pub use self::redis::RedisClaims;
 
-use crate::cricket::MatchKey;
+use crate::cricket::{Identities, Lookup, MatchKey, CROSS_KEY_IDENTITY};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -254,6 +254,9 @@ pub struct Holder {
     pub owner: Arc<str>,
     /// When the claim was won (UTC).
     pub claimed_at: DateTime<Utc>,
+    /// The identities the claim recorded for its match (`cricbuzz:158062`, `key:2026-07-17_…`;
+    /// see [`crate::cricket::Identities`]); empty for an unreadable record.
+    pub identities: Arc<[Box<str>]>,
 }
 
 impl Holder {
@@ -266,6 +269,7 @@ impl Holder {
                 state: f.state,
                 owner: owners.get(&f.owner),
                 claimed_at: f.claimed_at,
+                identities: f.aliases.iter().map(|a| Box::from(&**a)).collect(),
             },
             Err(_) => Holder::from(&Claim::from_stored(raw)),
         }
@@ -274,6 +278,12 @@ impl Holder {
     /// How long ago the claim was won, at `now` (zero if the clock went backwards).
     pub fn age(&self, now: DateTime<Utc>) -> Duration {
         age(self.claimed_at, now)
+    }
+
+    /// True when the claim recorded every one of `ids` (a readable record: an unreadable one
+    /// records nothing and is never updated).
+    pub fn covers(&self, ids: &[String]) -> bool {
+        known_time(self.claimed_at).is_none() || ids.iter().all(|i| self.identities.iter().any(|h| **h == **i))
     }
 
     /// As [`Claim::is_stuck`]: `claimed` and older than `stuck_after`.
@@ -293,6 +303,7 @@ impl From<&Claim> for Holder {
             state: claim.state,
             owner: Arc::from(claim.owner.as_str()),
             claimed_at: claim.claimed_at,
+            identities: claim.aliases.iter().map(|a| Box::from(a.as_str())).collect(),
         }
     }
 }
@@ -313,8 +324,8 @@ struct HolderFields<'a> {
     _updated_at: DateTime<Utc>,
     #[serde(default, rename = "title")]
     _title: Option<AnyString>,
-    #[serde(default, rename = "aliases")]
-    _aliases: AnyStrings,
+    #[serde(default)]
+    aliases: Vec<String>,
     #[serde(default, rename = "tweet_id")]
     _tweet_id: Option<AnyString>,
     #[serde(default, rename = "detail")]
@@ -339,27 +350,6 @@ impl<'de> Deserialize<'de> for AnyString {
             }
         }
         deserializer.deserialize_str(Visitor)
-    }
-}
-
-/// Any JSON array of strings, checked and not kept.
-#[derive(Default)]
-struct AnyStrings;
-
-impl<'de> Deserialize<'de> for AnyStrings {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<AnyStrings, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = AnyStrings;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a sequence of strings")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<AnyStrings, A::Error> {
-                while seq.next_element::<AnyString>()?.is_some() {}
-                Ok(AnyStrings)
-            }
-        }
-        deserializer.deserialize_seq(Visitor)
     }
 }
 
@@ -443,6 +433,78 @@ pub enum ClaimOutcome {
     Won(ClaimToken),
     /// Someone holds it; here is their record.
     HeldBy(Claim),
+}
+
+/// The answer to [`ClaimStore::claim_match`].
+#[derive(Debug)]
+pub enum MatchClaim {
+    /// No claim held any identity of the match: we took it, and only we may post.
+    Won(ClaimToken),
+    /// A claim holds the match under one of its identities; the identities this sighting
+    /// gave that the claim lacked are now recorded in it.
+    Held {
+        /// The key the holder's claim is stored under (the match as it was first claimed).
+        key: MatchKey,
+        /// The holder's record, as it is after the identities were added.
+        claim: Claim,
+        /// What found it: `key:<key>` or a source's own id (`cricbuzz:158062`).
+        via: String,
+    },
+    /// The store has no first-start marker (never initialised, or it lost its data), checked
+    /// in the same atomic step as the claim: nothing was claimed.
+    NoMarker,
+}
+
+/// Where a claim on a match may be, as a store names it: a record key, or an identity's
+/// pointer key whose value names a record key.
+#[derive(Debug, Clone)]
+pub(crate) enum StoredLookup {
+    /// `<prefix>match:<key>`: a claim record.
+    Record(String),
+    /// `<prefix>id:<identity>`: the key (without `<prefix>match:`) of the claim that recorded
+    /// the identity.
+    Pointer(String),
+}
+
+/// One atomic claim of a match under all its identities, as the backends receive it (see
+/// [`ClaimStore::claim_match`] for the contract).
+#[derive(Debug)]
+pub(crate) struct IdentityClaim {
+    /// Where our record goes: `<prefix>match:<key>`.
+    pub record_key: String,
+    /// Our record.
+    pub record: String,
+    /// The key our identity pointers name (the record key without `<prefix>match:`).
+    pub canonical: String,
+    /// Where a claim may already be, in order; the first is `record_key`.
+    pub lookups: Vec<StoredLookup>,
+    /// The pointer keys to write: each identity's `<prefix>id:<identity>`.
+    pub pointers: Vec<String>,
+    /// `<prefix>match:`, to turn a pointer's value into a record key.
+    pub match_prefix: String,
+    /// The first-start marker's key, when the claim requires it to exist.
+    pub marker: Option<String>,
+    /// Time to live of everything written, seconds.
+    pub ttl_secs: u64,
+}
+
+/// A backend's answer to an [`IdentityClaim`].
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum IdentityReply {
+    /// Our record and pointers were written.
+    Won,
+    /// Lookup `index` found a claim: its record key and record. Our pointers that were absent
+    /// or named no live record now name it.
+    Held {
+        /// Which lookup found it.
+        index: usize,
+        /// The holder's record key.
+        key: String,
+        /// The holder's record.
+        record: String,
+    },
+    /// The marker was required and absent; nothing was written.
+    NoMarker,
 }
 
 /// One match to claim in a batch ([`ClaimStore::claim_many`]): what [`ClaimStore::claim`]
@@ -663,6 +725,10 @@ impl ClaimStore {
         out
     }
 
+    fn identity_key(&self, identity: &str) -> String {
+        format!("{}id:{identity}", self.prefix())
+    }
+
     fn attempts_key(&self, key: &MatchKey) -> String {
         format!("{}attempts:{key}", self.prefix())
     }
@@ -694,6 +760,168 @@ impl ClaimStore {
             }),
             Some(raw) => ClaimOutcome::HeldBy(Claim::from_stored(&raw)),
         })
+    }
+
+    /// Claims the match `ids` describes under every identity it has, in ONE atomic step on every
+    /// store (Redis: one Lua script; SQLite: one `BEGIN IMMEDIATE` transaction; PostgreSQL: one
+    /// transaction under an advisory lock per key prefix):
+    ///
+    /// 1. with `require_marker`, the first-start marker must exist, else [`MatchClaim::NoMarker`]
+    ///    and nothing is written (a store wiped since the cycle began never looks free);
+    /// 2. each of [`Identities::lookups`] is tried in order: a claim stored under that key, or
+    ///    the claim that recorded that identity; the first found holds the match, whatever the
+    ///    sighting's start time, names or description say now ([`MatchClaim::Held`]), and the
+    ///    sighting's identities are recorded for it (pointers, then the record's list);
+    /// 3. otherwise our record is written under [`Identities::key`] and every identity is
+    ///    recorded as ours ([`MatchClaim::Won`]).
+    ///
+    /// Two processes seeing two versions of one listing at once therefore make one claim: the
+    /// versions share a source id, and the second step of the later one finds the first.
+    /// Identity pointers live `ttl` and are refreshed with the claim ([`ClaimStore::holders_touching`]).
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer; the caller must not post.
+    pub async fn claim_match(
+        &self,
+        ids: &Identities,
+        title: &str,
+        ttl: Duration,
+        require_marker: bool,
+    ) -> Result<MatchClaim, ClaimError> {
+        let record = Claim::new(self.owner(), title, &ids.ids, Utc::now());
+        let lookups = ids.lookups();
+        let request = IdentityClaim {
+            record_key: self.key(&ids.key),
+            record: record.to_stored(),
+            canonical: ids.key.as_str().to_string(),
+            lookups: lookups
+                .iter()
+                .map(|l| match l {
+                    Lookup::Key(k) => StoredLookup::Record(self.key(k)),
+                    Lookup::Id(i) => StoredLookup::Pointer(self.identity_key(i)),
+                })
+                .collect(),
+            pointers: ids.ids.iter().map(|i| self.identity_key(i)).collect(),
+            match_prefix: format!("{}match:", self.prefix()),
+            marker: require_marker.then(|| self.marker_key()),
+            ttl_secs: ttl_secs(ttl),
+        };
+        let reply = each!(self, s => s.claim_identities(&request).await)?;
+        Ok(match reply {
+            IdentityReply::Won => MatchClaim::Won(ClaimToken {
+                key: ids.key.clone(),
+                claim: record,
+            }),
+            IdentityReply::NoMarker => MatchClaim::NoMarker,
+            IdentityReply::Held { index, key, record } => {
+                let key = key
+                    .strip_prefix(&request.match_prefix)
+                    .and_then(MatchKey::parse)
+                    .ok_or_else(|| ClaimError::Protocol {
+                        op: "claim",
+                        detail: format!("the store answered a holder at a key that is not a claim key: {key:?}"),
+                    })?;
+                let via = match lookups.get(index) {
+                    Some(Lookup::Key(k)) => format!("{CROSS_KEY_IDENTITY}{k}"),
+                    Some(Lookup::Id(i)) => i.clone(),
+                    None => {
+                        return Err(ClaimError::Protocol {
+                            op: "claim",
+                            detail: format!("the store answered lookup {index} of {}", lookups.len()),
+                        })
+                    }
+                };
+                let claim = self.record_identities(&key, &record, &ids.ids).await?;
+                MatchClaim::Held { key, claim, via }
+            }
+        })
+    }
+
+    /// Adds `ids` to the identity list of the record `raw` at `key`, only while the record is
+    /// still exactly `raw` (compare-and-swap on the value: the holder may be recording its post
+    /// at this moment, and its state must never be overwritten by ours). A record that changed
+    /// in between is left alone; the next sighting adds them again. Returns the record as it is.
+    async fn record_identities(&self, key: &MatchKey, raw: &str, ids: &[String]) -> Result<Claim, ClaimError> {
+        let claim = Claim::from_stored(raw);
+        if claim.token.is_empty() || ids.iter().all(|i| claim.aliases.contains(i)) {
+            return Ok(claim);
+        }
+        let mut grown = claim.clone();
+        for i in ids {
+            if !grown.aliases.contains(i) {
+                grown.aliases.push(i.clone());
+            }
+        }
+        let swapped = each!(self, s => s.replace_if_equal(&self.key(key), raw, &grown.to_stored()).await)?;
+        Ok(if swapped { grown } else { claim })
+    }
+
+    /// Reads where a claim on the match `ids` describes may be, as [`ClaimStore::claim_match`]
+    /// would find it, without writing anything (dry run, operators): the holder's key, record
+    /// and what found it. Not atomic: a read.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn find(&self, ids: &Identities) -> Result<Option<(MatchKey, Claim, String)>, ClaimError> {
+        for lookup in ids.lookups() {
+            let (key, via) = match &lookup {
+                Lookup::Key(k) => (k.clone(), format!("{CROSS_KEY_IDENTITY}{k}")),
+                Lookup::Id(i) => {
+                    let Some(target) = each!(self, s => s.get(&self.identity_key(i)).await)? else {
+                        continue;
+                    };
+                    let Some(k) = MatchKey::parse(&target) else { continue };
+                    (k, i.clone())
+                }
+            };
+            if let Some(claim) = self.peek(&key).await? {
+                return Ok(Some((key, claim, via)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The claim that recorded `identity` (`cricbuzz:158062`), with its key, if it is live.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn peek_identity(&self, identity: &str) -> Result<Option<(MatchKey, Claim)>, ClaimError> {
+        let Some(target) = each!(self, s => s.get(&self.identity_key(identity)).await)? else {
+            return Ok(None);
+        };
+        let Some(key) = MatchKey::parse(&target) else {
+            return Ok(None);
+        };
+        Ok(self.peek(&key).await?.map(|c| (key, c)))
+    }
+
+    /// Records the identities of every claim written by a release that kept them only inside
+    /// its record (`aliases`), so that a store written before identities were recorded still
+    /// protects its matches through every edit of their listings. Idempotent and safe beside
+    /// running replicas: a pointer is written only where none exists, with the claim's own
+    /// remaining TTL. Returns how many pointers were written.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn index_identities(&self) -> Result<usize, ClaimError> {
+        let mut written = 0;
+        for listed in self.list().await? {
+            if listed.claim.token.is_empty() {
+                continue;
+            }
+            let ttl = listed
+                .ttl
+                .unwrap_or(Duration::from_secs(1))
+                .min(Duration::from_secs(u64::MAX / 2));
+            for alias in &listed.claim.aliases {
+                let key = self.identity_key(alias);
+                let previous = each!(self, s => s.set_nx(&key, listed.key.as_str(), ttl_secs(ttl)).await)?;
+                if previous.is_none() {
+                    written += 1;
+                }
+            }
+        }
+        Ok(written)
     }
 
     /// Claims several matches in one round trip: for each request, exactly what
@@ -783,15 +1011,36 @@ impl ClaimStore {
         refresh: Option<Duration>,
         last: &mut LastRecords,
     ) -> Result<Vec<Option<Holder>>, ClaimError> {
+        self.holders_touching(keys, &[], refresh, last).await
+    }
+
+    /// As [`ClaimStore::holders_since`]; with `refresh`, the TTL of each identity in `touch`
+    /// (`cricbuzz:158062`, `key:…`: the identities of the matches looked up) is set to `refresh`
+    /// again in the same round trip, where the identity is recorded, so an identity lives as
+    /// long as its claim.
+    ///
+    /// # Errors
+    /// As [`ClaimStore::holders`]; `last` is then left as it was.
+    pub async fn holders_touching(
+        &self,
+        keys: &[&MatchKey],
+        touch: &[&str],
+        refresh: Option<Duration>,
+        last: &mut LastRecords,
+    ) -> Result<Vec<Option<Holder>>, ClaimError> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
         let stored: Vec<String> = keys.iter().map(|k| self.key(k)).collect();
+        let touched: Vec<String> = match refresh {
+            Some(_) => touch.iter().map(|i| self.identity_key(i)).collect(),
+            None => Vec::new(),
+        };
         let refresh = refresh.map(ttl_secs);
         let raw: Vec<Option<Vec<u8>>> = match self {
-            ClaimStore::Redis(s) => s.get_many(&stored, refresh).await?,
-            ClaimStore::Embedded(s) => text_as_bytes(s.get_many(&stored, refresh).await?),
-            ClaimStore::Postgres(s) => text_as_bytes(s.get_many(&stored, refresh).await?),
+            ClaimStore::Redis(s) => s.get_many(&stored, &touched, refresh).await?,
+            ClaimStore::Embedded(s) => text_as_bytes(s.get_many(&stored, &touched, refresh).await?),
+            ClaimStore::Postgres(s) => text_as_bytes(s.get_many(&stored, &touched, refresh).await?),
         };
         if raw.len() != keys.len() {
             return Err(ClaimError::Protocol {

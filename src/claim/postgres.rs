@@ -22,7 +22,7 @@
 //! [refinery](https://docs.rs/refinery), under an advisory lock so that replicas starting
 //! together migrate once.
 
-use super::ClaimError;
+use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use std::future::Future;
 use std::sync::Arc;
@@ -41,6 +41,9 @@ pub const MIGRATE_TIMEOUT: Duration = Duration::from_secs(30);
 pub const POOL_SIZE: usize = 8;
 /// The advisory lock held while migrating (any constant unique to this bot; "cricket1").
 const MIGRATION_LOCK: i64 = 0x6372_6963_6b65_7431;
+/// The first key of the advisory lock that serialises claims of one key prefix (its second key
+/// is the prefix's hash); any constant unique to this bot ("cric").
+const IDENTITY_LOCK: i32 = 0x6372_6963;
 /// Attempts at a claim whose holder vanished between our insert and our read of it.
 const CLAIM_RETRIES: usize = 5;
 
@@ -303,9 +306,11 @@ impl PostgresClaims {
 
     /// Each key's live value, then (with `refresh_secs`, when live) a TTL refresh: two
     /// statements per key, not pipelined (the ledger is not the fast path).
+    /// With `refresh_secs`, each live key of `touch` gets the same new expiry.
     pub(super) async fn get_many(
         &self,
         keys: &[String],
+        touch: &[String],
         refresh_secs: Option<u64>,
     ) -> Result<Vec<Option<String>>, ClaimError> {
         let mut out = Vec::with_capacity(keys.len());
@@ -316,7 +321,136 @@ impl PostgresClaims {
             }
             out.push(held);
         }
+        if let Some(ttl) = refresh_secs {
+            for key in touch {
+                self.expire(key, ttl).await?;
+            }
+        }
         Ok(out)
+    }
+
+    /// The claim of a match under all its identities, in one transaction that first takes a
+    /// transaction-scoped advisory lock on this key prefix, so that two claims of one prefix
+    /// never interleave their look-ups and writes (see [`super::ClaimStore::claim_match`]).
+    pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {
+        let ttl = secs(c.ttl_secs);
+        bounded("claim", async {
+            let mut client = self.pool.get().await?;
+            let tx = client.transaction().await?;
+            tx.execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                &[&IDENTITY_LOCK, &&*self.prefix],
+            )
+            .await?;
+            let claim_sql = format!("SELECT record::text FROM claims WHERE prefix = $1 AND match_key = $2 AND {LIVE}");
+            let key_sql = "SELECT value FROM store_keys WHERE key = $1 AND expires_at > now()";
+            let record_at = |full: String| {
+                let tx = &tx;
+                let claim_sql = &claim_sql;
+                async move {
+                    let Some(m) = full.strip_prefix(&*self.match_prefix) else {
+                        return Ok::<_, PostgresError>(None);
+                    };
+                    let row = tx.query_opt(claim_sql.as_str(), &[&&*self.prefix, &m]).await?;
+                    Ok(row.map(|r| (full.clone(), r.get::<_, String>(0))))
+                }
+            };
+            let value_at = |key: String| {
+                let tx = &tx;
+                async move {
+                    let row = tx.query_opt(key_sql, &[&key]).await?;
+                    Ok::<_, PostgresError>(row.map(|r| r.get::<_, String>(0)))
+                }
+            };
+            if let Some(marker) = &c.marker {
+                if value_at(marker.clone()).await?.is_none() {
+                    tx.commit().await?;
+                    return Ok(IdentityReply::NoMarker);
+                }
+            }
+            let upsert = "INSERT INTO store_keys AS k (key, value, expires_at)
+                          VALUES ($1, $2, now() + $3::bigint * interval '1 second')
+                          ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at";
+            for (index, lookup) in c.lookups.iter().enumerate() {
+                let found = match lookup {
+                    StoredLookup::Record(k) => record_at(k.clone()).await?,
+                    StoredLookup::Pointer(k) => match value_at(k.clone()).await? {
+                        Some(target) => record_at(format!("{}{target}", c.match_prefix)).await?,
+                        None => None,
+                    },
+                };
+                let Some((key, record)) = found else { continue };
+                let holder = key[c.match_prefix.len()..].to_string();
+                for p in &c.pointers {
+                    let free = match value_at(p.clone()).await? {
+                        None => true,
+                        Some(cur) => cur != holder && record_at(format!("{}{cur}", c.match_prefix)).await?.is_none(),
+                    };
+                    if free {
+                        tx.execute(upsert, &[p, &holder, &ttl]).await?;
+                    }
+                }
+                tx.commit().await?;
+                return Ok(IdentityReply::Held { index, key, record });
+            }
+            let Some(m) = c.record_key.strip_prefix(&*self.match_prefix) else {
+                return Err(PostgresError::Contended(0));
+            };
+            let won = tx
+                .query_opt(
+                    &format!(
+                        "INSERT INTO claims AS c (prefix, match_key, {COLUMNS}, expires_at)
+                         SELECT $1, $2, {FROM_RECORD}, now() + $4::bigint * interval '1 second'
+                         FROM (SELECT $3::text::jsonb AS r) AS v
+                         ON CONFLICT (prefix, match_key) DO UPDATE
+                           SET ({COLUMNS}, expires_at) = ROW({COLUMNS_EXCLUDED}, excluded.expires_at)
+                           WHERE c.state = 'released' OR c.expires_at <= now()
+                         RETURNING c.id",
+                        COLUMNS_EXCLUDED = excluded(COLUMNS),
+                    ),
+                    &[&&*self.prefix, &m, &c.record, &ttl],
+                )
+                .await?
+                .is_some();
+            if !won {
+                // A claim written without this lock (a replica of an older release) got there
+                // first: it holds the match.
+                let held = record_at(c.record_key.clone()).await?;
+                tx.commit().await?;
+                return match held {
+                    Some((key, record)) => Ok(IdentityReply::Held { index: 0, key, record }),
+                    None => Err(PostgresError::Contended(1)),
+                };
+            }
+            for p in &c.pointers {
+                tx.execute(upsert, &[p, &c.canonical, &ttl]).await?;
+            }
+            tx.commit().await?;
+            Ok(IdentityReply::Won)
+        })
+        .await
+    }
+
+    /// Replaces the live claim record at `key` with `new` only while it is still `old` (compared
+    /// as JSON values: jsonb keeps no formatting).
+    pub(super) async fn replace_if_equal(&self, key: &str, old: &str, new: &str) -> Result<bool, ClaimError> {
+        let Place::Claim(m) = self.place(key) else {
+            return Err(not_a_claim_operation("record identities"));
+        };
+        bounded("record identities", async {
+            let client = self.pool.get().await?;
+            let n = client
+                .execute(
+                    &format!(
+                        "UPDATE claims SET ({COLUMNS}) = (SELECT {FROM_RECORD} FROM (SELECT $4::text::jsonb AS r) AS v)
+                         WHERE prefix = $1 AND match_key = $2 AND {LIVE} AND record = $3::text::jsonb"
+                    ),
+                    &[&&*self.prefix, &m, &old, &new],
+                )
+                .await?;
+            Ok(n == 1)
+        })
+        .await
     }
 
     pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {

@@ -4,7 +4,7 @@
 //! Redis 7.0; the reply is nil when the key was set, else the old value, which is how a loser
 //! learns the holder in the same round trip).
 
-use super::ClaimError;
+use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup};
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, ExistenceCheck, Script, SetExpiry, SetOptions};
 use std::sync::Arc;
@@ -26,6 +26,8 @@ pub struct RedisClaims {
     owner: Arc<str>,
     compare_and_set: Arc<Script>,
     compare_and_delete: Arc<Script>,
+    claim_match: Arc<Script>,
+    replace: Arc<Script>,
 }
 
 fn err(op: &'static str) -> impl FnOnce(redis::RedisError) -> ClaimError {
@@ -56,6 +58,8 @@ impl RedisClaims {
             owner: owner.into(),
             compare_and_set: Arc::new(Script::new(include_str!("lua/transition.lua"))),
             compare_and_delete: Arc::new(Script::new(include_str!("lua/release.lua"))),
+            claim_match: Arc::new(Script::new(include_str!("lua/claim_match.lua"))),
+            replace: Arc::new(Script::new(include_str!("lua/replace.lua"))),
         })
     }
 
@@ -127,9 +131,12 @@ impl RedisClaims {
     /// pipeline of one command per key; it answers nil for a key of another type).
     /// `GETEX` needs Redis 6.2 (<https://redis.io/docs/latest/commands/getex/>); the claim itself
     /// already needs 7.0.
+    /// With `refresh_secs`, each of `touch` gets `EXPIRE key ttl` in the same pipeline (its
+    /// reply ignored): an absent key is left absent.
     pub(super) async fn get_many(
         &self,
         keys: &[String],
+        touch: &[String],
         refresh_secs: Option<u64>,
     ) -> Result<Vec<Option<Vec<u8>>>, ClaimError> {
         let Some(ttl) = refresh_secs else {
@@ -142,6 +149,9 @@ impl RedisClaims {
         let mut pipe = redis::pipe();
         for key in keys {
             pipe.cmd("GETEX").arg(key).arg("EX").arg(ttl);
+        }
+        for key in touch {
+            pipe.cmd("EXPIRE").arg(key).arg(ttl).ignore();
         }
         match pipe.query_async(&mut self.conn.clone()).await {
             Ok(values) => Ok(values),
@@ -158,10 +168,79 @@ impl RedisClaims {
                         .await;
                     out.push(value_or_foreign(read).map_err(err("peek"))?);
                 }
+                for key in touch {
+                    self.expire(key, ttl).await?;
+                }
                 Ok(out)
             }
             Err(e) => Err(err("peek")(e)),
         }
+    }
+
+    /// The claim of a match under all its identities: one Lua script (`lua/claim_match.lua`),
+    /// which Redis runs atomically.
+    pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {
+        let mut call = self.claim_match.prepare_invoke();
+        call.key(&c.record_key)
+            .key(c.marker.as_deref().unwrap_or(&c.record_key));
+        let mut kinds = String::with_capacity(c.lookups.len());
+        for l in &c.lookups {
+            let (kind, key) = match l {
+                StoredLookup::Record(k) => ('r', k),
+                StoredLookup::Pointer(k) => ('p', k),
+            };
+            kinds.push(kind);
+            call.key(key);
+        }
+        for p in &c.pointers {
+            call.key(p);
+        }
+        call.arg(&c.record)
+            .arg(c.ttl_secs)
+            .arg(if c.marker.is_some() { "1" } else { "0" })
+            .arg(c.lookups.len())
+            .arg(kinds)
+            .arg(&c.match_prefix)
+            .arg(&c.canonical);
+        let reply: Vec<redis::Value> = call.invoke_async(&mut self.conn.clone()).await.map_err(err("claim"))?;
+        let text = |v: &redis::Value| -> Option<String> {
+            match v {
+                redis::Value::BulkString(b) => Some(text(b.clone())),
+                redis::Value::SimpleString(s) => Some(s.clone()),
+                _ => None,
+            }
+        };
+        let protocol = |detail: String| ClaimError::Protocol { op: "claim", detail };
+        match reply.first().and_then(text).as_deref() {
+            Some("won") => Ok(IdentityReply::Won),
+            Some("nomarker") => Ok(IdentityReply::NoMarker),
+            Some("held") => {
+                let index = match reply.get(1) {
+                    Some(redis::Value::Int(i)) => {
+                        usize::try_from(*i - 1).map_err(|_| protocol(format!("lookup {i}")))?
+                    }
+                    other => return Err(protocol(format!("lookup index {other:?}"))),
+                };
+                match (reply.get(2).and_then(text), reply.get(3).and_then(text)) {
+                    (Some(key), Some(record)) => Ok(IdentityReply::Held { index, key, record }),
+                    _ => Err(protocol("a held reply without key and record".into())),
+                }
+            }
+            _ => Err(protocol(format!("unexpected reply {reply:?}"))),
+        }
+    }
+
+    /// Replaces the value at `key` with `new` only while it is exactly `old` (keeping the TTL).
+    pub(super) async fn replace_if_equal(&self, key: &str, old: &str, new: &str) -> Result<bool, ClaimError> {
+        let done: i64 = self
+            .replace
+            .key(key)
+            .arg(old)
+            .arg(new)
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(err("record identities"))?;
+        Ok(done == 1)
     }
 
     pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {

@@ -1,7 +1,12 @@
-//! [`MatchKey`]: the claim identity of a match, derived from the match itself so that two
-//! sources (or two tabs of one page) that list the same match produce the same key.
+//! [`MatchKey`]: the cross-source identity of a match, derived from the match itself so that
+//! two sources (or two tabs of one page, or one listing before and after an edit) that list the
+//! same match produce the same key; and [`Identities`]: every identity a sighting gives a match
+//! (each source's own id and the cross-source key), with the keys a claim may already hold it
+//! under.
 
+use super::names::{description_slug, team_slug};
 use super::Match;
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -9,12 +14,19 @@ use std::fmt;
 /// and SQLite rows small even when a page carries a hostile 10 KB team name.
 const MAX_KEY_BYTES: usize = 200;
 
+/// The prefix of a cross-source key used as an identity (`key:2026-07-17_…`), so that it can
+/// never be confused with a source's own id (`cricbuzz:158062`).
+pub const CROSS_KEY_IDENTITY: &str = "key:";
+
 /// The identity of a match for claims: `<start date UTC>_<team>-v-<team>_<description>`, for
 /// example `2026-07-17_bangladesh-v-zimbabwe_2nd-t20i`.
 ///
-/// Team names are lower-cased, reduced to letters and digits joined by `-`, and sorted, so the
-/// order in which a page lists the sides does not matter. When a page gives no start time the key
-/// falls back to the page's own id (`cricbuzz-158062`), which is stable for that source.
+/// Team names are normalised (HTML entities decoded, accents and case folded, `&` read as
+/// "and", a leading "The" and a trailing "Men" dropped, and the names sites use for one side
+/// mapped to one: see `src/cricket/names.rs`) and sorted, so the order in which a page lists
+/// the sides does not matter. The description keeps its own part: qualifiers in brackets or
+/// after a comma (D/N, Reserve Day, the group) are dropped. When a page gives no start time the
+/// key falls back to the page's own id (`cricbuzz-158062`), which is stable for that source.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct MatchKey(String);
@@ -22,17 +34,45 @@ pub struct MatchKey(String);
 impl MatchKey {
     /// Derives the key of `m`; see the type's documentation for the rule.
     pub fn for_match(m: &Match) -> MatchKey {
-        let Some(start) = m.start_time else {
-            return MatchKey(cap(format!("{}-{}", m.site, slug(&m.source_id))));
+        match m.start_time {
+            Some(start) => Self::dated(m, start, Derivation::Tolerant),
+            None => Self::fallback(m),
+        }
+    }
+
+    /// The key the previous release derived for `m` (team names only lower-cased and slugged,
+    /// description cut at its first comma), so that a store written by it still protects its
+    /// matches: a claim is looked up under this key too when it differs.
+    pub fn legacy_for_match(m: &Match) -> MatchKey {
+        match m.start_time {
+            Some(start) => Self::dated(m, start, Derivation::Legacy),
+            None => Self::fallback(m),
+        }
+    }
+
+    fn fallback(m: &Match) -> MatchKey {
+        MatchKey(cap(format!("{}-{}", m.site, super::names::plain_slug(&m.source_id))))
+    }
+
+    fn dated(m: &Match, start: DateTime<Utc>, how: Derivation) -> MatchKey {
+        let (a, b, what) = match how {
+            Derivation::Tolerant => (
+                team_slug(&m.teams[0].name),
+                team_slug(&m.teams[1].name),
+                m.description.as_deref().map(description_slug).filter(|s| !s.is_empty()),
+            ),
+            Derivation::Legacy => (
+                super::names::plain_slug(&m.teams[0].name),
+                super::names::plain_slug(&m.teams[1].name),
+                m.description
+                    .as_deref()
+                    .map(super::names::legacy_description_slug)
+                    .filter(|s| !s.is_empty()),
+            ),
         };
-        let mut teams = [slug(&m.teams[0].name), slug(&m.teams[1].name)];
+        let mut teams = [a, b];
         teams.sort();
-        let what = m
-            .description
-            .as_deref()
-            .map(description_slug)
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| slug(m.format.label()));
+        let what = what.unwrap_or_else(|| super::names::plain_slug(m.format.label()));
         MatchKey(cap(format!(
             "{}_{}-v-{}_{}",
             start.format("%Y-%m-%d"),
@@ -56,6 +96,44 @@ impl MatchKey {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The same key with its start date moved by `days` (`None` for a key without a date, the
+    /// `<site>-<id>` fallback).
+    fn shifted(&self, days: i64) -> Option<MatchKey> {
+        let (date, rest) = self.0.split_once('_')?;
+        let date = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
+        let moved = date.checked_add_signed(chrono::Duration::days(days))?;
+        Some(MatchKey(format!("{}_{rest}", moved.format("%Y-%m-%d"))))
+    }
+
+    /// What differs between this key and `other`, for people: `start 2026-07-17 → 2026-07-16;
+    /// description 2nd-t20i → 2nd-t20i-d-n`. Empty when they are equal.
+    pub fn changes_to(&self, other: &MatchKey) -> String {
+        let parts = |k: &MatchKey| -> [String; 3] {
+            let mut it = k.0.splitn(3, '_');
+            match (it.next(), it.next(), it.next()) {
+                (Some(d), Some(t), Some(w)) => [d.into(), t.into(), w.into()],
+                _ => [String::new(), k.0.clone(), String::new()],
+            }
+        };
+        let (a, b) = (parts(self), parts(other));
+        ["start", "teams", "description"]
+            .iter()
+            .zip(a.iter().zip(&b))
+            .filter(|(_, (x, y))| x != y)
+            .map(|(what, (x, y))| {
+                let show = |s: &str| {
+                    if s.is_empty() {
+                        "(none)".to_string()
+                    } else {
+                        s.to_string()
+                    }
+                };
+                format!("{what} {} → {}", show(x), show(y))
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 impl fmt::Display for MatchKey {
@@ -64,53 +142,92 @@ impl fmt::Display for MatchKey {
     }
 }
 
-/// Lower-cases `s` and keeps runs of letters and digits, joined by single `-`.
-fn slug(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for word in s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
-        if !out.is_empty() {
-            out.push('-');
+#[derive(Clone, Copy)]
+enum Derivation {
+    Tolerant,
+    Legacy,
+}
+
+/// Every identity one sighting gives its match, and where a claim on it may already be.
+///
+/// - [`Identities::key`]: the cross-source key of this sighting ([`MatchKey::for_match`]); a
+///   claim won on this sighting is stored under it.
+/// - [`Identities::ids`]: what the claim records as the match's identities: each listing
+///   source's own id (`cricbuzz:158062`, stable for the life of a listing on that site) and
+///   the cross-source key as `key:<key>`.
+/// - [`Identities::lookups`]: where a claim on this match may already be, in the order they
+///   are tried: the key itself, each identity, then the key one day earlier and one day later
+///   (a start moved across UTC midnight, a reserve day), then the previous release's key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identities {
+    /// The cross-source key of this sighting.
+    pub key: MatchKey,
+    /// Each source's own id (`site:id`), then `key:<key>` when the match has a start time.
+    pub ids: Vec<String>,
+    /// The other keys a claim on this match may be stored under (±1 day, the legacy key).
+    pub other_keys: Vec<MatchKey>,
+}
+
+/// One place a claim on a match may be found: a claim stored under a key, or an identity
+/// recorded by a claim (which names the key its claim is stored under).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// The claim stored under this key.
+    Key(MatchKey),
+    /// The claim that recorded this identity.
+    Id(String),
+}
+
+impl Identities {
+    /// The identities of a match listed by the sources `source_ids` (`site:id` each, first the
+    /// one whose listing `m` is).
+    pub fn of(m: &Match, source_ids: &[String]) -> Identities {
+        let mut unique: Vec<String> = Vec::with_capacity(source_ids.len() + 1);
+        for id in source_ids {
+            if !unique.contains(id) {
+                unique.push(id.clone());
+            }
         }
-        out.extend(word.chars().flat_map(char::to_lowercase));
-    }
-    out
-}
-
-/// The description's own part (before the first comma: "42nd Match, Super Eights, Group 2"
-/// is the 42nd match), slugged, with a trailing number made an ordinal in front, so sources
-/// writing "Match 12" and "12th Match", or "Semi Final 1" and "1st Semi-Final", agree.
-fn description_slug(desc: &str) -> String {
-    let own = desc.split(',').next().unwrap_or(desc);
-    let s = slug(own);
-    let mut words: Vec<&str> = s.split('-').filter(|w| !w.is_empty()).collect();
-    let has_ordinal = words.iter().any(|w| is_ordinal(w));
-    match words.last() {
-        Some(last) if !has_ordinal && words.len() > 1 && last.chars().all(|c| c.is_ascii_digit()) => {
-            let n = ordinal(last);
-            words.pop();
-            format!("{n}-{}", words.join("-"))
+        let source_ids = &unique;
+        let key = MatchKey::for_match(m);
+        let mut ids: Vec<String> = source_ids.to_vec();
+        let mut other_keys = Vec::new();
+        if m.start_time.is_some() {
+            ids.push(format!("{CROSS_KEY_IDENTITY}{key}"));
+            other_keys.extend([key.shifted(-1), key.shifted(1)].into_iter().flatten());
+            let legacy = MatchKey::legacy_for_match(m);
+            if legacy != key {
+                other_keys.push(legacy);
+            }
         }
-        _ => s,
+        Identities { key, ids, other_keys }
     }
-}
 
-fn is_ordinal(w: &str) -> bool {
-    let digits = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    !digits.is_empty()
-        && digits.chars().all(|c| c.is_ascii_digit())
-        && matches!(&w[digits.len()..], "st" | "nd" | "rd" | "th")
-}
+    /// Adds the source id `id` (another source listing the same match this cycle).
+    pub fn add_source(&mut self, id: String) {
+        if !self.ids.contains(&id) {
+            // Source ids first, the cross key last: kept in that order for people.
+            let at = self
+                .ids
+                .iter()
+                .position(|i| i.starts_with(CROSS_KEY_IDENTITY))
+                .unwrap_or(self.ids.len());
+            self.ids.insert(at, id);
+        }
+    }
 
-fn ordinal(n: &str) -> String {
-    let v: u64 = n.parse().unwrap_or(0);
-    let suffix = match (v % 10, v % 100) {
-        (_, 11..=13) => "th",
-        (1, _) => "st",
-        (2, _) => "nd",
-        (3, _) => "rd",
-        _ => "th",
-    };
-    format!("{v}{suffix}")
+    /// Where a claim on this match may be, in the order to try them (see the type's doc).
+    pub fn lookups(&self) -> Vec<Lookup> {
+        let mut out = Vec::with_capacity(1 + self.ids.len() + 2 * self.other_keys.len());
+        out.push(Lookup::Key(self.key.clone()));
+        out.extend(self.ids.iter().cloned().map(Lookup::Id));
+        for k in &self.other_keys {
+            out.push(Lookup::Key(k.clone()));
+            // A claim stored under another key may have recorded this one as an identity.
+            out.push(Lookup::Id(format!("{CROSS_KEY_IDENTITY}{k}")));
+        }
+        out
+    }
 }
 
 fn cap(mut s: String) -> String {
@@ -131,19 +248,14 @@ mod tests {
     use chrono::TimeZone;
 
     fn m(site: Site, id: &str, a: &str, b: &str, desc: Option<&str>) -> Match {
+        let team = |name: &str| Team {
+            name: name.into(),
+            short_name: None,
+        };
         Match {
             site,
             source_id: id.into(),
-            teams: [
-                Team {
-                    name: a.into(),
-                    short_name: None,
-                },
-                Team {
-                    name: b.into(),
-                    short_name: None,
-                },
-            ],
+            teams: [team(a), team(b)],
             series: None,
             description: desc.map(Into::into),
             format: Format::T20i,
@@ -169,25 +281,39 @@ mod tests {
             "1530000",
             "bangladesh",
             "ZIMBABWE",
-            Some("2nd  T20I"),
+            Some("2nd  T20I (D/N)"),
         );
         assert_eq!(MatchKey::for_match(&a), MatchKey::for_match(&b));
+        let c = m(
+            Site::Cricketdata,
+            "x",
+            "Nepal Men",
+            "United States of America",
+            Some("Match 12"),
+        );
+        let d = m(Site::Cricbuzz, "y", "USA", "Nepal", Some("12th Match, Group A"));
+        assert_eq!(MatchKey::for_match(&c), MatchKey::for_match(&d));
     }
 
     #[test]
-    fn descriptions_written_differently_by_two_sites_agree() {
-        let key = |d: &str| {
-            MatchKey::for_match(&m(Site::Cricbuzz, "1", "A", "B", Some(d)))
-                .as_str()
-                .to_string()
-        };
-        assert_eq!(key("Match 12"), key("12th Match"));
-        assert_eq!(key("Semi Final 1"), key("1st Semi-Final"));
-        assert_eq!(key("42nd Match, Super Eights, Group 2"), key("42nd Match"));
-        assert_eq!(key("Match 11"), key("11th Match"));
-        assert_eq!(key("Match 22"), key("22nd match"));
-        assert_ne!(key("1st T20I"), key("2nd T20I"));
-        assert!(key("2nd T20I").ends_with("_2nd-t20i"));
+    fn keys_of_the_previous_release_are_kept_for_upgrades() {
+        let x = m(
+            Site::Cricbuzz,
+            "1",
+            "Nepal Men",
+            "United States",
+            Some("36th Match, Group A"),
+        );
+        assert_eq!(
+            MatchKey::legacy_for_match(&x).as_str(),
+            "2026-07-17_nepal-men-v-united-states_36th-match"
+        );
+        assert_eq!(
+            MatchKey::for_match(&x).as_str(),
+            "2026-07-17_nepal-v-united-states_36th-match"
+        );
+        let ids = Identities::of(&x, &["cricbuzz:1".into()]);
+        assert!(ids.other_keys.contains(&MatchKey::legacy_for_match(&x)));
     }
 
     #[test]
@@ -195,6 +321,59 @@ mod tests {
         let mut x = m(Site::Cricbuzz, "158062", "Zimbabwe", "Bangladesh", None);
         x.start_time = None;
         assert_eq!(MatchKey::for_match(&x).as_str(), "cricbuzz-158062");
+        let ids = Identities::of(&x, &[x.alias()]);
+        assert_eq!(ids.ids, vec!["cricbuzz:158062".to_string()]);
+        assert!(ids.other_keys.is_empty());
+    }
+
+    #[test]
+    fn identities_are_each_source_id_then_the_key_and_lookups_try_a_day_either_side() {
+        let x = m(Site::Cricbuzz, "158062", "Zimbabwe", "Bangladesh", Some("2nd T20I"));
+        let mut ids = Identities::of(&x, &[x.alias()]);
+        ids.add_source("espncricinfo:1530000".into());
+        ids.add_source("cricbuzz:158062".into());
+        assert_eq!(
+            ids.ids,
+            vec![
+                "cricbuzz:158062".to_string(),
+                "espncricinfo:1530000".to_string(),
+                "key:2026-07-17_bangladesh-v-zimbabwe_2nd-t20i".to_string(),
+            ]
+        );
+        let keys: Vec<String> = ids
+            .lookups()
+            .into_iter()
+            .map(|l| match l {
+                Lookup::Key(k) => format!("K {k}"),
+                Lookup::Id(i) => format!("I {i}"),
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "K 2026-07-17_bangladesh-v-zimbabwe_2nd-t20i",
+                "I cricbuzz:158062",
+                "I espncricinfo:1530000",
+                "I key:2026-07-17_bangladesh-v-zimbabwe_2nd-t20i",
+                "K 2026-07-16_bangladesh-v-zimbabwe_2nd-t20i",
+                "I key:2026-07-16_bangladesh-v-zimbabwe_2nd-t20i",
+                "K 2026-07-18_bangladesh-v-zimbabwe_2nd-t20i",
+                "I key:2026-07-18_bangladesh-v-zimbabwe_2nd-t20i",
+            ]
+        );
+    }
+
+    #[test]
+    fn what_changed_between_two_keys_is_said_in_words() {
+        let a = MatchKey::parse("2026-07-17_a-v-b_2nd-t20i").unwrap();
+        let b = MatchKey::parse("2026-07-16_a-v-b_2nd-t20i").unwrap();
+        assert_eq!(a.changes_to(&b), "start 2026-07-17 → 2026-07-16");
+        assert_eq!(a.changes_to(&a), "");
+        let c = MatchKey::parse("cricbuzz-1").unwrap();
+        assert_eq!(
+            c.changes_to(&a),
+            "start (none) → 2026-07-17; teams cricbuzz-1 → a-v-b; description (none) → 2nd-t20i"
+        );
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! Nothing here does I/O; parsers in [`crate::source`] build these values from page text.
 
 mod key;
+mod names;
 
-pub use key::MatchKey;
+pub use key::{Identities, Lookup, MatchKey, CROSS_KEY_IDENTITY};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -54,20 +55,15 @@ pub struct Team {
 }
 
 impl Team {
-    /// True when the page does not yet know this team: "TBC", "TBA", "TBD" and the like.
+    /// True when the page does not yet know this team: "TBC"/"TBA"/"TBD", a slot code ("B1",
+    /// "D2", "SF1"), a winner or loser of another match ("Winner SF1", "Loser of Qualifier 1"),
+    /// a place in a table ("1st Place Group A"), or a stage standing for its winner
+    /// ("Qualifier 2"); the rules are in `src/cricket/names.rs`.
     ///
     /// Such matches are never claimed or announced: a post saying "TBC v TBC" would be useless,
     /// and the claim would block the real announcement once the teams are known.
     pub fn is_placeholder(&self) -> bool {
-        let n = self.name.trim().to_ascii_lowercase();
-        n.is_empty()
-            || matches!(
-                n.as_str(),
-                "tbc" | "tba" | "tbd" | "to be confirmed" | "to be announced"
-            )
-            || n.starts_with("tbc ")
-            || n.starts_with("tba ")
-            || n.starts_with("tbd ")
+        names::is_placeholder_name(&self.name)
     }
 }
 
@@ -234,5 +230,43 @@ impl Match {
     /// `site:source_id`, the alias under which this page knows the match.
     pub fn alias(&self) -> String {
         format!("{}:{}", self.site, self.source_id)
+    }
+}
+
+impl Match {
+    /// The match in words as a claim records it for operators: "Zimbabwe v Bangladesh, 2nd
+    /// T20I" (the title, then the description when there is one).
+    pub fn claim_title(&self) -> String {
+        match self.description.as_deref() {
+            Some(d) if !d.is_empty() => format!("{}, {d}", self.title()),
+            _ => self.title(),
+        }
+    }
+}
+
+/// A match as one cycle saw it: the listing of the first source that showed it, and every
+/// identity the cycle's sources gave it (see [`Identities`]).
+#[derive(Debug, Clone)]
+pub struct Sighting {
+    /// The match as the first source listed it.
+    pub m: Match,
+    /// Its key and identities.
+    pub ids: Identities,
+}
+
+impl Sighting {
+    /// The sighting of `m` by its own source.
+    pub fn new(m: Match) -> Sighting {
+        let ids = Identities::of(&m, &[m.alias()]);
+        Sighting { m, ids }
+    }
+
+    /// The source ids (`site:id`) of the sources that listed it, first one first.
+    pub fn source_ids(&self) -> impl Iterator<Item = &str> {
+        self.ids
+            .ids
+            .iter()
+            .map(String::as_str)
+            .filter(|i| !i.starts_with(CROSS_KEY_IDENTITY))
     }
 }

@@ -458,17 +458,19 @@ mod lifecycle {
         server_counts(&mut conn).await;
 
         // Four new matches: the marker refresh, one batch look-up, then per match one claim
-        // (`SET NX GET`) and one record of the post (the Lua compare-and-set, `EVALSHA`). This
-        // server has not seen the script yet: its first `EVALSHA` answers NOSCRIPT and the
-        // client sends `SCRIPT LOAD` and the `EVALSHA` again, once per process and server.
-        // Redis counts the `GET` and `SET` the script runs inside it as calls too.
+        // (the claim script, `EVALSHA`: the marker, every identity, then our record and one
+        // pointer per identity) and one record of the post (the compare-and-set script). This
+        // server has seen neither script yet: the first `EVALSHA` of each answers NOSCRIPT and
+        // the client sends `SCRIPT LOAD` and the `EVALSHA` again, once per script, process and
+        // server. Redis counts the `GET` and `SET` a script runs inside it as calls too.
         let first = bot.cycle(&CancellationToken::new()).await;
         assert_eq!((first.posted, first.skipped), (4, 0));
         let (reads, calls) = server_counts(&mut conn).await;
-        assert_eq!(reads, 1 + 1 + 4 * 2 + 2, "{calls:?}");
-        assert_eq!(calls.get("set"), Some(&(4 + 4)), "{calls:?}");
-        assert_eq!(calls.get("evalsha"), Some(&(4 + 1)), "{calls:?}");
-        assert_eq!(calls.get("script|load"), Some(&1), "{calls:?}");
+        assert_eq!(reads, 1 + 1 + 4 * 2 + 2 * 2, "{calls:?}");
+        // Per match: the record and its two identities (the page's id, the key), then the post.
+        assert_eq!(calls.get("set"), Some(&(4 * 3 + 4)), "{calls:?}");
+        assert_eq!(calls.get("evalsha"), Some(&(4 * 2 + 2)), "{calls:?}");
+        assert_eq!(calls.get("script|load"), Some(&2), "{calls:?}");
 
         // All four now held: the marker refresh and one read of them all (`MGET`: the first
         // cycle's look-up refreshed the TTLs of the matches it saw, and the claims set theirs,
@@ -493,6 +495,8 @@ mod lifecycle {
         let (reads, calls) = server_counts(&mut conn).await;
         assert_eq!(reads, 2, "{calls:?}");
         assert_eq!(calls.get("getex"), Some(&4), "{calls:?}");
+        // The marker, and each match's two identities, whose TTLs follow their claim's.
+        assert_eq!(calls.get("expire"), Some(&(1 + 4 * 2)), "{calls:?}");
         assert_eq!(calls.get("mget"), None, "{calls:?}");
         assert_eq!(calls.get("set"), None, "{calls:?}");
         x.verify().await;
