@@ -215,14 +215,21 @@ async fn three_backfill_processes_on_one_postgres_ledger_post_each_match_once() 
             .collect::<Vec<_>>(),
         "one row per match in the ledger"
     );
-    let marker: Vec<String> = db
-        .query("SELECT key FROM store_keys WHERE expires_at > now()", &[])
+    let mut keys: Vec<String> = db
+        .query("SELECT key FROM store_keys WHERE expires_at > now() ORDER BY key", &[])
         .await
         .unwrap()
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(marker, vec![format!("{prefix}store:initialised")]);
+    keys.retain(|k| !k.starts_with(&format!("{prefix}id:")));
+    assert_eq!(keys, vec![format!("{prefix}store:initialised")]);
+    let identities: i64 = db
+        .query_one("SELECT count(*) FROM store_keys WHERE key LIKE '%:id:%'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(identities, 4 * 2, "each claim's page id and key, once");
 }
 
 #[tokio::test]
