@@ -295,20 +295,31 @@ impl Announcer {
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
     pub async fn holders_of(&self, sightings: &[&Sighting]) -> Result<Vec<Option<Holder>>, ClaimError> {
-        let keys: Vec<MatchKey> = sightings.iter().map(|s| self.lookup_key(s)).collect();
-        {
+        let hinted: Vec<Option<MatchKey>> = {
             let mut hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
-            if !hints.is_empty() {
+            if hints.is_empty() {
+                Vec::new()
+            } else {
                 let listed: foldhash::HashSet<&str> = sightings.iter().flat_map(|s| s.source_ids()).collect();
                 hints.retain(|id, _| listed.contains(id.as_str()));
+                sightings
+                    .iter()
+                    .map(|s| s.source_ids().find_map(|id| hints.get(id)).cloned())
+                    .collect()
             }
-        }
-        let refs: Vec<&MatchKey> = keys.iter().collect();
-        let touch: Vec<&str> = sightings
+        };
+        let refs: Vec<&MatchKey> = sightings
             .iter()
-            .flat_map(|s| s.ids.ids.iter().map(String::as_str))
+            .enumerate()
+            .map(|(i, s)| hinted.get(i).and_then(Option::as_ref).unwrap_or(&s.ids.key))
             .collect();
-        self.holders_with(&refs, &touch).await
+        let touch = || {
+            sightings
+                .iter()
+                .flat_map(|s| s.ids.ids.iter().map(String::as_str))
+                .collect::<Vec<&str>>()
+        };
+        self.holders_with(&refs, touch).await
     }
 
     /// The current holder of each of `keys` (`None`: unclaimed), in one store round trip:
@@ -324,10 +335,16 @@ impl Announcer {
     /// # Errors
     /// [`ClaimError`] when the store cannot answer; the refresh is then still due.
     pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Holder>>, ClaimError> {
-        self.holders_with(keys, &[]).await
+        self.holders_with(keys, Vec::new).await
     }
 
-    async fn holders_with(&self, keys: &[&MatchKey], touch: &[&str]) -> Result<Vec<Option<Holder>>, ClaimError> {
+    /// [`Announcer::holders`], refreshing (when due) the identities `touch` gives too; `touch`
+    /// is only called when a refresh is due.
+    async fn holders_with<'t>(
+        &self,
+        keys: &[&MatchKey],
+        touch: impl FnOnce() -> Vec<&'t str>,
+    ) -> Result<Vec<Option<Holder>>, ClaimError> {
         if self.is_dry_run() {
             return self.holders_since_last(keys, &[], None).await;
         }
@@ -339,7 +356,7 @@ impl Announcer {
             return self.holders_since_last(keys, &[], None).await;
         }
         let started = std::time::Instant::now();
-        let found = self.holders_since_last(keys, touch, Some(self.policy.ttl)).await?;
+        let found = self.holders_since_last(keys, &touch(), Some(self.policy.ttl)).await?;
         let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *log = Refreshes {
             last: Some(started),
@@ -382,7 +399,7 @@ impl Announcer {
                     metrics::counter!(crate::status::names::CLAIMS, "result" => "held").increment(1);
                     "skipped: match already claimed"
                 };
-                log_skip(&self.lookup_key(s), &holder, self.policy.stuck_after, message);
+                log_skip(&s.ids.key, &holder, self.policy.stuck_after, message);
                 Ok(Outcome::Skipped { holder })
             }
             // Boxed: this future is created once per sighting, and nearly every sighting is a

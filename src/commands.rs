@@ -191,7 +191,13 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                             .with_context(|| format!("no claim on {asked} (as a match key or an identity)"))?,
                     };
                     let ttl = store.ttl(&key).await?;
+                    let identities = claim.aliases.clone();
                     print_claims(&[ListedClaim { key, claim, ttl }], config.json, stuck_after)?;
+                    if !config.json {
+                        // Every identity the claim holds the match under (its sources' ids, its
+                        // keys): a sighting with any of them is this match.
+                        writeln!(std::io::stdout(), "identities: {}", identities.join(", "))?;
+                    }
                     Ok(ExitCode::SUCCESS)
                 }
                 ClaimsCommand::Release { key, force } => {

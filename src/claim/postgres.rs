@@ -233,22 +233,10 @@ impl PostgresClaims {
             // between our two statements: try again rather than call that a win or a loss.
             for _ in 0..CLAIM_RETRIES {
                 let won = match place {
-                    Place::Claim(m) => {
-                        let sql = format!(
-                            "INSERT INTO claims AS c (prefix, match_key, {COLUMNS}, expires_at)
-                             SELECT $1, $2, {FROM_RECORD}, now() + $4::bigint * interval '1 second'
-                             FROM (SELECT $3::text::jsonb AS r) AS v
-                             ON CONFLICT (prefix, match_key) DO UPDATE
-                               SET ({COLUMNS}, expires_at) = ROW({COLUMNS_EXCLUDED}, excluded.expires_at)
-                               WHERE c.state = 'released' OR c.expires_at <= now()
-                             RETURNING c.id",
-                            COLUMNS_EXCLUDED = excluded(COLUMNS),
-                        );
-                        client
-                            .query_opt(&sql, &[&&*self.prefix, &m, &value, &ttl])
-                            .await?
-                            .is_some()
-                    }
+                    Place::Claim(m) => client
+                        .query_opt(&claim_sql(), &[&&*self.prefix, &m, &value, &ttl])
+                        .await?
+                        .is_some(),
                     Place::Key(k) => client
                         .query_opt(
                             "INSERT INTO store_keys AS k (key, value, expires_at)
@@ -342,16 +330,16 @@ impl PostgresClaims {
                 &[&IDENTITY_LOCK, &&*self.prefix],
             )
             .await?;
-            let claim_sql = format!("SELECT record::text FROM claims WHERE prefix = $1 AND match_key = $2 AND {LIVE}");
+            let read_sql = format!("SELECT record::text FROM claims WHERE prefix = $1 AND match_key = $2 AND {LIVE}");
             let key_sql = "SELECT value FROM store_keys WHERE key = $1 AND expires_at > now()";
             let record_at = |full: String| {
                 let tx = &tx;
-                let claim_sql = &claim_sql;
+                let read_sql = &read_sql;
                 async move {
                     let Some(m) = full.strip_prefix(&*self.match_prefix) else {
                         return Ok::<_, PostgresError>(None);
                     };
-                    let row = tx.query_opt(claim_sql.as_str(), &[&&*self.prefix, &m]).await?;
+                    let row = tx.query_opt(read_sql.as_str(), &[&&*self.prefix, &m]).await?;
                     Ok(row.map(|r| (full.clone(), r.get::<_, String>(0))))
                 }
             };
@@ -397,19 +385,7 @@ impl PostgresClaims {
                 return Err(PostgresError::Contended(0));
             };
             let won = tx
-                .query_opt(
-                    &format!(
-                        "INSERT INTO claims AS c (prefix, match_key, {COLUMNS}, expires_at)
-                         SELECT $1, $2, {FROM_RECORD}, now() + $4::bigint * interval '1 second'
-                         FROM (SELECT $3::text::jsonb AS r) AS v
-                         ON CONFLICT (prefix, match_key) DO UPDATE
-                           SET ({COLUMNS}, expires_at) = ROW({COLUMNS_EXCLUDED}, excluded.expires_at)
-                           WHERE c.state = 'released' OR c.expires_at <= now()
-                         RETURNING c.id",
-                        COLUMNS_EXCLUDED = excluded(COLUMNS),
-                    ),
-                    &[&&*self.prefix, &m, &c.record, &ttl],
-                )
+                .query_opt(&claim_sql(), &[&&*self.prefix, &m, &c.record, &ttl])
                 .await?
                 .is_some();
             if !won {
@@ -654,6 +630,22 @@ impl PostgresClaims {
         })
         .await
     }
+}
+
+/// The claim: one statement that writes our row ($1 prefix, $2 match key, $3 record, $4 TTL
+/// seconds) when there is none or it is released or lapsed, and returns its id; no row back
+/// means a live holder kept it.
+fn claim_sql() -> String {
+    format!(
+        "INSERT INTO claims AS c (prefix, match_key, {COLUMNS}, expires_at)
+         SELECT $1, $2, {FROM_RECORD}, now() + $4::bigint * interval '1 second'
+         FROM (SELECT $3::text::jsonb AS r) AS v
+         ON CONFLICT (prefix, match_key) DO UPDATE
+           SET ({COLUMNS}, expires_at) = ROW({COLUMNS_EXCLUDED}, excluded.expires_at)
+           WHERE c.state = 'released' OR c.expires_at <= now()
+         RETURNING c.id",
+        COLUMNS_EXCLUDED = excluded(COLUMNS),
+    )
 }
 
 /// `a, b` → `excluded.a, excluded.b`.

@@ -44,24 +44,7 @@ fn key(s: &str) -> MatchKey {
     MatchKey::parse(s).unwrap()
 }
 
-macro_rules! contract {
-    ($($name:ident),* $(,)?) => {
-        mod redis_store {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Kind::Redis).await })*
-        }
-        mod embedded_store {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Kind::Embedded).await })*
-        }
-        mod postgres_store {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Kind::Postgres).await })*
-        }
-    };
-}
-
-contract!(
+crate::helpers::store_matrix!(
     the_first_claim_wins_and_the_loser_sees_holder_since_and_state,
     a_transition_with_our_token_changes_the_state_and_keeps_the_ttl,
     a_wrong_token_can_neither_overwrite_nor_release_anothers_claim,

@@ -329,32 +329,62 @@ impl Drop for OwnRedis {
 /// Cricbuzz live-scores fixture as its one source, X at `x`, flood cap 10.
 pub async fn live_app(redis_url: &str, prefix: &str, x: &MockServer) -> App {
     let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let store = ["--redis-url".to_string(), redis_url.to_string()];
+    live_app_on(&store, prefix, &[page.display().to_string()], x, 10).await
+}
+
+/// An `App` built from flags as `backfill` builds it: the store the flags `store` name, under
+/// `prefix`, reading `sources` (`--source` each), posting to X at `x` with flood cap `cap`.
+pub async fn live_app_on(store: &[String], prefix: &str, sources: &[String], x: &MockServer, cap: u32) -> App {
     let template = root().join("templates/announce.txt");
-    let cli = Cli::try_parse_from([
-        "cricket-announcer",
-        "--redis-url",
-        redis_url,
-        "--key-prefix",
-        prefix,
-        "--source",
-        page.to_str().unwrap(),
-        "--template-path",
-        template.to_str().unwrap(),
-        "--x-api-base-url",
-        &x.uri(),
-        "--x-api-key",
-        "k",
-        "--x-api-secret",
-        "s",
-        "--x-access-token",
-        "t",
-        "--x-access-token-secret",
-        "ts",
-        "--max-posts-per-cycle",
-        "10",
-        "backfill",
-    ])
-    .unwrap();
+    let mut args: Vec<String> = vec!["cricket-announcer".into()];
+    args.extend_from_slice(store);
+    for source in sources {
+        args.extend(["--source".to_string(), source.clone()]);
+    }
+    args.extend(
+        [
+            "--key-prefix",
+            prefix,
+            "--template-path",
+            template.to_str().unwrap(),
+            "--x-api-base-url",
+            &x.uri(),
+            "--x-api-key",
+            "k",
+            "--x-api-secret",
+            "s",
+            "--x-access-token",
+            "t",
+            "--x-access-token-secret",
+            "ts",
+            "--max-posts-per-cycle",
+            &cap.to_string(),
+            "backfill",
+        ]
+        .map(String::from),
+    );
+    let cli = Cli::try_parse_from(args).unwrap();
     let config = Config::from_settings(&cli.settings, &cli.source, Needs::Posting, false, false, false).unwrap();
     App::build(&config, Buffer::default().output()).await.unwrap()
 }
+
+/// One test per store: `store_matrix!(a, b)` makes `redis_store::a`, `embedded_store::a`,
+/// `postgres_store::a` (and so on), each calling `super::a(Kind::…)`.
+macro_rules! store_matrix {
+    ($($name:ident),* $(,)?) => {
+        mod redis_store {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name(super::Kind::Redis).await })*
+        }
+        mod embedded_store {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name(super::Kind::Embedded).await })*
+        }
+        mod postgres_store {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() { super::$name(super::Kind::Postgres).await })*
+        }
+    };
+}
+pub(crate) use store_matrix;

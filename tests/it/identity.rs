@@ -9,14 +9,9 @@
 //! cut to the matches a test needs and edited as the site edits a listing.
 
 use crate::cli::{bot, text, with_x};
-use crate::helpers::{
-    ensure_schema, raw_redis, redis_url, root, schema_for, schema_url, unique_prefix, x_accepts, Buffer, Kind,
-};
-use clap::Parser;
+use crate::helpers::{ensure_schema, raw_redis, redis_url, schema_for, schema_url, unique_prefix, x_accepts, Kind};
 use cricket_announcer::app::App;
 use cricket_announcer::claim::ClaimState;
-use cricket_announcer::cli::Cli;
-use cricket_announcer::config::{Config, Needs};
 use cricket_announcer::cricket::MatchKey;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -95,38 +90,8 @@ async fn app(kind: Kind, prefix: &str, dir: &Path, pages: &[&Path], x: &MockServ
             vec!["--database-url".into(), schema_url(&schema)]
         }
     };
-    let template = root().join("templates/announce.txt");
-    let mut args: Vec<String> = vec!["cricket-announcer".into()];
-    args.extend(store);
-    args.extend(
-        [
-            "--key-prefix",
-            prefix,
-            "--template-path",
-            template.to_str().unwrap(),
-            "--x-api-base-url",
-            &x.uri(),
-            "--x-api-key",
-            "k",
-            "--x-api-secret",
-            "s",
-            "--x-access-token",
-            "t",
-            "--x-access-token-secret",
-            "ts",
-            "--max-posts-per-cycle",
-            "50",
-            "backfill",
-        ]
-        .map(String::from),
-    );
-    for page in pages {
-        args.push("--source".into());
-        args.push(format!("cricbuzz-json={}", page.display()));
-    }
-    let cli = Cli::try_parse_from(args).unwrap();
-    let config = Config::from_settings(&cli.settings, &cli.source, Needs::Posting, false, false, false).unwrap();
-    App::build(&config, Buffer::default().output()).await.unwrap()
+    let sources: Vec<String> = pages.iter().map(|p| format!("cricbuzz-json={}", p.display())).collect();
+    crate::helpers::live_app_on(&store, prefix, &sources, x, 50).await
 }
 
 /// The posts X received.
@@ -169,24 +134,7 @@ async fn cleanup(kind: Kind, prefix: &str) {
 
 fn same(_: &mut Value) {}
 
-macro_rules! on_every_store {
-    ($($name:ident),* $(,)?) => {
-        mod redis_store {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Kind::Redis).await })*
-        }
-        mod embedded_store {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Kind::Embedded).await })*
-        }
-        mod postgres_store {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Kind::Postgres).await })*
-        }
-    };
-}
-
-on_every_store!(
+crate::helpers::store_matrix!(
     a_start_moved_across_utc_midnight_is_the_same_match,
     a_move_to_the_reserve_day_is_the_same_match,
     a_team_spelled_another_way_is_the_same_side,
@@ -507,5 +455,38 @@ async fn claims_show_lists_every_identity_and_finds_the_claim_by_a_source_id() {
             "key:2024-06-16_bangladesh-v-nepal_37th-match",
             "key:2024-06-17_bangladesh-v-nepal_37th-match"
         ])
+    );
+}
+
+/// `claims show` as people read it names every identity.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_show_as_text_names_every_identity() {
+    let x = MockServer::start().await;
+    x_accepts(&x, 1).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let page = dir.path().join("p.json");
+    std::fs::write(&page, listing(&[BAN_V_NEP], same)).unwrap();
+    let mut cmd = bot(dir.path());
+    with_x(&mut cmd, &x);
+    let o = cmd
+        .env("STORE_PATH", &db)
+        .env("SOURCES", format!("cricbuzz-json={}", page.display()))
+        .args(["backfill", "--init-store"])
+        .output()
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    let shown = bot(dir.path())
+        .env("STORE_PATH", &db)
+        .args(["claims", "show", "key:2024-06-16_bangladesh-v-nepal_37th-match"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&shown);
+    assert!(shown.status.success(), "{stderr}");
+    assert!(
+        stdout.ends_with("identities: cricbuzz:87752, key:2024-06-16_bangladesh-v-nepal_37th-match\n"),
+        "{stdout}"
     );
 }
