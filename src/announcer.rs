@@ -510,7 +510,13 @@ impl Announcer {
                 }
                 let token = match self
                     .store
-                    .claim_match(&s.ids, &m.claim_title(), self.policy.ttl, self.require_marker)
+                    .claim_match(
+                        &s.ids,
+                        &m.claim_title(),
+                        self.policy.ttl,
+                        self.policy.stuck_after,
+                        self.require_marker,
+                    )
                     .await
                     .map_err(store_err)?
                 {

@@ -359,7 +359,13 @@ impl App {
                 continue;
             }
             match store
-                .claim_match(&sighting.ids, &sighting.m.claim_title(), ttl, false)
+                .claim_match(
+                    &sighting.ids,
+                    &sighting.m.claim_title(),
+                    ttl,
+                    self.announcer.policy().stuck_after,
+                    false,
+                )
                 .await?
             {
                 MatchClaim::Won(token) => {

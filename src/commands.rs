@@ -219,9 +219,20 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                             Ok(ExitCode::SUCCESS)
                         }
                         OperatorRelease::Refused(c) => {
+                            // A live claim becomes releasable at its owner's deadline: say when.
+                            let when = if c.state == ClaimState::Claimed {
+                                let at = c.stuck_at(stuck_after);
+                                let wait = (at - Utc::now()).num_seconds().max(0);
+                                format!(
+                                    "; its owner gives up at {} (in {wait} s), then it is stuck and can be released",
+                                    at.format("%Y-%m-%dT%H:%M:%SZ")
+                                )
+                            } else {
+                                String::new()
+                            };
                             writeln!(
                                 std::io::stderr(),
-                                "refused: {key} is {} (owner {}); only unknown, failed or stuck claims are released without --force",
+                                "refused: {key} is {} (owner {}); only unknown, failed or stuck claims are released without --force{when}",
                                 c.display_state(Utc::now(), stuck_after),
                                 c.owner
                             )?;

@@ -104,6 +104,18 @@ pub struct Claim {
     /// Failed attempts behind a `failed` record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempts: Option<u32>,
+    /// When the owner gives up on its post (UTC): past it, a record still `claimed` is stuck,
+    /// whatever the reader's own settings. Written by the winner from its own post timeout;
+    /// absent in records of earlier releases (then the reader's `POST_TIMEOUT_SECS` decides).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_rfc3339")]
+    pub deadline: Option<DateTime<Utc>>,
+}
+
+/// [`rfc3339`] for an optional field (`null` or absent: `None`).
+fn opt_rfc3339<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<DateTime<Utc>>, D::Error> {
+    #[derive(Deserialize)]
+    struct Time(#[serde(deserialize_with = "rfc3339")] DateTime<Utc>);
+    Ok(Option::<Time>::deserialize(deserializer)?.map(|t| t.0))
 }
 
 /// Reads a record's time as chrono writes it (RFC 3339, e.g. `2026-11-30T02:16:20.123Z`) with
@@ -139,6 +151,7 @@ impl fmt::Debug for Claim {
             .field("tweet_id", &self.tweet_id)
             .field("detail", &self.detail)
             .field("attempts", &self.attempts)
+            .field("deadline", &self.deadline)
             .finish_non_exhaustive()
     }
 }
@@ -148,6 +161,16 @@ const UNREADABLE_QUOTE_BYTES: usize = 120;
 
 impl Claim {
     fn new(owner: &str, title: &str, aliases: &[String], now: DateTime<Utc>) -> Claim {
+        Claim::with_deadline(owner, title, aliases, now, None)
+    }
+
+    fn with_deadline(
+        owner: &str,
+        title: &str,
+        aliases: &[String],
+        now: DateTime<Utc>,
+        gives_up_after: Option<Duration>,
+    ) -> Claim {
         Claim {
             state: ClaimState::Claimed,
             owner: owner.to_string(),
@@ -159,6 +182,9 @@ impl Claim {
             tweet_id: None,
             detail: None,
             attempts: None,
+            deadline: gives_up_after
+                .and_then(|d| chrono::Duration::from_std(d).ok())
+                .and_then(|d| now.checked_add_signed(d)),
         }
     }
 
@@ -193,6 +219,7 @@ impl Claim {
                     }
                 )),
                 attempts: None,
+                deadline: None,
             }
         })
     }
@@ -207,15 +234,22 @@ impl Claim {
         age(self.claimed_at, now)
     }
 
-    /// True when the claim is `claimed` and older than `stuck_after`: its worker died between
-    /// claim and post. Stuck claims are never retried automatically.
+    /// True when the claim is `claimed` and past its owner's deadline (a record without one:
+    /// older than `stuck_after`, the reader's own bound): its worker died between claim and
+    /// post. Stuck claims are never retried automatically.
     pub fn is_stuck(&self, now: DateTime<Utc>, stuck_after: Duration) -> bool {
-        is_stuck(self.state, self.claimed_at, now, stuck_after)
+        is_stuck(self.state, self.claimed_at, self.deadline, now, stuck_after)
     }
 
     /// The state as operators see it: the stored state, or `stuck`.
     pub fn display_state(&self, now: DateTime<Utc>, stuck_after: Duration) -> &'static str {
-        display_state(self.state, self.claimed_at, now, stuck_after)
+        display_state(self.state, self.claimed_at, self.deadline, now, stuck_after)
+    }
+
+    /// When a `claimed` record becomes stuck: its owner's deadline, or (a record of an earlier
+    /// release) `stuck_after` after it was claimed.
+    pub fn stuck_at(&self, stuck_after: Duration) -> DateTime<Utc> {
+        stuck_at(self.claimed_at, self.deadline, stuck_after)
     }
 }
 
@@ -223,17 +257,33 @@ fn age(claimed_at: DateTime<Utc>, now: DateTime<Utc>) -> Duration {
     (now - claimed_at).to_std().unwrap_or_default()
 }
 
-fn is_stuck(state: ClaimState, claimed_at: DateTime<Utc>, now: DateTime<Utc>, stuck_after: Duration) -> bool {
-    state == ClaimState::Claimed && age(claimed_at, now) > stuck_after
+fn stuck_at(claimed_at: DateTime<Utc>, deadline: Option<DateTime<Utc>>, stuck_after: Duration) -> DateTime<Utc> {
+    deadline.unwrap_or_else(|| {
+        chrono::Duration::from_std(stuck_after)
+            .ok()
+            .and_then(|d| claimed_at.checked_add_signed(d))
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
+    })
+}
+
+fn is_stuck(
+    state: ClaimState,
+    claimed_at: DateTime<Utc>,
+    deadline: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    stuck_after: Duration,
+) -> bool {
+    state == ClaimState::Claimed && now > stuck_at(claimed_at, deadline, stuck_after)
 }
 
 fn display_state(
     state: ClaimState,
     claimed_at: DateTime<Utc>,
+    deadline: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
     stuck_after: Duration,
 ) -> &'static str {
-    if is_stuck(state, claimed_at, now, stuck_after) {
+    if is_stuck(state, claimed_at, deadline, now, stuck_after) {
         "stuck"
     } else {
         state.as_str()
@@ -257,6 +307,8 @@ pub struct Holder {
     /// The identities the claim recorded for its match (`cricbuzz:158062`, `key:2026-07-17_…`;
     /// see [`crate::cricket::Identities`]); empty for an unreadable record.
     pub identities: Arc<[Box<str>]>,
+    /// When the owner gives up on its post (see [`Claim::deadline`]).
+    pub deadline: Option<DateTime<Utc>>,
 }
 
 impl Holder {
@@ -270,6 +322,7 @@ impl Holder {
                 owner: owners.get(&f.owner),
                 claimed_at: f.claimed_at,
                 identities: f.aliases.iter().map(|a| Box::from(&**a)).collect(),
+                deadline: f.deadline,
             },
             Err(_) => Holder::from(&Claim::from_stored(raw)),
         }
@@ -286,14 +339,15 @@ impl Holder {
         known_time(self.claimed_at).is_none() || ids.iter().all(|i| self.identities.iter().any(|h| **h == **i))
     }
 
-    /// As [`Claim::is_stuck`]: `claimed` and older than `stuck_after`.
+    /// As [`Claim::is_stuck`]: `claimed` and past the owner's deadline (or, without one,
+    /// older than `stuck_after`).
     pub fn is_stuck(&self, now: DateTime<Utc>, stuck_after: Duration) -> bool {
-        is_stuck(self.state, self.claimed_at, now, stuck_after)
+        is_stuck(self.state, self.claimed_at, self.deadline, now, stuck_after)
     }
 
     /// As [`Claim::display_state`]: the stored state, or `stuck`.
     pub fn display_state(&self, now: DateTime<Utc>, stuck_after: Duration) -> &'static str {
-        display_state(self.state, self.claimed_at, now, stuck_after)
+        display_state(self.state, self.claimed_at, self.deadline, now, stuck_after)
     }
 }
 
@@ -304,6 +358,7 @@ impl From<&Claim> for Holder {
             owner: Arc::from(claim.owner.as_str()),
             claimed_at: claim.claimed_at,
             identities: claim.aliases.iter().map(|a| Box::from(a.as_str())).collect(),
+            deadline: claim.deadline,
         }
     }
 }
@@ -332,6 +387,8 @@ struct HolderFields<'a> {
     _detail: Option<AnyString>,
     #[serde(default, rename = "attempts")]
     _attempts: Option<u32>,
+    #[serde(default, deserialize_with = "opt_rfc3339")]
+    deadline: Option<DateTime<Utc>>,
 }
 
 /// Any JSON string, checked and not kept.
@@ -781,14 +838,17 @@ impl ClaimStore {
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot answer; the caller must not post.
+    /// The record says when its owner gives up on the post: `gives_up_after` from now (its
+    /// post timeout and margin); past that the claim is stuck for every reader.
     pub async fn claim_match(
         &self,
         ids: &Identities,
         title: &str,
         ttl: Duration,
+        gives_up_after: Duration,
         require_marker: bool,
     ) -> Result<MatchClaim, ClaimError> {
-        let record = Claim::new(self.owner(), title, &ids.ids, Utc::now());
+        let record = Claim::with_deadline(self.owner(), title, &ids.ids, Utc::now(), Some(gives_up_after));
         let lookups = ids.lookups();
         let request = IdentityClaim {
             record_key: self.key(&ids.key),
@@ -1359,6 +1419,31 @@ mod tests {
             Owners::SHARED,
             "a look-up of many owners shares only the first few"
         );
+    }
+
+    #[test]
+    fn stuck_is_past_the_owners_deadline_whatever_the_readers_timeout() {
+        let at = Utc::now();
+        let owner = Claim::with_deadline("slow:1", "A v B", &[], at, Some(Duration::from_secs(105)));
+        let reader = Duration::from_secs(45);
+        let later = |secs: i64| at + chrono::Duration::seconds(secs);
+        assert!(
+            !owner.is_stuck(later(60), reader),
+            "the owner is still within its 105 s"
+        );
+        assert_eq!(owner.display_state(later(60), reader), "claimed");
+        assert!(owner.is_stuck(later(106), reader));
+        assert_eq!(owner.stuck_at(reader), later(105));
+        let holder = Holder::from_stored(&owner.to_stored(), &mut Owners::default());
+        assert_eq!(
+            (holder.is_stuck(later(60), reader), holder.is_stuck(later(106), reader)),
+            (false, true)
+        );
+        // A record of an earlier release has no deadline: the reader's bound decides.
+        let old = Claim::new("old:1", "A v B", &[], at);
+        assert_eq!(old.deadline, None);
+        assert!(old.is_stuck(later(46), reader));
+        assert_eq!(old.stuck_at(reader), later(45));
     }
 
     #[test]

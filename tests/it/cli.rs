@@ -980,3 +980,61 @@ async fn a_foreign_value_is_listed_without_a_time_and_never_released() {
         .unwrap();
     assert_eq!(left.as_deref(), Some("just a string"));
 }
+
+/// "Stuck" is judged by the holder's own deadline, not the reader's `POST_TIMEOUT_SECS`: a bot
+/// with a 90 s post timeout still posting after 60 s is not stuck to an operator shell running
+/// with the default 30 s, so `claims release` refuses it (and says when it may), while a claim
+/// past its owner's deadline is released.
+#[tokio::test]
+async fn claims_release_waits_for_the_holders_own_deadline_not_the_readers_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let mut conn = raw_redis().await;
+    let now = chrono::Utc::now();
+    let record = |claimed_secs_ago: i64, deadline_in_secs: i64| {
+        let at = (now - chrono::Duration::seconds(claimed_secs_ago)).to_rfc3339();
+        let deadline = (now + chrono::Duration::seconds(deadline_in_secs)).to_rfc3339();
+        serde_json::json!({
+            "state": "claimed", "owner": "slow-bot:1", "token": uuid::Uuid::new_v4().to_string(),
+            "claimed_at": at, "updated_at": at, "deadline": deadline,
+        })
+        .to_string()
+    };
+    for (key, value) in [
+        ("2026-07-17_a-v-b_1st-t20i", record(60, 45)),
+        ("2026-07-17_a-v-b_2nd-t20i", record(200, -95)),
+    ] {
+        let _: () = redis::cmd("SET")
+            .arg(format!("{prefix}match:{key}"))
+            .arg(value)
+            .arg("EX")
+            .arg(3600)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    let release = |key: &'static str| {
+        let mut cmd = bot(dir.path());
+        cmd.env("REDIS_URL", crate::helpers::redis_url())
+            .env("KEY_PREFIX", &prefix)
+            .env("POST_TIMEOUT_SECS", "30")
+            .args(["claims", "release", key]);
+        cmd
+    };
+    let o = release("2026-07-17_a-v-b_1st-t20i").output().await.unwrap();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("is claimed (owner slow-bot:1)"), "{stderr}");
+    assert!(stderr.contains("its owner gives up at "), "{stderr}");
+    assert!(stderr.contains("(in 4"), "about 45 s left: {stderr}");
+    let o = release("2026-07-17_a-v-b_2nd-t20i").output().await.unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("released 2026-07-17_a-v-b_2nd-t20i (was stuck, owner slow-bot:1)"),
+        "{stdout}"
+    );
+    let left = keys(&prefix).await;
+    assert_eq!(left, vec![format!("{prefix}match:2026-07-17_a-v-b_1st-t20i")]);
+    let _: () = redis::cmd("DEL").arg(&left[0]).query_async(&mut conn).await.unwrap();
+}
