@@ -108,8 +108,8 @@ pub fn init(filter: &str, format: LogFormat) {
 const FIELD_SEPARATOR: char = '\u{1f}';
 
 /// The fields of one event or span, each value escaped ([`crate::text::escaped`]) and quoted
-/// when it holds a space, `=` or `"`, so a value from a store or a page (an owner name, a
-/// title) cannot forge a field, a line, or terminal control.
+/// when it holds `=` or `"`, so a value from a store or a page (an owner name, a title) can
+/// forge neither a line, nor a field, nor terminal control.
 #[derive(Default)]
 struct Fields(Vec<(&'static str, String)>);
 
@@ -118,13 +118,17 @@ impl Visit for Fields {
         self.0.push((field.name(), shown(field.name(), value)));
     }
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.push((field.name(), shown(field.name(), &format!("{value:?}"))));
+        let text = format!("{value:?}");
+        // A `?string` is already quoted, its quotes and controls escaped by `Debug`.
+        let quoted = text.len() >= 2 && text.starts_with('"') && text.ends_with('"');
+        let text = if quoted { text } else { shown(field.name(), &text) };
+        self.0.push((field.name(), text));
     }
 }
 
 fn shown(name: &str, value: &str) -> String {
     let value = crate::text::escaped(value);
-    if name == "message" || !value.contains([' ', '=', '"']) || value.is_empty() {
+    if name == "message" || !value.contains(['=', '"']) {
         return value.into_owned();
     }
     format!("\"{}\"", value.replace('"', "\\\""))
@@ -265,6 +269,75 @@ mod tests {
             #[source]
             source: Inner,
         },
+    }
+
+    /// The lines a subscriber of [`super::subscriber`] writes while `f` runs.
+    fn logged(filter: &str, f: impl FnOnce()) -> String {
+        let sink = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        let writer = {
+            let sink = sink.clone();
+            move || SinkWriter(sink.clone())
+        };
+        tracing::subscriber::with_default(super::subscriber(filter, writer, false), f);
+        let bytes = sink.lock().unwrap().clone();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    struct SinkWriter(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for SinkWriter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_text_line_has_no_span_name_escapes_values_and_says_an_error_once() {
+        let text = logged("info", || {
+            let span = tracing::info_span!(
+                "announce_looked_up",
+                match_key = "2026-07-17_a-v-b_final",
+                source = "cricbuzz:1"
+            );
+            let _entered = span.enter();
+            let e = Outer::Source { source: Inner::Refused };
+            tracing::info!(owner = "evil\nINFO forged line\u{1b}[2J", "skipped");
+            tracing::info!(owner = "a state=posted", "forged field");
+            tracing::error!(error.message = %e, error.cause_chain = %CauseChain(&e), "source failed");
+            tracing::debug!("held, not shown at info");
+        });
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        let (_, first) = lines[0].split_once(' ').unwrap();
+        assert_eq!(
+            first,
+            r#" INFO skipped owner=evil\nINFO forged line\u{1b}[2J match_key=2026-07-17_a-v-b_final source=cricbuzz:1"#
+        );
+        assert!(lines[1].contains(r#"owner="a state=posted""#), "{text}");
+        let (_, second) = lines[2].split_once(' ').unwrap();
+        assert_eq!(
+            second,
+            r#"ERROR source failed error=source cricbuzz failed: connection refused match_key=2026-07-17_a-v-b_final source=cricbuzz:1"#
+        );
+        assert!(!text.contains("announce_looked_up"), "{text}");
+    }
+
+    #[test]
+    fn a_log_filter_that_is_not_a_level_is_refused() {
+        assert_eq!(
+            super::check_filter("info,cricket_announcer=debug").as_deref(),
+            Ok("info,cricket_announcer=debug")
+        );
+        assert_eq!(super::check_filter("WARN").as_deref(), Ok("WARN"));
+        assert_eq!(
+            super::check_filter("inf"),
+            Err("\"inf\" is not a log level; expected one of trace, debug, info, warn, error, off (or TARGET=LEVEL, e.g. cricket_announcer=debug)".into())
+        );
+        assert!(super::check_filter("cricket_announcer=loud").is_err());
     }
 
     #[test]

@@ -447,12 +447,12 @@ mod tests {
             "{debug}"
         );
         // Query values other than a few harmless names, and tokens in the path, are hidden.
-        let spec: SourceSpec =
+        let tokened: SourceSpec =
             "https://example.com/feed/a1b2c3d4e5f6a7b8c9d0/live-scores/158062/zim-vs-ban-2nd-t20i?hash=h1&k=k2&page=3&Match_Id=7"
                 .parse()
                 .expect("a source with a token in its path parses");
         assert_eq!(
-            spec.to_string(),
+            tokened.to_string(),
             "https://example.com/feed/REDACTED/live-scores/158062/zim-vs-ban-2nd-t20i?hash=REDACTED&k=REDACTED&page=3&Match_Id=7"
         );
         // Nothing to hide: shown as given.
