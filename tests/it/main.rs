@@ -7,6 +7,7 @@ mod daemon;
 mod faults;
 mod fuzz;
 mod helpers;
+mod operator;
 mod post;
 mod readme;
 mod shorten;
