@@ -21,17 +21,24 @@ fn installed(dir: &std::path::Path) -> tokio::process::Command {
     cmd
 }
 
-#[tokio::test]
-async fn the_installed_binary_runs_from_any_directory_with_its_built_in_template() {
-    let dir = tempfile::tempdir().unwrap();
-    let o = installed(dir.path())
-        .args(["--dry-run", "backfill", "--source"])
+/// Runs `cmd` with `args` and `--source` the fixture page: its exit code, stdout and stderr.
+async fn on_fixture(cmd: &mut tokio::process::Command, args: &[&str]) -> (Option<i32>, String, String) {
+    let o = cmd
+        .args(args)
+        .arg("--source")
         .arg(fixture_page())
         .output()
         .await
         .unwrap();
     let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    (o.status.code(), stdout, stderr)
+}
+
+#[tokio::test]
+async fn the_installed_binary_runs_from_any_directory_with_its_built_in_template() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = on_fixture(&mut installed(dir.path()), &["--dry-run", "backfill"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(
         stdout.contains("--- 2026-07-17_bangladesh-v-zimbabwe_2nd-t20i (cricbuzz:158062; weighted length 157/280)\nComing up: Zimbabwe v Bangladesh, 2nd T20I\n"),
         "{stdout}"
@@ -125,29 +132,20 @@ async fn a_backfill_whose_post_ended_unknown_exits_5_and_a_dry_run_with_posts_to
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = bot(dir.path());
     with_x(&mut cmd, &x);
-    let o = cmd
-        .env("STORE_PATH", dir.path().join("s.db"))
-        .env("MAX_POSTS_PER_CYCLE", "1")
-        .args(["backfill", "--init-store", "--source"])
-        .arg(fixture_page())
-        .output()
-        .await
-        .unwrap();
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(5), "{stdout}{stderr}");
+    let (code, stdout, stderr) = on_fixture(
+        cmd.env("STORE_PATH", dir.path().join("s.db"))
+            .env("MAX_POSTS_PER_CYCLE", "1"),
+        &["backfill", "--init-store"],
+    )
+    .await;
+    assert_eq!(code, Some(5), "{stdout}{stderr}");
     assert!(stdout.contains("posted 0, skipped 0, failed 1"), "{stdout}");
 
     let long = dir.path().join("long.txt");
     std::fs::write(&long, format!("{}\n{{{{ link }}}}", "word ".repeat(60))).unwrap();
-    let o = bot(dir.path())
-        .env("TEMPLATE_PATH", &long)
-        .args(["--dry-run", "backfill", "--source"])
-        .arg(fixture_page())
-        .output()
-        .await
-        .unwrap();
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(5), "{stdout}{stderr}");
+    let (code, stdout, stderr) =
+        on_fixture(bot(dir.path()).env("TEMPLATE_PATH", &long), &["--dry-run", "backfill"]).await;
+    assert_eq!(code, Some(5), "{stdout}{stderr}");
     assert!(stdout.contains("would post 0, skipped 0, failed 4"), "{stdout}");
 }
 
@@ -459,16 +457,13 @@ async fn a_dotenv_with_a_nul_byte_exits_2_naming_the_line_never_the_value() {
 async fn a_template_path_that_is_not_a_regular_file_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let o = bot(dir.path())
-        .env("TEMPLATE_PATH", "/dev/zero")
-        .args(["--dry-run", "backfill", "--source"])
-        .arg(fixture_page())
-        .output()
-        .await
-        .unwrap();
-    let (_, stderr) = text(&o);
+    let (code, _, stderr) = on_fixture(
+        bot(dir.path()).env("TEMPLATE_PATH", "/dev/zero"),
+        &["--dry-run", "backfill"],
+    )
+    .await;
     assert!(started.elapsed() < Duration::from_secs(5));
-    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.ends_with(
             "error: TEMPLATE_PATH: cannot use template /dev/zero: not a regular file; set TEMPLATE_PATH to a template file\n"
