@@ -149,9 +149,10 @@ pub fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     if closed_stdout {
         return ExitCode::SUCCESS;
     }
-    let usage = e
-        .chain()
-        .any(|c| c.is::<ConfigError>() || c.is::<TemplateError>() || c.is::<Usage>());
+    // `downcast_ref` also finds a `Usage` given as context, which `chain` shows only as text.
+    let usage = e.downcast_ref::<Usage>().is_some()
+        || e.chain()
+            .any(|c| c.is::<ConfigError>() || c.is::<TemplateError>() || c.is::<Usage>());
     // One line, on stderr: the cause chain without repeats, never a backtrace. Written, not
     // `eprintln!`ed: that panics when stderr is a closed pipe (`… 2>&1 | head`).
     let text = CauseChain(e.as_ref()).to_string();
@@ -228,6 +229,13 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 )
                 .into());
             }
+            let parse_key = |key: &str| {
+                MatchKey::parse(key).with_context(|| Usage(format!("{:?} is not a match key", escaped(key))))
+            };
+            // A mistyped key is a usage error, whatever the store.
+            if let ClaimsCommand::Show { key, .. } | ClaimsCommand::Release { key, .. } = &action {
+                parse_key(key)?;
+            }
             // Opening would create an empty store, and a mistyped path would then read as
             // "no claims": the claims commands only ever look at a store that exists.
             if let StoreConfig::Embedded(path) = &config.store {
@@ -238,9 +246,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     );
                 }
             }
-            let parse_key = |key: &str| {
-                MatchKey::parse(key).with_context(|| Usage(format!("{:?} is not a match key", escaped(key))))
-            };
+
             let store = open_store(&config).await?;
             let stuck_after =
                 ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout).stuck_after;

@@ -152,7 +152,7 @@ async fn a_backfill_whose_post_ended_unknown_exits_5_and_a_dry_run_with_posts_to
 #[tokio::test]
 async fn a_bad_value_of_any_option_or_variable_exits_2_listing_the_accepted_values() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], (&str, &str), &str); 7] = [
+    let cases: [(&[&str], (&str, &str), &str); 8] = [
         (
             &["claims", "list", "--state", "posed"],
             ("RUST_LOG", "info"),
@@ -182,6 +182,11 @@ async fn a_bad_value_of_any_option_or_variable_exits_2_listing_the_accepted_valu
             &["claims", "list"],
             ("LOG_FORMAT", "xml"),
             "[possible values: text, json]",
+        ),
+        (
+            &["claims", "show", "Bad Key"],
+            ("RUST_LOG", "info"),
+            "error: \"Bad Key\" is not a match key",
         ),
         (
             &["--dry-run", "backfill", "--source", "x.html"],
