@@ -476,3 +476,46 @@ async fn a_template_path_that_is_not_a_regular_file_is_refused_at_once() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn a_run_whose_store_loses_its_data_exits_4_instead_of_idling() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = MockServer::start().await;
+    let prefix = unique_prefix();
+    let store = |cmd: &mut tokio::process::Command| {
+        cmd.env("REDIS_URL", redis_url()).env("KEY_PREFIX", &prefix);
+    };
+    let mut seed = bot(dir.path());
+    store(&mut seed);
+    assert_eq!(on_fixture(&mut seed, &["seed"]).await.0, Some(0));
+    let mut run = bot(dir.path());
+    store(&mut run);
+    with_x(&mut run, &x);
+    let child = run
+        .env("POLL_INTERVAL_MS", "200")
+        .args(["run", "--source"])
+        .arg(fixture_page())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The store loses everything, as a Redis restarted without persistence does.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut conn = raw_redis().await;
+    for key in crate::helpers::keys(&prefix).await {
+        let _: () = redis::cmd("DEL").arg(key).query_async(&mut conn).await.unwrap();
+    }
+    let o = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("run idled on a wiped store")
+        .unwrap();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("stopped: this bot may not post; exiting reason=the store lost its data"),
+        "{stderr}"
+    );
+    assert!(
+        crate::helpers::keys(&prefix).await.is_empty(),
+        "nothing was claimed again"
+    );
+}
