@@ -479,7 +479,7 @@ fn log_startup(command: &str, config: &Config) {
         store = %store_label(config),
         sources = %sources.join(", "),
         template = %template,
-        interval_secs = config.poll_interval.as_secs(),
+        interval = ?config.poll_interval,
         posting,
         "starting"
     );
