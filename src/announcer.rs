@@ -19,6 +19,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tracing::Instrument;
+use tracing::Level;
 use url::Url;
 
 /// What happened to one match.
@@ -399,7 +400,8 @@ impl Announcer {
                     metrics::counter!(crate::status::names::CLAIMS, "result" => "held").increment(1);
                     "skipped: match already claimed"
                 };
-                log_skip(&s.ids.key, &holder, self.policy.stuck_after, message);
+                // Every held match is seen again each cycle: a line each would bury the news.
+                log_skip(&s.ids.key, &holder, self.policy.stuck_after, message, Level::DEBUG);
                 Ok(Outcome::Skipped { holder })
             }
             // Boxed: this future is created once per sighting, and nearly every sighting is a
@@ -427,7 +429,14 @@ impl Announcer {
         let own = via.strip_prefix(CROSS_KEY_IDENTITY) == Some(s.ids.key.as_str());
         if own && changed.is_empty() {
             metrics::counter!(crate::status::names::CLAIMS, "result" => "lost").increment(1);
-            log_skip(key, holder, self.policy.stuck_after, "skipped: match already claimed");
+            // A race lost just now: news, unlike a match held since an earlier cycle.
+            log_skip(
+                key,
+                holder,
+                self.policy.stuck_after,
+                "skipped: match already claimed",
+                Level::INFO,
+            );
             return;
         }
         metrics::counter!(crate::status::names::CLAIMS, "result" => "held").increment(1);
@@ -461,7 +470,13 @@ impl Announcer {
                 if let Some((held_key, claim, via)) = self.store.find(&s.ids).await.map_err(store_err)? {
                     let holder = Holder::from(&claim);
                     if held_key == *key && via.strip_prefix(CROSS_KEY_IDENTITY) == Some(key.as_str()) {
-                        log_skip(key, &holder, self.policy.stuck_after, "dry run: would skip");
+                        log_skip(
+                            key,
+                            &holder,
+                            self.policy.stuck_after,
+                            "dry run: would skip",
+                            Level::DEBUG,
+                        );
                     } else {
                         let changed = held_key.changes_to(key);
                         tracing::info!(match_key = %held_key, seen_as = %key, via = %via, changed = %changed, "dry run: would skip (held via {via})");
@@ -528,6 +543,10 @@ impl Announcer {
                         let holder = Holder::from(&claim);
                         self.learn(s, &held_key);
                         self.log_held(s, &held_key, &holder, &via);
+                        // A still-listed match must never expire into a second announcement.
+                        if let Err(e) = self.store.refresh(&held_key, self.policy.ttl).await {
+                            tracing::warn!(error.message = %e, "could not refresh the claim's TTL");
+                        }
                         return Ok(Outcome::Skipped { holder });
                     }
                     MatchClaim::NoMarker => return Err(AnnounceError::NoMarker { key: key.clone() }),
@@ -673,22 +692,29 @@ fn warn_not_ours(token: &ClaimToken, found: &Checked) {
     }
 }
 
-fn log_skip(key: &MatchKey, holder: &Holder, stuck_after: Duration, message: &'static str) {
+/// Logs a skip at `level` (a stuck holder always at WARN), naming the holder, since when and
+/// in which state.
+fn log_skip(key: &MatchKey, holder: &Holder, stuck_after: Duration, message: &'static str, level: Level) {
     let now = Utc::now();
     let state = holder.display_state(now, stuck_after);
-    let Some(since) = crate::claim::known_time(holder.claimed_at) else {
-        // An unreadable record has no time: say so rather than show 1970.
-        tracing::info!(match_key = %key, owner = %holder.owner, since = "unknown", state = %state, "{message}");
-        return;
+    // Nearly every sighting is a held one: build no text for a line nobody will see.
+    let shown = match level {
+        Level::DEBUG => tracing::enabled!(Level::DEBUG),
+        _ => tracing::enabled!(Level::INFO),
     };
-    let fields = (
-        &*holder.owner,
-        since.format("%Y-%m-%dT%H:%M:%SZ"),
-        holder.age(now).as_secs(),
-    );
+    if state != "stuck" && !shown {
+        return;
+    }
+    let known = crate::claim::known_time(holder.claimed_at);
+    // An unreadable record has no time: say so rather than show 1970.
+    let since = known.map_or_else(|| "unknown".to_string(), |t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+    let age_secs = known.map(|_| holder.age(now).as_secs());
+    let owner = &*holder.owner;
     if state == "stuck" {
-        tracing::warn!(match_key = %key, owner = %fields.0, since = %fields.1, age_secs = fields.2, state = %state, "{message}; the holder seems to have died between claim and post (see `claims list --state stuck`)");
+        tracing::warn!(match_key = %key, owner, since, age_secs, state, "{message}; the holder seems to have died between claim and post (see `claims list --state stuck`)");
+    } else if level == Level::DEBUG {
+        tracing::debug!(match_key = %key, owner, since, age_secs, state, "{message}");
     } else {
-        tracing::info!(match_key = %key, owner = %fields.0, since = %fields.1, age_secs = fields.2, state = %state, "{message}");
+        tracing::info!(match_key = %key, owner, since, age_secs, state, "{message}");
     }
 }

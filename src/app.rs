@@ -157,7 +157,7 @@ pub struct SourceCheck {
     pub status: String,
     /// Matches found (0 on error).
     pub matches: usize,
-    /// The first few matches, as `title (state)`.
+    /// The first few matches, as `title, description (state)`.
     pub first: Vec<String>,
 }
 
@@ -183,7 +183,11 @@ pub async fn check_sources(config: &Config) -> anyhow::Result<Vec<SourceCheck>> 
                 first: found
                     .iter()
                     .take(CHECK_SHOWS)
-                    .map(|m| format!("{} ({})", m.title(), m.state))
+                    // With the description: two matches of one pair of teams differ only there.
+                    .map(|m| match m.description.as_deref() {
+                        Some(d) => format!("{}, {d} ({})", m.title(), m.state),
+                        None => format!("{} ({})", m.title(), m.state),
+                    })
                     .collect(),
             },
             Err(e) => SourceCheck {
@@ -234,7 +238,7 @@ impl App {
         if config.sources.is_empty() {
             anyhow::bail!("no sources: set SOURCES or pass --source (KIND=LOCATION or LOCATION)");
         }
-        let template = Template::load(&config.template_path).context("TEMPLATE_PATH")?;
+        let template = Template::configured(config.template_path.as_deref()).context("TEMPLATE_PATH")?;
         let store = open_store(config).await?;
         let reader = source_reader(config)?;
         let shortener = match &config.shortener {
@@ -250,11 +254,7 @@ impl App {
                 json: config.json,
                 shorten: config.shorten_in_dry_run,
             }
-        } else {
-            let credentials = config
-                .x_credentials
-                .clone()
-                .context("X credentials are required outside dry run (X_API_KEY, X_API_SECRET, X_ACCESS_TOKEN, X_ACCESS_TOKEN_SECRET)")?;
+        } else if let Some(credentials) = config.x_credentials.clone() {
             Mode::Live(
                 XClient::new(
                     &config.x_api_base,
@@ -265,6 +265,14 @@ impl App {
                 .map_err(anyhow::Error::msg)?,
                 std::sync::Arc::new(PostPace::new(config.posts_per_minute, config.posts_per_day)),
             )
+        } else {
+            // Only a command that never posts (`seed`) gets here: `Config` requires the
+            // credentials of those that do. Without them nothing can reach X; posts are printed.
+            Mode::DryRun {
+                out,
+                json: config.json,
+                shorten: false,
+            }
         };
         let policy = ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout);
         if !config.dry_run {
@@ -640,7 +648,11 @@ impl App {
     /// progress finishes its current match first. Cycles start on a fixed schedule of one
     /// per poll interval, each delayed by up to [`POLL_JITTER_FRACTION`] of it at random so
     /// replicas do not poll in lockstep; the first starts at once.
-    pub async fn run_until_cancelled(&self, cancel: CancellationToken, max_cycles: Option<u64>) {
+    ///
+    /// Returns why, when it stopped because this bot may not post (the store was never
+    /// initialised or lost its data, or posting halted): waiting would not change that, and
+    /// an idle bot that looks alive hides it.
+    pub async fn run_until_cancelled(&self, cancel: CancellationToken, max_cycles: Option<u64>) -> Option<String> {
         let mut ticks = tokio::time::interval(self.poll_interval);
         // A cycle longer than the interval (slow pages, many posts) pushes the schedule back
         // instead of firing the missed cycles in a burst to catch up.
@@ -676,6 +688,14 @@ impl App {
             );
             if let Some(why) = self.announcer.halted() {
                 tracing::error!(reason = %why, "posting halted; fix the account or credentials and restart");
+                return Some(format!("posting halted: {why}"));
+            }
+            if let (false, Some(why)) = (self.dry_run, &summary.refused) {
+                // The refusal may be a store that did not answer (worth another cycle) or one
+                // that may not be posted to (not worth any): asked again to tell them apart.
+                if let Ok(StoreReadiness::NotInitialised | StoreReadiness::Wiped) = self.readiness().await {
+                    return Some(why.clone());
+                }
             }
             if max_cycles.is_some_and(|n| done >= n) {
                 tracing::info!(cycles = done, "cycle limit reached");
@@ -683,6 +703,7 @@ impl App {
             }
         }
         tracing::info!("stopped");
+        None
     }
 
     /// What is wrong with this running bot, for `/healthz`; empty when healthy. Unhealthy

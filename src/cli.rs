@@ -2,7 +2,7 @@
 //! commands.
 
 use crate::config::Settings;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Watches cricket score pages and announces each match exactly once on X.
 #[derive(Parser)]
@@ -18,7 +18,7 @@ pub struct Cli {
     /// A source, KIND=LOCATION or LOCATION (repeatable); replaces SOURCES.
     #[arg(long = "source", value_name = "SOURCE", global = true)]
     pub source: Vec<String>,
-    /// In dry run, shorten links too (calls the configured shortener).
+    /// In dry run, shorten links too (calls the configured shortener). Only with --dry-run.
     #[arg(long, global = true)]
     pub shorten: bool,
     /// Settings, each also readable from the environment or .env.
@@ -52,10 +52,16 @@ pub enum Command {
     },
     /// Record every match currently on the sources without posting, and mark the store
     /// initialised. Run it on first start, and again after the store lost its data.
+    /// With --dry-run, print what it would record and write nothing. Needs no X credentials.
     Seed,
     /// Fetch every configured source once and print a table: source, status, matches found,
     /// the first few matches. Exit 1 if any source failed.
-    CheckSources,
+    CheckSources {
+        /// Print every field in full (by default the table fits 100 columns, long fields cut
+        /// with "…").
+        #[arg(long)]
+        wide: bool,
+    },
     /// Inspect the claims in the store.
     Claims {
         /// What to do with claims.
@@ -69,14 +75,21 @@ pub enum Command {
 pub enum ClaimsCommand {
     /// List every live claim.
     List {
-        /// Only claims in this state: claimed, posted, unknown, failed, seeded or stuck.
+        /// Only claims in this state.
+        #[arg(long, value_enum, ignore_case = true)]
+        state: Option<ClaimStateFilter>,
+        /// Print every field in full (by default the table fits 100 columns, long fields cut
+        /// with "…").
         #[arg(long)]
-        state: Option<String>,
+        wide: bool,
     },
     /// Show the claim on one match key.
     Show {
         /// The match key, as `claims list` prints it.
         key: String,
+        /// Print every field in full.
+        #[arg(long)]
+        wide: bool,
     },
     /// Delete the claim on one match key so it may be announced again. Refused unless the
     /// claim is unknown, failed or stuck, or --force is given.
@@ -89,11 +102,206 @@ pub enum ClaimsCommand {
     },
 }
 
+/// A claim state as `claims list --state` names it (stuck: claimed, never recorded, older
+/// than a post can take).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClaimStateFilter {
+    /// A worker is on it.
+    Claimed,
+    /// Posted (tweet id known, or X said it was posted before).
+    Posted,
+    /// The post's outcome could not be known.
+    Unknown,
+    /// Given up after MAX_POST_ATTEMPTS failures.
+    Failed,
+    /// Recorded by `seed`, never posted.
+    Seeded,
+    /// Claimed and never recorded, for longer than a post can take.
+    Stuck,
+}
+
+impl ClaimStateFilter {
+    /// The state's name, as `claims list` prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimStateFilter::Claimed => "claimed",
+            ClaimStateFilter::Posted => "posted",
+            ClaimStateFilter::Unknown => "unknown",
+            ClaimStateFilter::Failed => "failed",
+            ClaimStateFilter::Seeded => "seeded",
+            ClaimStateFilter::Stuck => "stuck",
+        }
+    }
+}
+
+/// Options shown for every command (and the top level).
+const EVERYWHERE: &[&str] = &["log", "log_format", "json"];
+/// The claim store.
+const STORE: &[&str] = &[
+    "redis_url",
+    "database_url",
+    "store_path",
+    "key_prefix",
+    "claim_ttl_secs",
+    "instance_id",
+];
+/// Reading the sources.
+const SOURCES: &[&str] = &[
+    "source",
+    "sources",
+    "fetch_max_bytes",
+    "fetch_per_host_per_minute",
+    "cricbuzz_api_key",
+    "cricbuzz_api_key_header",
+    "cricketdata_api_key",
+];
+/// Which matches are announced.
+const FILTER: &[&str] = &[
+    "teams",
+    "exclude_teams",
+    "series",
+    "exclude_series",
+    "formats",
+    "exclude_formats",
+    "states",
+];
+/// Making and sending posts.
+const POSTING: &[&str] = &[
+    "dry_run",
+    "shorten",
+    "template_path",
+    "shortener",
+    "shortener_base_url",
+    "bitly_token",
+    "shorten_timeout_secs",
+    "x_api_base_url",
+    "x_api_key",
+    "x_api_secret",
+    "x_access_token",
+    "x_access_token_secret",
+    "post_timeout_secs",
+    "max_posts_per_cycle",
+    "max_post_attempts",
+    "posts_per_minute",
+    "posts_per_day",
+];
+/// Only the long-running `run` uses these.
+const SERVICE: &[&str] = &[
+    "poll_interval_secs",
+    "metrics_addr",
+    "health_max_stale_cycles",
+    "shutdown_grace_secs",
+];
+/// What `claims` reads besides the store: when a claim counts as stuck.
+const CLAIM_POLICY: &[&str] = &["post_timeout_secs", "max_post_attempts"];
+
+/// The options shown in short help (`-h`), so it fits a screen: what a newcomer sets first.
+/// `--help` shows every option the command uses.
+const SHORT_HELP: &[&str] = &[
+    "log",
+    "log_format",
+    "json",
+    "dry_run",
+    "source",
+    "sources",
+    "redis_url",
+    "database_url",
+    "store_path",
+    "template_path",
+    "poll_interval_secs",
+    "metrics_addr",
+];
+
+/// The global options each command uses, by command path (`claims list`).
+fn uses(path: &str) -> Vec<&'static str> {
+    let groups: &[&[&str]] = match path {
+        "run" => &[STORE, SOURCES, FILTER, POSTING, SERVICE],
+        "backfill" => &[STORE, SOURCES, FILTER, POSTING],
+        "seed" => &[STORE, SOURCES, &["dry_run"]],
+        "check-sources" => &[SOURCES],
+        p if p.starts_with("claims") => &[STORE, CLAIM_POLICY],
+        _ => &[],
+    };
+    groups
+        .iter()
+        .flat_map(|g| g.iter().copied())
+        .chain(EVERYWHERE.iter().copied())
+        .collect()
+}
+
+/// The command line as the binary parses it: [`Cli`], with each command's help listing only
+/// the options it uses (the rest are still accepted, as they are global, but hidden), and `-h`
+/// listing only the commonest of those (see [`SHORT_HELP`]).
+pub fn command() -> clap::Command {
+    let root = Cli::command();
+    let globals: Vec<clap::Arg> = root.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
+    // Each command gets its own copy of every global option, shown or hidden for it; clap then
+    // propagates nothing more (a command that has the option keeps its own copy).
+    fn tailor(cmd: clap::Command, path: &str, globals: &[clap::Arg]) -> clap::Command {
+        let used = uses(path);
+        let mut cmd = globals.iter().fold(cmd, |cmd, arg| {
+            let id = arg.get_id().as_str();
+            let shown = used.contains(&id);
+            cmd.arg(
+                arg.clone()
+                    .hide(!shown || id == "poll_interval_ms")
+                    .hide_short_help(!SHORT_HELP.contains(&id)),
+            )
+        });
+        let names: Vec<String> = cmd.get_subcommands().map(|s| s.get_name().to_string()).collect();
+        for name in names {
+            let sub_path = format!("{path} {name}");
+            cmd = cmd.mut_subcommand(&name, |sub| tailor(sub, &sub_path, globals));
+        }
+        cmd
+    }
+    let names: Vec<String> = root.get_subcommands().map(|s| s.get_name().to_string()).collect();
+    let mut root = names.into_iter().fold(root, |root, name| {
+        root.mut_subcommand(&name, |sub| tailor(sub, &name, &globals))
+    });
+    for arg in &globals {
+        let id = arg.get_id().as_str();
+        if !EVERYWHERE.contains(&id) && id != "dry_run" {
+            root = root.mut_arg(id, |a| a.hide(true));
+        }
+    }
+    root.after_help("Each command's --help lists the options it uses; every option is also an environment variable.")
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
+        super::command().debug_assert();
+    }
+
+    #[test]
+    fn each_command_shows_only_the_options_it_uses() {
+        let mut cmd = super::command();
+        cmd.build();
+        let shown = |path: &[&str]| -> Vec<String> {
+            let mut c = &cmd;
+            for p in path {
+                c = c.find_subcommand(p).unwrap();
+            }
+            c.get_arguments()
+                .filter(|a| !a.is_hide_set())
+                .map(|a| a.get_id().to_string())
+                .collect()
+        };
+        let seed = shown(&["seed"]);
+        assert!(seed.contains(&"dry_run".to_string()) && seed.contains(&"redis_url".to_string()));
+        for absent in ["shorten", "x_api_key", "template_path", "poll_interval_secs"] {
+            assert!(!seed.contains(&absent.to_string()), "seed shows {absent}");
+        }
+        let check = shown(&["check-sources"]);
+        assert!(!check.contains(&"dry_run".to_string()) && !check.contains(&"redis_url".to_string()));
+        let list = shown(&["claims", "list"]);
+        assert!(!list.contains(&"dry_run".to_string()) && !list.contains(&"shorten".to_string()));
+        assert!(list.contains(&"state".to_string()) && list.contains(&"wide".to_string()));
+        assert!(shown(&["run"]).contains(&"metrics_addr".to_string()));
+        assert!(!shown(&["backfill"]).contains(&"metrics_addr".to_string()));
     }
 }

@@ -1,36 +1,118 @@
 //! The binary's commands: turn a parsed [`Cli`] into work and an exit code. `anyhow` lives here
 //! and in `App::build`, at the edge.
 
+use crate::tables::{self, Column};
 use anyhow::Context;
 use chrono::Utc;
 use cricket_announcer::announcer::{ClaimPolicy, Output};
-use cricket_announcer::app::{check_sources, open_store, App};
+use cricket_announcer::app::{check_sources, open_store, App, Summary};
 use cricket_announcer::claim::{known_time, ClaimState, ListedClaim, OperatorRelease};
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
-use cricket_announcer::config::{Config, Needs, StoreConfig};
+use cricket_announcer::config::{Config, ConfigError, Needs, StoreConfig};
 use cricket_announcer::cricket::MatchKey;
 use cricket_announcer::status;
 use cricket_announcer::telemetry::CauseChain;
+use cricket_announcer::template::{TemplateError, BUILT_IN_NAME};
+use cricket_announcer::text::escaped;
+use secrecy::ExposeSecret;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// Exit code of a backfill or seed that ran but could not read every source, hit store
-/// errors, refused to post, or had to stop posting; and of a `run` whose shutdown grace ran
-/// out with work in flight.
-const EXIT_INCOMPLETE: u8 = 1;
-/// Exit code of an operator command that was refused (e.g. releasing a healthy claim).
-const EXIT_REFUSED: u8 = 3;
+// Exit codes, one table for every command (README, "Exit codes"). When several apply, the
+// first in this order wins: 2, 4, 1, 5 (3 is `claims release` only).
 
-/// A malformed `.env` described by its line number and variable name, never its value (the
-/// line may hold a secret).
-pub fn describe_env_error(e: &dotenvy::Error) -> String {
+/// Done: every source read, the store answered, nothing refused, every post made.
+const EXIT_OK: u8 = 0;
+/// An error (named on stderr), or a command that ran but did not complete: a source that
+/// could not be read, a store that did not answer, a dry run whose output could not be
+/// written, a `run` whose shutdown grace ran out with work in flight.
+const EXIT_INCOMPLETE: u8 = 1;
+/// The command line, `.env`, or the value of an option or variable cannot be used (clap's own
+/// code for usage errors).
+const EXIT_USAGE: u8 = 2;
+/// An operator command refused (releasing a healthy claim, or a value the bot did not write).
+const EXIT_REFUSED: u8 = 3;
+/// The bot refused to post: the store was never initialised, it lost its data, or posting
+/// halted (X refused the credentials or the account). `run` exits with it at once.
+const EXIT_NOT_POSTING: u8 = 4;
+/// A `backfill` (or `run --cycles`) in which a post failed or its outcome is unknown.
+const EXIT_POSTS_FAILED: u8 = 5;
+
+/// A usage error found after parsing: a value clap could not check (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Usage(String);
+
+/// Loads `.env` (from the working directory or the nearest parent that has one, as dotenvy
+/// looks) without overriding the environment.
+///
+/// # Errors
+/// The exit code after saying on stderr what is wrong with the file: its line number and
+/// variable name, never its value (the line may hold a secret).
+pub fn load_dotenv() -> Result<(), ExitCode> {
+    let Some(path) = find_dotenv() else {
+        return Ok(());
+    };
+    // Named as the user would: `.env` in the working directory, else its path.
+    let shown = match std::env::current_dir() {
+        Ok(cwd) if path == cwd.join(".env") => ".env".to_string(),
+        _ => path.display().to_string(),
+    };
+    let fail = |why: String| {
+        // Written, not `eprintln!`ed: that panics when stderr is a closed pipe.
+        let _ = writeln!(std::io::stderr(), "error: cannot read {shown}: {why}");
+        Err(ExitCode::from(EXIT_USAGE))
+    };
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => return fail(e.to_string()),
+    };
+    // A NUL byte cannot be put in the environment (the standard library panics, quoting the
+    // value): refused here, by line.
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        let text = String::from_utf8_lossy(&bytes);
+        let name = text.lines().nth(line).map(variable_of).unwrap_or_default();
+        return fail(format!("line {}{name} contains a NUL byte; remove it", line + 1));
+    }
+    match dotenvy::from_path(&path) {
+        Ok(()) => Ok(()),
+        Err(e) => fail(describe_env_error(&e, &String::from_utf8_lossy(&bytes))),
+    }
+}
+
+/// The `.env` dotenvy would load: in the working directory or its nearest ancestor.
+fn find_dotenv() -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    cwd.ancestors().map(|d| d.join(".env")).find(|p| p.is_file())
+}
+
+/// ` (NAME)` for a `.env` line `NAME=…` whose name is readable, else nothing (never a guess).
+fn variable_of(line: &str) -> String {
+    let v = line
+        .split('=')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_start_matches("export ")
+        .trim();
+    if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        format!(" ({v})")
+    } else {
+        String::new()
+    }
+}
+
+/// A malformed `.env` (whose text is `text`) described by its line number and variable name,
+/// never its value.
+fn describe_env_error(e: &dotenvy::Error, text: &str) -> String {
     match e {
         dotenvy::Error::LineParse(fragment, _) => {
-            let text = std::fs::read_to_string(".env").unwrap_or_default();
             // The fragment is the text dotenvy was reading: from the failing line to the end
             // of the file when a quote is left open, and with its newline. Its first line is
             // the line that failed.
@@ -39,26 +121,11 @@ pub fn describe_env_error(e: &dotenvy::Error) -> String {
                 .lines()
                 .enumerate()
                 .find(|(_, l)| !first.is_empty() && l.contains(first));
-            let name = |l: &str| {
-                let v = l
-                    .split('=')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .trim_start_matches("export ")
-                    .trim();
-                if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    format!(" ({v})")
-                } else {
-                    // No name can be read off the line: say nothing rather than guess.
-                    String::new()
-                }
-            };
             match found {
                 Some((n, l)) => format!(
                     "line {}{} cannot be parsed (check its quotes; values with spaces need quotes)",
                     n + 1,
-                    name(l)
+                    variable_of(l)
                 ),
                 None => "a line cannot be parsed (check its quotes; values with spaces need quotes)".to_string(),
             }
@@ -68,83 +135,106 @@ pub fn describe_env_error(e: &dotenvy::Error) -> String {
     }
 }
 
-/// The error and its causes on one line, skipping a cause whose text is already shown.
-pub fn chain(e: &anyhow::Error) -> String {
-    let e: &(dyn std::error::Error + 'static) = e.as_ref();
-    CauseChain(e).to_string()
+/// The exit code of a command's result, saying on stderr what went wrong. A closed stdout
+/// (`claims list | head -1`) is not an error: the reader had what it wanted.
+pub fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
+    let e = match result {
+        Ok(code) => return code,
+        Err(e) => e,
+    };
+    let closed_stdout = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if closed_stdout {
+        return ExitCode::SUCCESS;
+    }
+    // `downcast_ref` also finds a `Usage` given as context, which `chain` shows only as text.
+    let usage = e.downcast_ref::<Usage>().is_some()
+        || e.chain()
+            .any(|c| c.is::<ConfigError>() || c.is::<TemplateError>() || c.is::<Usage>());
+    // One line, on stderr: the cause chain without repeats, never a backtrace. Written, not
+    // `eprintln!`ed: that panics when stderr is a closed pipe (`… 2>&1 | head`).
+    let text = CauseChain(e.as_ref()).to_string();
+    let _ = writeln!(std::io::stderr(), "error: {}", escaped(&text));
+    ExitCode::from(if usage { EXIT_USAGE } else { EXIT_INCOMPLETE })
 }
 
 /// Runs the command `cli` names.
 pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let posts = matches!(cli.command, Command::Run { .. } | Command::Backfill { .. }) && !cli.dry_run;
     let needs = if posts { Needs::Posting } else { Needs::NoPosting };
+    if cli.shorten && !(cli.dry_run && matches!(cli.command, Command::Run { .. } | Command::Backfill { .. })) {
+        return Err(Usage("--shorten applies to a dry run of run or backfill only (a real post always shortens when SHORTENER is set)".into()).into());
+    }
     let config = Config::from_settings(&cli.settings, &cli.source, needs, cli.dry_run, cli.shorten, cli.json)?;
     let stdout: Output = Arc::new(Mutex::new(Box::new(std::io::stdout())));
+    let reads_sources = !matches!(cli.command, Command::Claims { .. });
+    if reads_sources && config.sources.is_empty() {
+        return Err(Usage("no sources: set SOURCES or pass --source (KIND=LOCATION or LOCATION)".into()).into());
+    }
     match cli.command {
-        Command::Run { init_store, cycles } => run(&config, stdout, init_store, cycles).await,
+        Command::Run { init_store, cycles } => {
+            log_startup("run", &config);
+            run(&config, stdout, init_store, cycles).await
+        }
         Command::Backfill { init_store } => {
+            log_startup("backfill", &config);
             let app = App::build(&config, stdout).await?;
             if init_store && !config.dry_run {
                 app.init_store().await?;
             }
             let (summary, ok) = app.backfill().await;
             print_summary("backfill", &summary, ok, &config);
-            Ok(if ok {
-                ExitCode::SUCCESS
+            let refused = refused_to_post(&app, &summary, &config).await;
+            Ok(ExitCode::from(if refused {
+                EXIT_NOT_POSTING
+            } else if !ok {
+                EXIT_INCOMPLETE
+            } else if summary.failed > 0 {
+                EXIT_POSTS_FAILED
             } else {
-                ExitCode::from(EXIT_INCOMPLETE)
-            })
+                EXIT_OK
+            }))
         }
         Command::Seed => {
-            if config.dry_run {
-                anyhow::bail!(
-                    "seed writes the store by design; it has no dry run (use `--dry-run backfill` to preview)"
-                );
-            }
+            log_startup("seed", &config);
             let app = App::build(&config, stdout).await?;
+            if config.dry_run {
+                return seed_dry_run(&app, &config).await;
+            }
             let summary = app.seed().await?;
             let ok = summary.sources_failed == 0;
             print_summary("seed", &summary, ok, &config);
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(EXIT_INCOMPLETE)
-            })
+            Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_INCOMPLETE }))
         }
-        Command::CheckSources => {
-            if config.sources.is_empty() {
-                anyhow::bail!("no sources: set SOURCES or pass --source (KIND=LOCATION or LOCATION)");
-            }
+        Command::CheckSources { wide } => {
             let checks = check_sources(&config).await?;
             let ok = checks.iter().all(|c| c.status == "ok");
-            let mut out = std::io::stdout().lock();
-            if config.json {
-                for c in &checks {
-                    writeln!(out, "{}", serde_json::to_string(c)?)?;
-                }
+            let text = if config.json {
+                checks
+                    .iter()
+                    .map(|c| serde_json::to_string(c).map(|l| l + "\n"))
+                    .collect::<Result<String, _>>()?
             } else {
-                let source_w = column_width("SOURCE", checks.iter().map(|c| c.source.as_str()));
-                writeln!(out, "{:<source_w$} {:>7}  STATUS / FIRST MATCHES", "SOURCE", "MATCHES")?;
-                for c in &checks {
-                    let detail = if c.status == "ok" {
-                        c.first.join("; ")
-                    } else {
-                        format!("ERROR: {}", c.status)
-                    };
-                    writeln!(out, "{:<source_w$} {:>7}  {}", c.source, c.matches, detail)?;
-                }
-            }
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(EXIT_INCOMPLETE)
-            })
+                check_table(&checks, wide)
+            };
+            write_stdout(&text)?;
+            Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_INCOMPLETE }))
         }
         Command::Claims { action } => {
             if config.dry_run && matches!(action, ClaimsCommand::Release { .. }) {
-                anyhow::bail!(
-                    "claims release deletes a claim by design; it has no dry run (use `claims show` to look)"
-                );
+                return Err(Usage(
+                    "claims release deletes a claim by design; it has no dry run (use `claims show` to look)".into(),
+                )
+                .into());
+            }
+            let parse_key = |key: &str| {
+                MatchKey::parse(key).with_context(|| Usage(format!("{:?} is not a match key", escaped(key))))
+            };
+            // A mistyped key is a usage error, whatever the store.
+            if let ClaimsCommand::Show { key, .. } | ClaimsCommand::Release { key, .. } = &action {
+                parse_key(key)?;
             }
             // Opening would create an empty store, and a mistyped path would then read as
             // "no claims": the claims commands only ever look at a store that exists.
@@ -156,31 +246,29 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     );
                 }
             }
+
             let store = open_store(&config).await?;
             let stuck_after =
                 ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout).stuck_after;
             match action {
-                ClaimsCommand::List { state } => {
-                    const STATES: [&str; 6] = ["claimed", "posted", "unknown", "failed", "seeded", "stuck"];
-                    if let Some(s) = state.as_deref().filter(|s| !STATES.contains(s)) {
-                        anyhow::bail!("unknown state {s:?} for --state; expected one of {}", STATES.join(", "));
-                    }
+                ClaimsCommand::List { state, wide } => {
                     let now = Utc::now();
                     let claims: Vec<ListedClaim> = store
                         .list()
                         .await?
                         .into_iter()
-                        .filter(|c| {
-                            state
-                                .as_deref()
-                                .is_none_or(|s| c.claim.display_state(now, stuck_after) == s)
-                        })
+                        .filter(|c| state.is_none_or(|s| c.claim.display_state(now, stuck_after) == s.as_str()))
                         .collect();
-                    print_claims(&claims, config.json, stuck_after)?;
+                    if claims.is_empty() && !config.json {
+                        let which = state.map(|s| format!(" in state {}", s.as_str())).unwrap_or_default();
+                        write_stdout(&format!("no claims{which} (store {})\n", store_label(&config)))?;
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                    print_claims(&claims, config.json, stuck_after, wide)?;
                     Ok(ExitCode::SUCCESS)
                 }
-                ClaimsCommand::Show { key } => {
-                    let asked = MatchKey::parse(&key).with_context(|| format!("{key:?} is not a match key"))?;
+                ClaimsCommand::Show { key, wide } => {
+                    let asked = parse_key(&key)?;
                     // A match key, or any identity a claim recorded (`cricbuzz:158062`,
                     // `key:2026-07-17_…`).
                     let (key, claim) = match store.peek(&asked).await? {
@@ -191,17 +279,17 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                             .with_context(|| format!("no claim on {asked} (as a match key or an identity)"))?,
                     };
                     let ttl = store.ttl(&key).await?;
-                    let identities = claim.aliases.clone();
-                    print_claims(&[ListedClaim { key, claim, ttl }], config.json, stuck_after)?;
+                    let identities: Vec<String> = claim.aliases.iter().map(|a| escaped(a).into_owned()).collect();
+                    print_claims(&[ListedClaim { key, claim, ttl }], config.json, stuck_after, wide)?;
                     if !config.json {
                         // Every identity the claim holds the match under (its sources' ids, its
                         // keys): a sighting with any of them is this match.
-                        writeln!(std::io::stdout(), "identities: {}", identities.join(", "))?;
+                        write_stdout(&format!("identities: {}\n", identities.join(", ")))?;
                     }
                     Ok(ExitCode::SUCCESS)
                 }
                 ClaimsCommand::Release { key, force } => {
-                    let key = MatchKey::parse(&key).with_context(|| format!("{key:?} is not a match key"))?;
+                    let key = parse_key(&key)?;
                     match store.operator_release(&key, force, stuck_after).await? {
                         OperatorRelease::Released(c) => {
                             // A posted match that is still listed will be announced again.
@@ -210,12 +298,11 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                             } else {
                                 ""
                             };
-                            writeln!(
-                                std::io::stdout(),
-                                "released {key} (was {}, owner {}){warning}",
+                            write_stdout(&format!(
+                                "released {key} (was {}, owner {}){warning}\n",
                                 c.display_state(Utc::now(), stuck_after),
-                                c.owner
-                            )?;
+                                escaped(&c.owner)
+                            ))?;
                             Ok(ExitCode::SUCCESS)
                         }
                         OperatorRelease::Refused(c) => {
@@ -230,27 +317,205 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                             } else {
                                 String::new()
                             };
-                            writeln!(
+                            let _ = writeln!(
                                 std::io::stderr(),
                                 "refused: {key} is {} (owner {}); only unknown, failed or stuck claims are released without --force{when}",
                                 c.display_state(Utc::now(), stuck_after),
-                                c.owner
-                            )?;
+                                escaped(&c.owner)
+                            );
                             Ok(ExitCode::from(EXIT_REFUSED))
                         }
                         OperatorRelease::Absent => anyhow::bail!("no claim on {key}"),
                         OperatorRelease::NotARecord(c) => {
-                            writeln!(
+                            let _ = writeln!(
                                 std::io::stderr(),
                                 "refused: {key} holds a value cricket-announcer did not write ({}); it deletes only its own records (by their token): remove this one with the store's own tools (Redis: DEL the key ending in match:{key})",
-                                c.detail.as_deref().unwrap_or("not a claim record")
-                            )?;
+                                escaped(c.detail.as_deref().unwrap_or("not a claim record"))
+                            );
                             Ok(ExitCode::from(EXIT_REFUSED))
                         }
                     }
                 }
             }
         }
+    }
+}
+
+/// `check-sources` for people: a row per source (source, matches found, `ok` or `ERROR`),
+/// each followed, indented, by the first matches it lists (one a line, cut to fit) or by its
+/// error (wrapped, never cut: its end often says what went wrong).
+fn check_table(checks: &[cricket_announcer::app::SourceCheck], wide: bool) -> String {
+    let rows: Vec<Vec<String>> = checks
+        .iter()
+        .map(|c| {
+            let status = if c.status == "ok" { "ok" } else { "ERROR" };
+            vec![c.source.clone(), c.matches.to_string(), status.to_string()]
+        })
+        .collect();
+    let columns = [
+        Column::cut("SOURCE", 24),
+        Column::number("MATCHES"),
+        Column::fixed("STATUS / FIRST MATCHES"),
+    ];
+    let table = tables::render(&columns, &rows, wide);
+    let mut lines = table.lines();
+    let mut out = format!("{}\n", lines.next().unwrap_or_default());
+    for (line, c) in lines.zip(checks) {
+        out.push_str(line);
+        out.push('\n');
+        if c.status != "ok" {
+            for part in tables::wrap(&escaped(&c.status), tables::WIDTH - 2) {
+                out.push_str(&format!("  {part}\n"));
+            }
+        }
+        for m in &c.first {
+            let shown = format!("  {}", escaped(m));
+            let shown = if wide {
+                shown
+            } else {
+                tables::cut(&shown, tables::WIDTH)
+            };
+            out.push_str(&shown);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Whether this bot refused to post: posting halted, or (outside dry run) the store is not
+/// initialised or lost its data. A store that did not answer is not a refusal: it may answer
+/// next time.
+async fn refused_to_post(app: &App, summary: &Summary, config: &Config) -> bool {
+    use cricket_announcer::app::StoreReadiness;
+    app.announcer().halted().is_some()
+        || (!config.dry_run
+            && summary.refused.is_some()
+            && matches!(
+                app.readiness().await,
+                Ok(StoreReadiness::NotInitialised | StoreReadiness::Wiped)
+            ))
+}
+
+/// `seed --dry-run`: what `seed` would record, read from the sources and the store, writing
+/// nothing.
+async fn seed_dry_run(app: &App, config: &Config) -> anyhow::Result<ExitCode> {
+    let mut summary = Summary::default();
+    let sightings = app.read_sources(&mut summary).await;
+    let store = app.announcer().store();
+    let mut out = String::new();
+    for s in &sightings {
+        if s.m.has_placeholder_team() {
+            summary.not_announceable += 1;
+            continue;
+        }
+        let title = s.m.claim_title();
+        // Held through any identity, as the claim step would find it.
+        let found = store.find(&s.ids).await?;
+        let key = found.as_ref().map_or(&s.ids.key, |(k, _, _)| k).clone();
+        let held = found.map(|(_, c, _)| c);
+        if held.is_some() {
+            summary.skipped += 1;
+        } else {
+            summary.seeded += 1;
+        }
+        let line = match (&held, config.json) {
+            (None, true) => {
+                serde_json::json!({ "would_record": key, "title": title, "aliases": s.ids.ids }).to_string()
+            }
+            (Some(c), true) => {
+                serde_json::json!({ "already_claimed": key, "title": title, "state": c.state, "owner": c.owner })
+                    .to_string()
+            }
+            (None, false) => format!("would record {key}  {}", escaped(&title)),
+            (Some(c), false) => format!(
+                "already claimed {key}  {} ({}, owner {})",
+                escaped(&title),
+                c.state,
+                escaped(&c.owner)
+            ),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let marker = store.marker().await?;
+    let ok = summary.sources_failed == 0;
+    if config.json {
+        let line =
+            serde_json::json!({ "summary": summary, "ok": ok, "dry_run": true, "initialised": marker.is_some() });
+        out.push_str(&format!("{line}\n"));
+    } else {
+        let then = match (&marker, ok) {
+            (Some(m), _) => format!("the store is already initialised (by {}, {})", escaped(&m.by), m.how),
+            (None, true) => "then it would mark the store initialised".into(),
+            (None, false) => "a source failed, so it would not mark the store initialised".into(),
+        };
+        out.push_str(&format!(
+            "seed (dry run, nothing written): sources read {}, failed {}; matches seen {}, not announceable {}; would record {}, already claimed {}; {then}\n",
+            summary.sources_read,
+            summary.sources_failed,
+            summary.matches_seen,
+            summary.not_announceable,
+            summary.seeded,
+            summary.skipped
+        ));
+    }
+    write_stdout(&out)?;
+    Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_INCOMPLETE }))
+}
+
+/// Where claims are kept, as it may be shown: a URL's host, port and path only (no user,
+/// password or options), or the embedded file.
+fn store_label(config: &Config) -> String {
+    let url = |kind: &str, raw: &str| match url::Url::parse(raw) {
+        Ok(u) => format!(
+            "{kind} {}://{}{}{}",
+            u.scheme(),
+            u.host_str().unwrap_or(""),
+            u.port().map(|p| format!(":{p}")).unwrap_or_default(),
+            u.path()
+        ),
+        Err(_) => format!("{kind} (URL hidden)"),
+    };
+    match &config.store {
+        StoreConfig::Redis(u) => url("redis", u.expose_secret()),
+        StoreConfig::Postgres(u) => url("postgres", u.expose_secret()),
+        StoreConfig::Embedded(path) => format!("embedded {}", path.display()),
+    }
+}
+
+/// The one line saying what this process is about to do, with what: version, store, sources
+/// (credentials hidden), template, poll interval and posting mode.
+fn log_startup(command: &str, config: &Config) {
+    let sources: Vec<String> = config.sources.iter().map(ToString::to_string).collect();
+    let template = config
+        .template_path
+        .as_deref()
+        .map_or_else(|| BUILT_IN_NAME.to_string(), |p: &Path| p.display().to_string());
+    let posting = match (command, config.dry_run) {
+        ("seed", false) => "records without posting",
+        ("seed", true) => "dry run: records nothing",
+        (_, true) => "dry run: prints posts, sends and writes nothing",
+        (_, false) => "live: posts to X",
+    };
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        command,
+        store = %store_label(config),
+        sources = %sources.join(", "),
+        template = %template,
+        interval = ?config.poll_interval,
+        posting,
+        "starting"
+    );
+}
+
+/// Writes `text` to stdout. A closed stdout (`| head -1`) is not an error for a table: the
+/// reader had what it wanted.
+fn write_stdout(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
     }
 }
 
@@ -272,12 +537,14 @@ async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u
         tracing::info!(addr = %listener.local_addr().unwrap_or(addr), "serving /metrics and /healthz");
         tracker.spawn(status::serve(listener, metrics, app.clone(), cancel.clone()));
     }
-    tracker.spawn({
+    let polling = tracker.spawn({
         let (app, cancel) = (app.clone(), cancel.clone());
         async move {
-            app.run_until_cancelled(cancel.clone(), cycles).await;
-            // The cycle limit was reached (or a signal came): stop the status endpoint too.
+            let refused = app.run_until_cancelled(cancel.clone(), cycles).await;
+            // The cycle limit was reached, a signal came, or posting was refused: stop the
+            // status endpoint too.
             cancel.cancel();
+            refused
         }
     });
     tracker.close();
@@ -298,13 +565,18 @@ async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u
         );
         return Ok(ExitCode::from(EXIT_INCOMPLETE));
     }
+    if let Ok(Some(why)) = polling.await {
+        // Said once more as the last line: the cycle's own error may be far up the log.
+        tracing::error!(reason = %why, "stopped: this bot may not post; exiting");
+        return Ok(ExitCode::from(EXIT_NOT_POSTING));
+    }
     tracing::info!("shut down cleanly");
     Ok(ExitCode::SUCCESS)
 }
 
 /// Prints the summary line. A closed stdout is not an error here: the exit code still says how
 /// the run went (and `println!` would panic on it).
-fn print_summary(what: &str, summary: &cricket_announcer::app::Summary, ok: bool, config: &Config) {
+fn print_summary(what: &str, summary: &Summary, ok: bool, config: &Config) {
     let mut out = std::io::stdout().lock();
     let _ = if config.json {
         // `posted` counts the posts printed in a dry run; `dry_run` says which it was.
@@ -318,10 +590,10 @@ fn print_summary(what: &str, summary: &cricket_announcer::app::Summary, ok: bool
     };
 }
 
-fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration) -> anyhow::Result<()> {
+fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration, wide: bool) -> anyhow::Result<()> {
     let now = Utc::now();
-    let mut out = std::io::stdout().lock();
     if json {
+        let mut text = String::new();
         for c in claims {
             let line = serde_json::json!({
                 "key": c.key,
@@ -329,43 +601,35 @@ fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration) -> an
                 "claim": c.claim,
                 "ttl_secs": c.ttl.map(|t| t.as_secs()),
             });
-            writeln!(out, "{line}")?;
+            text.push_str(&format!("{line}\n"));
         }
-        return Ok(());
+        return Ok(write_stdout(&text)?);
     }
-    // Columns as wide as their widest cell, so a long key or owner name does not push the
-    // rest of its row out of line.
-    let key_w = column_width("MATCH KEY", claims.iter().map(|c| c.key.as_str()));
-    let state_w = column_width("STATE", claims.iter().map(|c| c.claim.display_state(now, stuck_after)));
-    let owner_w = column_width("OWNER", claims.iter().map(|c| &*c.claim.owner));
-    writeln!(
-        out,
-        "{:<key_w$} {:<state_w$} {:<owner_w$} {:<19} {:>8}  TWEET / DETAIL",
-        "MATCH KEY", "STATE", "OWNER", "SINCE (UTC)", "TTL (s)"
-    )?;
-    for c in claims {
-        writeln!(
-            out,
-            "{:<key_w$} {:<state_w$} {:<owner_w$} {:<19} {:>8}  {}",
-            c.key.as_str(),
-            c.claim.display_state(now, stuck_after),
-            c.claim.owner,
-            known_time(c.claim.claimed_at)
-                .map_or_else(|| "-".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string()),
-            c.ttl.map(|t| t.as_secs().to_string()).unwrap_or_else(|| "-".into()),
-            c.claim.tweet_id.as_deref().or(c.claim.detail.as_deref()).unwrap_or("")
-        )?;
-    }
-    Ok(())
-}
-
-/// The width, in characters, of a column headed `header` holding `cells`.
-fn column_width<'a>(header: &str, cells: impl Iterator<Item = &'a str>) -> usize {
-    cells
-        .map(|c| c.chars().count())
-        .chain([header.chars().count()])
-        .max()
-        .unwrap_or(0)
+    // Owner, title and detail come from the store, written by any process that could reach
+    // it: escaped, so they cannot drive the terminal or forge a row.
+    let rows: Vec<Vec<String>> = claims
+        .iter()
+        .map(|c| {
+            vec![
+                c.key.as_str().to_string(),
+                c.claim.display_state(now, stuck_after).to_string(),
+                escaped(&c.claim.owner).into_owned(),
+                known_time(c.claim.claimed_at)
+                    .map_or_else(|| "-".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string()),
+                c.ttl.map(|t| t.as_secs().to_string()).unwrap_or_else(|| "-".into()),
+                escaped(c.claim.tweet_id.as_deref().or(c.claim.detail.as_deref()).unwrap_or("")).into_owned(),
+            ]
+        })
+        .collect();
+    let columns = [
+        Column::cut("MATCH KEY", 30),
+        Column::fixed("STATE"),
+        Column::cut("OWNER", 12),
+        Column::fixed("SINCE (UTC)"),
+        Column::number("TTL (s)"),
+        Column::cut("TWEET / DETAIL", 16),
+    ];
+    Ok(write_stdout(&tables::render(&columns, &rows, wide))?)
 }
 
 /// Returns on SIGINT or SIGTERM.

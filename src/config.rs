@@ -2,7 +2,8 @@
 //! `.env` is loaded). [`Settings`] is what the user typed; [`Config`] is the validated, typed
 //! result. A bad value is a [`ConfigError`] naming the variable.
 
-use crate::filter::{self, Filter};
+use crate::cricket::MatchState;
+use crate::filter::Filter;
 use crate::post::XCredentials;
 use crate::shorten::Provider;
 use crate::source::fetch::ApiKey;
@@ -43,10 +44,24 @@ pub struct Settings {
     #[arg(long, env = "POLL_INTERVAL_SECS", default_value = "300", global = true)]
     pub poll_interval_secs: String,
     /// Sources, separated by commas or whitespace: KIND=LOCATION or LOCATION (URL or file).
-    #[arg(long, env = "SOURCES", default_value = "", hide_default_value = true, global = true)]
+    // A source URL may carry a password or a key: its value is never shown in --help.
+    #[arg(
+        long,
+        env = "SOURCES",
+        default_value = "",
+        hide_default_value = true,
+        hide_env_values = true,
+        global = true
+    )]
     pub sources: String,
     /// X API base URL.
-    #[arg(long, env = "X_API_BASE_URL", default_value = "https://api.x.com", global = true)]
+    #[arg(
+        long,
+        env = "X_API_BASE_URL",
+        default_value = "https://api.x.com",
+        hide_env_values = true,
+        global = true
+    )]
     pub x_api_base_url: String,
     /// X consumer key (OAuth 1.0a).
     #[arg(long, env = "X_API_KEY", hide_env_values = true, global = true)]
@@ -78,18 +93,20 @@ pub struct Settings {
     /// Seconds a shortener may take before the long link is used.
     #[arg(long, env = "SHORTEN_TIMEOUT_SECS", default_value = "5", global = true)]
     pub shorten_timeout_secs: String,
-    /// Link shortener: none, isgd or bitly.
-    #[arg(long, env = "SHORTENER", default_value = "none", global = true)]
-    pub shortener: String,
+    /// Link shortener.
+    #[arg(long, env = "SHORTENER", value_enum, ignore_case = true, default_value_t = ShortenerSetting::None, global = true)]
+    pub shortener: ShortenerSetting,
     /// Shortener base URL (default: the provider's own).
-    #[arg(long, env = "SHORTENER_BASE_URL", global = true)]
+    #[arg(long, env = "SHORTENER_BASE_URL", hide_env_values = true, global = true)]
     pub shortener_base_url: Option<String>,
     /// Bitly access token (SHORTENER=bitly).
     #[arg(long, env = "BITLY_TOKEN", hide_env_values = true, global = true)]
     pub bitly_token: Option<String>,
-    /// Post template file.
-    #[arg(long, env = "TEMPLATE_PATH", default_value = crate::template::DEFAULT_TEMPLATE_PATH, global = true)]
-    pub template_path: PathBuf,
+    /// Post template file (minijinja). Unset: the built-in template (templates/announce.txt of
+    /// the source tree, compiled into the binary).
+    // A string, not a path: a blank value (`TEMPLATE_PATH=` in .env) means unset.
+    #[arg(long, env = "TEMPLATE_PATH", global = true)]
+    pub template_path: Option<String>,
     /// This instance's name in claim records (default: HOSTNAME:PID).
     #[arg(long, env = "INSTANCE_ID", global = true)]
     pub instance_id: Option<String>,
@@ -134,29 +151,43 @@ pub struct Settings {
         global = true
     )]
     pub exclude_series: String,
-    /// Announce only these formats (comma-separated: Test, ODI, T20I, T20, First-class, List A…).
-    #[arg(long, env = "FORMATS", default_value = "", hide_default_value = true, global = true)]
-    pub formats: String,
-    /// Never announce these formats (comma-separated).
+    /// Announce only these formats (comma-separated).
     #[arg(
         long,
-        env = "EXCLUDE_FORMATS",
+        env = "FORMATS",
+        value_parser = EnumList::<FormatSetting>::parser(),
         default_value = "",
         hide_default_value = true,
         global = true
     )]
-    pub exclude_formats: String,
-    /// States to announce (comma-separated: upcoming, live, complete, abandoned, other).
-    #[arg(long, env = "STATES", default_value = "upcoming,live", global = true)]
-    pub states: String,
+    pub formats: EnumList<FormatSetting>,
+    /// Never announce these formats (comma-separated).
+    #[arg(
+        long,
+        env = "EXCLUDE_FORMATS",
+        value_parser = EnumList::<FormatSetting>::parser(),
+        default_value = "",
+        hide_default_value = true,
+        global = true
+    )]
+    pub exclude_formats: EnumList<FormatSetting>,
+    /// States to announce (comma-separated).
+    #[arg(
+        long,
+        env = "STATES",
+        value_parser = EnumList::<StateSetting>::parser(),
+        default_value = "upcoming,live",
+        global = true
+    )]
+    pub states: EnumList<StateSetting>,
     /// Largest page accepted from a source, bytes.
     #[arg(long, env = "FETCH_MAX_BYTES", default_value_t = crate::source::fetch::DEFAULT_MAX_BYTES.to_string(), global = true)]
     pub fetch_max_bytes: String,
     /// Log filter (tracing EnvFilter syntax), e.g. info or cricket_announcer=debug.
-    #[arg(long = "log", env = "RUST_LOG", default_value = "info", global = true)]
+    #[arg(long = "log", env = "RUST_LOG", default_value = "info", value_parser = crate::telemetry::check_filter, global = true)]
     pub log: String,
     /// Log line format on stderr: text (for people) or json (one object per line, for machines).
-    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
+    #[arg(long, env = "LOG_FORMAT", value_enum, ignore_case = true, default_value_t = LogFormat::Text, global = true)]
     pub log_format: LogFormat,
     /// Address (IP:PORT) serving Prometheus metrics at /metrics and health at /healthz in
     /// `run`. Unset: no listener.
@@ -173,6 +204,129 @@ pub struct Settings {
     /// tests). Hidden: a production poll interval is whole seconds.
     #[arg(long, env = "POLL_INTERVAL_MS", hide = true, global = true)]
     pub poll_interval_ms: Option<String>,
+}
+
+/// A link shortener, as `SHORTENER` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShortenerSetting {
+    /// No shortener: the match link as it is (also a blank `SHORTENER=`).
+    #[value(alias = "off", alias = "")]
+    None,
+    /// is.gd.
+    #[value(alias = "is.gd")]
+    Isgd,
+    /// Bitly (needs `BITLY_TOKEN`).
+    Bitly,
+}
+
+/// A match format, as `FORMATS` and `EXCLUDE_FORMATS` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatSetting {
+    /// Test match.
+    Test,
+    /// One Day International.
+    Odi,
+    /// Twenty20 International.
+    T20i,
+    /// Domestic or franchise Twenty20.
+    T20,
+    /// Domestic multi-day cricket.
+    #[value(alias = "first class", alias = "firstclass")]
+    FirstClass,
+    /// Domestic one-day cricket.
+    #[value(alias = "list a", alias = "lista")]
+    ListA,
+    /// The Hundred.
+    #[value(alias = "the hundred", alias = "the-hundred")]
+    Hundred,
+}
+
+impl FormatSetting {
+    /// The format's printed name, as [`crate::cricket::Format::label`] gives it (what the
+    /// filter compares).
+    pub fn label(self) -> &'static str {
+        match self {
+            FormatSetting::Test => "Test",
+            FormatSetting::Odi => "ODI",
+            FormatSetting::T20i => "T20I",
+            FormatSetting::T20 => "T20",
+            FormatSetting::FirstClass => "First-class",
+            FormatSetting::ListA => "List A",
+            FormatSetting::Hundred => "The Hundred",
+        }
+    }
+}
+
+/// A match state, as `STATES` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StateSetting {
+    /// Not started.
+    Upcoming,
+    /// In play.
+    Live,
+    /// Finished with a result.
+    Complete,
+    /// Abandoned or called off.
+    Abandoned,
+    /// Any other state the page reports.
+    Other,
+}
+
+impl StateSetting {
+    /// The match state it names.
+    pub fn state(self) -> MatchState {
+        match self {
+            StateSetting::Upcoming => MatchState::Upcoming,
+            StateSetting::Live => MatchState::Live,
+            StateSetting::Complete => MatchState::Complete,
+            StateSetting::Abandoned => MatchState::Abandoned,
+            StateSetting::Other => MatchState::Other,
+        }
+    }
+}
+
+/// A comma-separated list of the values of a closed set (`FORMATS=T20I,ODI`), each checked by
+/// clap: an unknown one is a usage error (exit 2) listing the accepted values, so a typo
+/// (`T20l`) cannot silently announce nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnumList<E>(pub Vec<E>);
+
+impl<E: clap::ValueEnum + Clone + Send + Sync + 'static> EnumList<E> {
+    /// The clap parser of such a list.
+    pub fn parser() -> EnumListParser<E> {
+        EnumListParser(std::marker::PhantomData)
+    }
+}
+
+/// Parses an [`EnumList`]: split on commas, each item trimmed and read case-insensitively.
+#[derive(Clone)]
+pub struct EnumListParser<E>(std::marker::PhantomData<E>);
+
+impl<E: clap::ValueEnum + Clone + Send + Sync + 'static> clap::builder::TypedValueParser for EnumListParser<E> {
+    type Value = EnumList<E>;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<EnumList<E>, clap::Error> {
+        let one = clap::builder::EnumValueParser::<E>::new();
+        let text = value.to_string_lossy();
+        text.split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(|item| {
+                // Case as typed in the docs ("T20I", "List A") is accepted too.
+                E::from_str(item, true).or_else(|_| one.parse_ref(cmd, arg, std::ffi::OsStr::new(item)))
+            })
+            .collect::<Result<Vec<E>, _>>()
+            .map(EnumList)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(E::value_variants().iter().filter_map(E::to_possible_value)))
+    }
 }
 
 /// A configuration value that cannot be used. Names the variable.
@@ -259,8 +413,8 @@ pub struct Config {
     pub posts_per_minute: std::num::NonZeroU32,
     /// Local pace: posts per day.
     pub posts_per_day: std::num::NonZeroU32,
-    /// Template file.
-    pub template_path: PathBuf,
+    /// Template file; `None`: the built-in template.
+    pub template_path: Option<PathBuf>,
     /// Owner name written into claims.
     pub instance_id: String,
     /// Page size cap, bytes.
@@ -511,31 +665,22 @@ impl Config {
                 spec
             })
             .collect();
-        if list(&s.states).is_empty() {
+        if s.states.0.is_empty() {
             return Err(ConfigError::Invalid {
                 var: "STATES",
-                value: s.states.clone(),
+                value: String::new(),
                 reason: "no state given: nothing would ever be announced (default: upcoming,live)".into(),
             });
         }
-        let states = list(&s.states)
-            .iter()
-            .map(|st| {
-                filter::parse_state(st).ok_or_else(|| ConfigError::Invalid {
-                    var: "STATES",
-                    value: s.states.clone(),
-                    reason: format!("unknown state {st:?}; expected upcoming, live, complete, abandoned or other"),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let labels = |formats: &EnumList<FormatSetting>| formats.0.iter().map(|f| f.label().to_string()).collect();
         let filter = Filter {
             teams: list(&s.teams),
             exclude_teams: list(&s.exclude_teams),
             series: list(&s.series),
             exclude_series: list(&s.exclude_series),
-            formats: list(&s.formats),
-            exclude_formats: list(&s.exclude_formats),
-            states,
+            formats: labels(&s.formats),
+            exclude_formats: labels(&s.exclude_formats),
+            states: s.states.0.iter().map(|st| st.state()).collect(),
         };
         let x_credentials = {
             let key = secret("X_API_KEY", &s.x_api_key, needs)?;
@@ -554,10 +699,10 @@ impl Config {
                 _ => None,
             }
         };
-        let shortener = match s.shortener.trim().to_ascii_lowercase().as_str() {
-            "" | "none" | "off" => None,
-            name @ ("isgd" | "is.gd" | "bitly") => {
-                let provider = if name == "bitly" {
+        let shortener = match s.shortener {
+            ShortenerSetting::None => None,
+            name @ (ShortenerSetting::Isgd | ShortenerSetting::Bitly) => {
+                let provider = if name == ShortenerSetting::Bitly {
                     match s.bitly_token.as_deref().map(str::trim) {
                         Some(t) if !t.is_empty() => Provider::Bitly(SecretString::from(t.to_string())),
                         _ => {
@@ -575,13 +720,6 @@ impl Config {
                     _ => provider.default_base(),
                 };
                 Some(ShortenerConfig { provider, base })
-            }
-            other => {
-                return Err(ConfigError::Invalid {
-                    var: "SHORTENER",
-                    value: other.to_string(),
-                    reason: "expected none, isgd or bitly".into(),
-                })
             }
         };
         let fetch_max_bytes = s
@@ -641,7 +779,12 @@ impl Config {
             posts_per_minute: nonzero(count("POSTS_PER_MINUTE", &s.posts_per_minute)?),
             posts_per_day: nonzero(count("POSTS_PER_DAY", &s.posts_per_day)?),
             shortener,
-            template_path: s.template_path.clone(),
+            template_path: s
+                .template_path
+                .as_deref()
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
             instance_id: instance_id(s.instance_id.as_deref())?,
             fetch_max_bytes,
             fetch_per_host_per_minute: count("FETCH_PER_HOST_PER_MINUTE", &s.fetch_per_host_per_minute)?,

@@ -10,8 +10,17 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use url::Url;
 
-/// The template shipped in the repository, used when `TEMPLATE_PATH` is not set.
-pub const DEFAULT_TEMPLATE_PATH: &str = "templates/announce.txt";
+/// The template used when `TEMPLATE_PATH` is not set: `templates/announce.txt`, compiled into
+/// the binary so that an installed binary works from any directory.
+pub const BUILT_IN: &str = include_str!("../templates/announce.txt");
+
+/// How the built-in template is named in logs and errors.
+pub const BUILT_IN_NAME: &str = "(built-in templates/announce.txt)";
+
+/// The largest template file accepted, bytes. A post is at most 280 characters; the shipped
+/// templates, comments included, are under 2 KiB. The bound keeps a mistaken path (a log file,
+/// `/dev/zero`) from being read without end.
+pub const MAX_TEMPLATE_BYTES: u64 = 64 * 1024;
 
 /// A template that failed to load, compile or render.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +33,15 @@ pub enum TemplateError {
         /// The I/O error.
         #[source]
         source: std::io::Error,
+    },
+    /// Not a regular file (a directory, a device such as `/dev/zero`, a pipe), or larger than
+    /// [`MAX_TEMPLATE_BYTES`].
+    #[error("cannot use template {path}: {reason}")]
+    NotATemplateFile {
+        /// The template's path.
+        path: PathBuf,
+        /// What it is instead.
+        reason: String,
     },
     /// Syntax error, unknown field or filter (minijinja's message names the line).
     #[error("template {path}: {source:#}")]
@@ -134,12 +152,49 @@ impl Template {
     /// # Errors
     /// [`TemplateError::Read`] when the file cannot be read, [`TemplateError::Invalid`] for a
     /// syntax error or an unknown field (the message names the path and line).
+    /// [`TemplateError::NotATemplateFile`] when `path` is not a regular file of at most
+    /// [`MAX_TEMPLATE_BYTES`] (checked before reading: a device or a pipe is never opened).
     pub fn load(path: &Path) -> Result<Template, TemplateError> {
-        let source = std::fs::read_to_string(path).map_err(|source| TemplateError::Read {
+        use std::io::Read;
+        let read = |source| TemplateError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let not_template = |reason: String| TemplateError::NotATemplateFile {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let too_large = || not_template(format!("larger than {MAX_TEMPLATE_BYTES} bytes; is it the right file?"));
+        let meta = std::fs::metadata(path).map_err(read)?;
+        if !meta.is_file() {
+            return Err(not_template(
+                "not a regular file; set TEMPLATE_PATH to a template file".into(),
+            ));
+        }
+        if meta.len() > MAX_TEMPLATE_BYTES {
+            return Err(too_large());
+        }
+        // Read through the bound as well: the file may have grown since.
+        let mut source = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_TEMPLATE_BYTES + 1).read_to_string(&mut source))
+            .map_err(read)?;
+        if source.len() as u64 > MAX_TEMPLATE_BYTES {
+            return Err(too_large());
+        }
         Template::from_source(path, source)
+    }
+
+    /// The template at `path` ([`Template::load`]), or the built-in one ([`BUILT_IN`]) when
+    /// `None`.
+    ///
+    /// # Errors
+    /// As for [`Template::load`].
+    pub fn configured(path: Option<&Path>) -> Result<Template, TemplateError> {
+        match path {
+            Some(path) => Template::load(path),
+            None => Template::from_source(Path::new(BUILT_IN_NAME), BUILT_IN.to_string()),
+        }
     }
 
     /// Compiles `source`, naming it `path` in errors; see [`Template::load`].
@@ -334,6 +389,44 @@ mod tests {
             Err(e @ TemplateError::Invalid { .. }) => e.to_string(),
             other => panic!("expected an invalid template, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn the_built_in_template_is_the_shipped_announce_txt() {
+        let built_in = Template::configured(None).unwrap();
+        assert_eq!(built_in.path(), Path::new(BUILT_IN_NAME));
+        assert_eq!(
+            built_in.render_post(&sample_match(), &link()).unwrap().text(),
+            shipped("announce.txt")
+                .render_post(&sample_match(), &link())
+                .unwrap()
+                .text()
+        );
+    }
+
+    #[test]
+    fn a_device_a_directory_or_an_oversized_file_is_refused_before_reading() {
+        let started = std::time::Instant::now();
+        let e = Template::load(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "cannot use template /dev/zero: not a regular file; set TEMPLATE_PATH to a template file"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            Template::load(dir.path()),
+            Err(TemplateError::NotATemplateFile { .. })
+        ));
+        let big = dir.path().join("big.txt");
+        std::fs::write(&big, "x".repeat(MAX_TEMPLATE_BYTES as usize + 1)).unwrap();
+        assert_eq!(
+            Template::load(&big).unwrap_err().to_string(),
+            format!(
+                "cannot use template {}: larger than 65536 bytes; is it the right file?",
+                big.display()
+            )
+        );
     }
 
     #[test]

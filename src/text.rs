@@ -139,6 +139,25 @@ fn clean_chars(raw: &str) -> String {
     out
 }
 
+/// `raw` as it may be written to a terminal or a text log line: every control, zero-width and
+/// bidirectional formatting character shown as its escape (`\n`, `\u{1b}`, `\u{202e}`), so text
+/// read from a store or a page (an owner name, a title, an error detail) can neither forge a
+/// log line nor drive the terminal. Printable text is returned unchanged, without a copy.
+pub fn escaped(raw: &str) -> std::borrow::Cow<'_, str> {
+    if !raw.chars().any(|c| c.is_control() || is_invisible(c)) {
+        return std::borrow::Cow::Borrowed(raw);
+    }
+    let mut out = String::with_capacity(raw.len() + 8);
+    for c in raw.chars() {
+        if c.is_control() || is_invisible(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Zero-width and bidirectional formatting characters: invisible, and able to reorder or hide
 /// text (Unicode TR9 explicit formatting; U+200B–U+200F, U+202A–U+202E, U+2060–U+2069, U+FEFF).
 fn is_invisible(c: char) -> bool {
@@ -147,7 +166,7 @@ fn is_invisible(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{clean, neutralise_links, plain, plain_decoded, LINK_COLON, LINK_DOT};
+    use super::{clean, escaped, neutralise_links, plain, plain_decoded, LINK_COLON, LINK_DOT};
     use proptest::prelude::*;
 
     proptest! {
@@ -267,6 +286,16 @@ mod tests {
     fn hashtags_and_cashtags_we_did_not_choose_are_neutralised() {
         assert_eq!(clean("#Winners $TSLA Club"), "﹟Winners ﹩TSLA Club");
         assert_eq!(clean("C# 2$"), "C# 2$");
+    }
+
+    #[test]
+    fn escaped_text_shows_control_and_bidi_characters_as_escapes() {
+        assert_eq!(escaped("bot-a"), "bot-a");
+        assert_eq!(
+            escaped("a\nINFO forged\u{1b}[2J\u{202e}x"),
+            "a\\nINFO forged\\u{1b}[2J\\u{202e}x"
+        );
+        assert!(matches!(escaped("plain"), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]

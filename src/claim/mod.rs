@@ -1482,3 +1482,58 @@ mod tests {
         );
     }
 }
+
+/// The record readers against anything a store can hold: never a panic, and a record that is
+/// not the bot's reads as held (`unknown`), never as free.
+#[cfg(test)]
+mod stored_fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A record the bot could have written, with an owner of any text and length.
+    fn record(owner: &str, state: &str, claimed_at: &str) -> String {
+        serde_json::json!({
+            "state": state, "owner": owner, "token": "t", "claimed_at": claimed_at,
+            "updated_at": claimed_at, "title": owner, "detail": owner,
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn a_64_kib_owner_reads_whole_and_the_same_by_both_readers() {
+        let owner = "o".repeat(64 * 1024);
+        let raw = record(&owner, "posted", "2026-07-17T10:30:00Z");
+        let claim = Claim::from_stored(&raw);
+        assert_eq!((claim.state, claim.owner.len()), (ClaimState::Posted, 64 * 1024));
+        let holder = Holder::from_stored(&raw, &mut Owners::default());
+        assert_eq!(holder, Holder::from(&claim));
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_reads_without_panic_and_never_as_free(raw in any::<String>()) {
+            let claim = Claim::from_stored(&raw);
+            let holder = Holder::from_stored(&raw, &mut Owners::default());
+            prop_assert_eq!(holder, Holder::from(&claim));
+        }
+
+        #[test]
+        fn any_record_shape_reads_without_panic(
+            owner in ".{0,2000}",
+            state in prop_oneof![
+                Just("claimed".to_string()),
+                Just("posted".to_string()),
+                Just("seeded".to_string()),
+                ".{0,12}",
+            ],
+            claimed_at in prop_oneof![Just("2026-07-17T10:30:00Z".to_string()), ".{0,40}"],
+        ) {
+            let raw = record(&owner, &state, &claimed_at);
+            let claim = Claim::from_stored(&raw);
+            let holder = Holder::from_stored(&raw, &mut Owners::default());
+            prop_assert_eq!(&holder, &Holder::from(&claim));
+            let _ = claim.display_state(Utc::now(), Duration::from_secs(60));
+            let _ = claim.age(Utc::now());
+        }
+    }
+}

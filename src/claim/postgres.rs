@@ -151,7 +151,8 @@ impl PostgresClaims {
                 tracing::warn!(error.message = %e, "PostgreSQL migration connection ended with an error");
             }
         });
-        let migrated = tokio::time::timeout(MIGRATE_TIMEOUT, migrate(client)).await;
+        let schema = search_path_schema(config.get_options());
+        let migrated = tokio::time::timeout(MIGRATE_TIMEOUT, migrate(client, schema.as_deref())).await;
         // The client is gone (dropped by `migrate`, or with its future): the driver ends.
         let _ = driver.await;
         match migrated {
@@ -664,13 +665,50 @@ fn not_a_claim_operation(op: &'static str) -> ClaimError {
     }
 }
 
+/// The schema the connection's `search_path` names first (`options=-csearch_path=announcer`
+/// or `--search_path=…`), unless it is the per-user `$user`: where the migrations create the
+/// tables.
+fn search_path_schema(options: Option<&str>) -> Option<String> {
+    let options = options?;
+    let mut words = options.split_whitespace().peekable();
+    while let Some(word) = words.next() {
+        // `-c name=value`, `-cname=value` or `--name=value`.
+        let setting = match word {
+            "-c" => words.next().unwrap_or(""),
+            w => w.strip_prefix("-c").or_else(|| w.strip_prefix("--")).unwrap_or(""),
+        };
+        if let Some(path) = setting.strip_prefix("search_path=") {
+            let first = path.split(',').next().unwrap_or("").trim().trim_matches('"');
+            return (!first.is_empty() && first != "$user").then(|| first.to_string());
+        }
+    }
+    None
+}
+
 /// Applies pending migrations on `client` (a connection of its own), holding an advisory lock
 /// so that processes starting together migrate one after the other (the second finds nothing
-/// to do). The lock is released when the connection closes, also on failure.
-async fn migrate(mut client: tokio_postgres::Client) -> Result<(), PostgresError> {
+/// to do). The lock is released when the connection closes, also on failure. The schema
+/// `search_path` names is created first when missing: the migrations would otherwise fail on
+/// a new database with "no schema has been selected to create in".
+async fn migrate(mut client: tokio_postgres::Client, schema: Option<&str>) -> Result<(), PostgresError> {
     client
         .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
         .await?;
+    if let Some(schema) = schema {
+        // Looked up first: CREATE SCHEMA needs the CREATE privilege on the database even when
+        // the schema exists, which a least-privileged account need not have.
+        let exists = client
+            .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema])
+            .await?
+            .is_some();
+        if !exists {
+            let quoted = format!("\"{}\"", schema.replace('"', "\"\""));
+            client
+                .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}"))
+                .await?;
+            tracing::info!(schema = %schema, "created the PostgreSQL schema named in search_path");
+        }
+    }
     let report = migrations::migrations::runner().run_async(&mut client).await?;
     for m in report.applied_migrations() {
         tracing::info!(migration = %m, "applied PostgreSQL migration");
@@ -679,4 +717,28 @@ async fn migrate(mut client: tokio_postgres::Client) -> Result<(), PostgresError
         .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::search_path_schema;
+
+    #[test]
+    fn the_schema_is_read_from_each_form_of_the_search_path_option() {
+        assert_eq!(
+            search_path_schema(Some("-csearch_path=announcer")).as_deref(),
+            Some("announcer")
+        );
+        assert_eq!(
+            search_path_schema(Some("-c search_path=a,public")).as_deref(),
+            Some("a")
+        );
+        assert_eq!(
+            search_path_schema(Some("--search_path=b -cstatement_timeout=5")).as_deref(),
+            Some("b")
+        );
+        assert_eq!(search_path_schema(Some("-csearch_path=$user,public")), None);
+        assert_eq!(search_path_schema(Some("-cstatement_timeout=5")), None);
+        assert_eq!(search_path_schema(None), None);
+    }
 }

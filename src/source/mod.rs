@@ -188,13 +188,31 @@ impl fmt::Debug for Location {
     }
 }
 
-/// Query parameter names (lowercased) that carry credentials when they contain one of these.
-const CREDENTIAL_PARAMS: [&str; 8] = ["key", "token", "secret", "pass", "auth", "sig", "cred", "session"];
+/// Query parameter names whose values are shown (compared lowercased, without `_` and `-`):
+/// paging, ids and the like, which no site uses for a secret. Every other value is hidden.
+const SHOWN_PARAMS: [&str; 30] = [
+    "page", "offset", "limit", "size", "sort", "order", "format", "type", "lang", "locale", "view", "tab", "id",
+    "matchid", "seriesid", "teamid", "series", "team", "match", "date", "from", "to", "start", "end", "status",
+    "state", "season", "year", "league", "region",
+];
 
-/// `url` as it may be shown: user name and password (RFC 3986 userinfo) become `REDACTED`, and
-/// so does the value of every query parameter whose name suggests a credential (`apikey`,
-/// `access_token`, `X-Amz-Signature`, …; see [`CREDENTIAL_PARAMS`]). The URL fetched is never
-/// changed, only what is shown.
+/// True when a path segment looks like a token rather than a word or an id: one of its parts
+/// (split at `-`, `_`, `.`, `~`) is 16 characters or more and mixes letters and digits, or is
+/// 32 or more (a random token). Page slugs (`zim-vs-ban-2nd-t20i`) and numeric ids are words.
+fn looks_like_token(segment: &str) -> bool {
+    segment.split(['-', '_', '.', '~']).any(|part| {
+        let (letters, digits) = (
+            part.chars().any(|c| c.is_ascii_alphabetic()),
+            part.chars().any(|c| c.is_ascii_digit()),
+        );
+        part.len() >= 32 || (part.len() >= 16 && letters && digits)
+    })
+}
+
+/// `url` as it may be shown: user name and password (RFC 3986 userinfo) become `REDACTED`, so
+/// does the value of every query parameter but a few harmless ones ([`SHOWN_PARAMS`]: `page`,
+/// `offset`, `id`, …), and so does a path segment that looks like a token (see
+/// [`looks_like_token`]). The URL fetched is never changed, only what is shown.
 pub fn redacted(url: &Url) -> Url {
     let mut shown = url.clone();
     if !url.username().is_empty() || url.password().is_some() {
@@ -202,19 +220,31 @@ pub fn redacted(url: &Url) -> Url {
         let _ = shown.set_password(None);
         let _ = shown.set_username("REDACTED");
     }
-    let secret = |name: &str| {
-        let name = name.to_ascii_lowercase();
-        CREDENTIAL_PARAMS.iter().any(|c| name.contains(c))
+    let harmless = |name: &str| {
+        let name = name.to_ascii_lowercase().replace(['_', '-'], "");
+        SHOWN_PARAMS.contains(&name.as_str())
     };
-    if url.query_pairs().any(|(k, _)| secret(&k)) {
+    if url.query_pairs().any(|(k, _)| !harmless(&k)) {
         let pairs: Vec<(String, String)> = url
             .query_pairs()
             .map(|(k, v)| {
-                let v = if secret(&k) { "REDACTED".into() } else { v.into_owned() };
+                let v = if harmless(&k) {
+                    v.into_owned()
+                } else {
+                    "REDACTED".into()
+                };
                 (k.into_owned(), v)
             })
             .collect();
         shown.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    if let Some(segments) = url.path_segments() {
+        if segments.clone().any(looks_like_token) {
+            let path: Vec<&str> = segments
+                .map(|s| if looks_like_token(s) { "REDACTED" } else { s })
+                .collect();
+            shown.set_path(&path.join("/"));
+        }
     }
     shown
 }
@@ -415,6 +445,15 @@ mod tests {
         assert!(
             !debug.contains("pw") && !debug.contains("k1") && !debug.contains("t1"),
             "{debug}"
+        );
+        // Query values other than a few harmless names, and tokens in the path, are hidden.
+        let tokened: SourceSpec =
+            "https://example.com/feed/a1b2c3d4e5f6a7b8c9d0/live-scores/158062/zim-vs-ban-2nd-t20i?hash=h1&k=k2&page=3&Match_Id=7"
+                .parse()
+                .expect("a source with a token in its path parses");
+        assert_eq!(
+            tokened.to_string(),
+            "https://example.com/feed/REDACTED/live-scores/158062/zim-vs-ban-2nd-t20i?hash=REDACTED&k=REDACTED&page=3&Match_Id=7"
         );
         // Nothing to hide: shown as given.
         let plain: SourceSpec = "https://example.com/live?offset=2"

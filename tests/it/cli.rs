@@ -566,16 +566,25 @@ async fn check_sources_prints_each_source_with_its_status_and_first_matches() {
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 3, "{stdout}");
+    // A row per source, each followed by the first matches it lists, one a line.
+    assert_eq!(lines.len(), 6 + 1, "{stdout}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{stdout}");
     assert!(
-        lines[1].starts_with(&good) && lines[1].contains(" 9  Zimbabwe v Bangladesh (upcoming)"),
+        lines[1].starts_with(&good) && lines[1].ends_with(" 9  ok"),
         "{}",
         lines[1]
     );
+    assert_eq!(lines[2], "  Zimbabwe v Bangladesh, 2nd T20I (upcoming)");
+    // Each with its description: two matches of the same teams are told apart.
+    assert_eq!(lines[4], "  Surrey Women v The Blaze Women, Semi Final 1 (upcoming)");
     assert!(
-        lines[2].starts_with(&broken) && lines[2].contains("ERROR:") && lines[2].contains("404"),
+        lines[5].starts_with(&broken) && lines[5].ends_with(" 0  ERROR"),
         "{}",
-        lines[2]
+        lines[5]
+    );
+    assert!(
+        lines[6].starts_with("  source ") && lines[6].contains("404"),
+        "{stdout}"
     );
 }
 
@@ -604,7 +613,7 @@ async fn claims_release_refuses_a_posted_claim_unless_forced() {
     );
     let listed = bot(dir.path())
         .env("STORE_PATH", &db)
-        .args(["claims", "list", "--state", "posted"])
+        .args(["claims", "list", "--state", "posted", "--wide"])
         .output()
         .await
         .unwrap();
@@ -676,7 +685,8 @@ async fn bad_credentials_stop_posting_with_one_clear_error_and_a_failing_backfil
         .await
         .unwrap();
     let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    // Posting halted: the bot refused to post from then on.
+    assert_eq!(o.status.code(), Some(4), "{stdout}{stderr}");
     assert_eq!(stderr.matches("posting stops for this process").count(), 1, "{stderr}");
     assert!(stdout.contains("posted 0, skipped 0, failed 1"), "{stdout}");
     x.verify().await;
@@ -693,6 +703,8 @@ async fn a_dry_run_on_an_existing_embedded_store_shows_skips_and_leaves_the_file
     let before = std::fs::read(&db).unwrap();
     let o = bot(dir.path())
         .env("STORE_PATH", &db)
+        // Held matches are skipped at DEBUG: a line each every cycle would bury the news.
+        .env("RUST_LOG", "debug")
         .args(["--dry-run", "backfill", "--source"])
         .arg(&page)
         .output()
@@ -951,7 +963,7 @@ async fn a_foreign_value_is_listed_without_a_time_and_never_released() {
             .args(args);
         cmd
     };
-    let o = run(&["claims", "list"]).output().await.unwrap();
+    let o = run(&["claims", "list", "--wide"]).output().await.unwrap();
     let (table, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
     let row = table.lines().nth(1).unwrap();

@@ -8,6 +8,7 @@ mod faults;
 mod fuzz;
 mod helpers;
 mod identity;
+mod operator;
 mod post;
 mod readme;
 mod shorten;
