@@ -43,10 +43,10 @@ impl RedisClaims {
     pub async fn connect(url: &str, prefix: &str, owner: &str) -> Result<RedisClaims, ClaimError> {
         let client = redis::Client::open(url).map_err(err("connect"))?;
         let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(CONNECT_TIMEOUT)
-            .set_response_timeout(RESPONSE_TIMEOUT)
+            .set_connection_timeout(Some(CONNECT_TIMEOUT))
+            .set_response_timeout(Some(RESPONSE_TIMEOUT))
             .set_number_of_retries(2)
-            .set_max_delay(MAX_RECONNECT_DELAY_MS);
+            .set_max_delay(Duration::from_millis(MAX_RECONNECT_DELAY_MS));
         let conn = ConnectionManager::new_with_config(client, config)
             .await
             .map_err(err("connect"))?;
@@ -285,9 +285,12 @@ type ValueAndTtl = (Option<Vec<u8>>, i64);
 /// wrote it, so it is held, and it reads as an unreadable record (it is not JSON).
 const FOREIGN_TYPE: &str = "(a Redis value that is not a string)";
 
-/// True when `e` is Redis' answer to a string command on a key of another type.
+/// True when `e` is Redis' answer to a string command on a key of another type, alone or as
+/// one of a pipeline's failures (which redis 1.x reports as one error listing each).
 fn wrong_type(e: &redis::RedisError) -> bool {
-    e.code() == Some("WRONGTYPE")
+    e.clone()
+        .into_server_errors()
+        .is_some_and(|failed| failed.iter().any(|(_, f)| f.code() == "WRONGTYPE"))
 }
 
 /// One key's value as read, where a key of another type reads as [`FOREIGN_TYPE`].
