@@ -5,7 +5,8 @@
 use crate::announcer::{AnnounceError, Announcer, ClaimPolicy, Mode, Outcome, Output};
 use crate::backoff::{Backoff, Turn};
 use crate::claim::{
-    ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, Holder, PostgresClaims, RedisClaims, Transition,
+    ClaimError, ClaimOutcome, ClaimStore, EmbeddedClaims, EvictionRefusal, EvictionSafety, Holder, PostgresClaims,
+    RedisClaims, Transition,
 };
 use crate::config::{Config, StoreConfig};
 use crate::cricket::{Match, MatchKey};
@@ -129,6 +130,11 @@ pub struct App {
     last_source_read: Mutex<Instant>,
     /// See [`Config::health_max_stale_cycles`].
     health_max_stale_cycles: u32,
+    /// `REDIS_EVICTION_POLICY_ASSERTED=noeviction` (see [`check_eviction`]).
+    eviction_policy_asserted: bool,
+    /// Why posting stopped: the last `/healthz` found a store that may evict claims. Checked at
+    /// the start of every cycle; cleared by a later check that finds it safe.
+    eviction_refusal: Mutex<Option<String>>,
 }
 
 /// Why the bot may not post on this store now.
@@ -205,6 +211,19 @@ pub async fn check_sources(config: &Config) -> anyhow::Result<Vec<SourceCheck>> 
         .collect())
 }
 
+/// Whether `store` keeps its claims (see [`ClaimStore::eviction_safety`]), logged: checked before
+/// a bot that posts starts, by `check-sources` and by `/healthz`.
+///
+/// # Errors
+/// [`EvictionRefusal`]: claims may be evicted, nobody can tell, or Redis did not answer.
+pub async fn check_eviction(store: &ClaimStore, asserted: bool) -> Result<EvictionSafety, EvictionRefusal> {
+    let safety = store.eviction_safety(asserted).await?;
+    if let EvictionSafety::Asserted { reply } = &safety {
+        tracing::warn!(config_get = %reply, "Redis does not say its maxmemory-policy; relying on REDIS_EVICTION_POLICY_ASSERTED=noeviction");
+    }
+    Ok(safety)
+}
+
 /// Opens the store `config` names.
 ///
 /// # Errors
@@ -245,6 +264,10 @@ impl App {
         }
         let template = Template::load(&config.template_path).context("TEMPLATE_PATH")?;
         let store = open_store(config).await?;
+        // A claim the store drops is a match announced again: refuse before anything is claimed.
+        if !config.dry_run {
+            check_eviction(&store, config.redis.eviction_policy_asserted).await?;
+        }
         let reader = source_reader(config)?;
         let shortener = match &config.shortener {
             Some(s) => Some(
@@ -288,6 +311,8 @@ impl App {
             backoff: Mutex::new(vec![Backoff::default(); config.sources.len()]),
             last_source_read: Mutex::new(Instant::now()),
             health_max_stale_cycles: config.health_max_stale_cycles,
+            eviction_policy_asserted: config.redis.eviction_policy_asserted,
+            eviction_refusal: Mutex::new(None),
         })
     }
 
@@ -483,6 +508,11 @@ impl App {
         let verdicts: Vec<Result<(), &'static str>> = matches.iter().map(|s| self.filter.check(&s.m)).collect();
         summary.not_announceable = verdicts.iter().filter(|v| v.is_err()).count();
         if !self.dry_run {
+            if let Some(why) = self.eviction_refusal.lock().ok().and_then(|r| r.clone()) {
+                tracing::error!("{why}");
+                summary.refused = Some(why);
+                return summary;
+            }
             match self.readiness().await {
                 Ok(StoreReadiness::Ready) => {}
                 Ok(StoreReadiness::NotInitialised) => {
@@ -666,23 +696,63 @@ impl App {
 
     /// What is wrong with this running bot, for `/healthz`; empty when healthy. Unhealthy
     /// when the store does not answer within [`HEALTH_STORE_TIMEOUT`], has no first-start
-    /// marker (so nothing is posted), posting has halted (credentials, credits), or no source has been
-    /// read for `HEALTH_MAX_STALE_CYCLES` poll intervals (counted from start until the first
-    /// read).
+    /// marker (so nothing is posted), may evict claims (Redis' `maxmemory-policy`, see
+    /// [`check_eviction`]; posting then stops until a later check finds it safe), posting has
+    /// halted (credentials, credits), or no source has been read for `HEALTH_MAX_STALE_CYCLES`
+    /// poll intervals (counted from start until the first read).
     pub async fn health(&self) -> Vec<String> {
         let mut problems = Vec::new();
-        match tokio::time::timeout(HEALTH_STORE_TIMEOUT, self.announcer.store().marker()).await {
-            Ok(Ok(Some(_))) => {}
+        let reachable = match tokio::time::timeout(HEALTH_STORE_TIMEOUT, self.announcer.store().marker()).await {
+            Ok(Ok(Some(_))) => true,
             // A bot that refuses to post is not healthy, however well it polls.
-            Ok(Ok(None)) if !self.dry_run => problems.push(
-                "store not initialised or it lost its data: nothing is posted until `cricket-announcer seed`".into(),
-            ),
-            Ok(Ok(None)) => {}
-            Ok(Err(e)) => problems.push(format!("store unreachable: {e}")),
-            Err(_) => problems.push(format!(
-                "store unreachable: no answer within {} s",
-                HEALTH_STORE_TIMEOUT.as_secs()
-            )),
+            Ok(Ok(None)) if !self.dry_run => {
+                problems.push(
+                    "store not initialised or it lost its data: nothing is posted until `cricket-announcer seed`"
+                        .into(),
+                );
+                true
+            }
+            Ok(Ok(None)) => true,
+            Ok(Err(e)) => {
+                problems.push(format!("store unreachable: {e}"));
+                false
+            }
+            Err(_) => {
+                problems.push(format!(
+                    "store unreachable: no answer within {} s",
+                    HEALTH_STORE_TIMEOUT.as_secs()
+                ));
+                false
+            }
+        };
+        // Posting only: a dry run keeps nothing to lose. Unreachable: already said, and the
+        // probe must answer within its own timeout.
+        if !self.dry_run && reachable {
+            let store = self.announcer.store();
+            let checked =
+                tokio::time::timeout(HEALTH_STORE_TIMEOUT, check_eviction(store, self.eviction_policy_asserted)).await;
+            let refusal = match checked {
+                Ok(Ok(_)) => Some(None),
+                // No answer says nothing new about the policy: a refusal stays as it was.
+                Ok(Err(e @ EvictionRefusal::Store(_))) => {
+                    problems.push(e.to_string());
+                    None
+                }
+                Err(_) => {
+                    problems.push(format!(
+                        "cannot read Redis maxmemory-policy: no answer within {} s",
+                        HEALTH_STORE_TIMEOUT.as_secs()
+                    ));
+                    None
+                }
+                Ok(Err(e)) => {
+                    problems.push(e.to_string());
+                    Some(Some(e.to_string()))
+                }
+            };
+            if let (Some(refusal), Ok(mut held)) = (refusal, self.eviction_refusal.lock()) {
+                *held = refusal;
+            }
         }
         if let Some(why) = self.announcer.halted() {
             problems.push(format!("posting halted: {why}"));

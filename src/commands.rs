@@ -4,8 +4,8 @@
 use anyhow::Context;
 use chrono::Utc;
 use cricket_announcer::announcer::{ClaimPolicy, Output};
-use cricket_announcer::app::{check_sources, open_store, App};
-use cricket_announcer::claim::{known_time, ClaimState, ListedClaim, OperatorRelease};
+use cricket_announcer::app::{check_eviction, check_sources, open_store, App};
+use cricket_announcer::claim::{known_time, ClaimState, EvictionSafety, ListedClaim, OperatorRelease};
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, Needs, StoreConfig};
 use cricket_announcer::cricket::MatchKey;
@@ -116,11 +116,16 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 anyhow::bail!("no sources: set SOURCES or pass --source (KIND=LOCATION or LOCATION)");
             }
             let checks = check_sources(&config).await?;
-            let ok = checks.iter().all(|c| c.status == "ok");
+            let store = check_store(&config).await;
+            let ok = checks.iter().all(|c| c.status == "ok") && store.as_ref().is_none_or(Result::is_ok);
             let mut out = std::io::stdout().lock();
             if config.json {
                 for c in &checks {
                     writeln!(out, "{}", serde_json::to_string(c)?)?;
+                }
+                if let Some(store) = &store {
+                    let status = store.as_ref().map_or_else(|e| e.clone(), |safe| format!("ok ({safe})"));
+                    writeln!(out, "{}", serde_json::json!({ "store": "redis", "status": status }))?;
                 }
             } else {
                 let source_w = column_width("SOURCE", checks.iter().map(|c| c.source.as_str()));
@@ -132,6 +137,11 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                         format!("ERROR: {}", c.status)
                     };
                     writeln!(out, "{:<source_w$} {:>7}  {}", c.source, c.matches, detail)?;
+                }
+                match &store {
+                    Some(Ok(safe)) => writeln!(out, "store redis: ok ({safe})")?,
+                    Some(Err(e)) => writeln!(out, "store redis: ERROR: {e}")?,
+                    None => {}
                 }
             }
             Ok(if ok {
@@ -227,6 +237,21 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
     }
+}
+
+/// `check-sources`' look at the store, Redis only (the other stores keep what they are given):
+/// can it evict claims? `None` for the other stores; the error's text when the bot would refuse
+/// to post (or cannot connect).
+async fn check_store(config: &Config) -> Option<Result<EvictionSafety, String>> {
+    let StoreConfig::Redis(_) = config.store else {
+        return None;
+    };
+    Some(match open_store(config).await {
+        Ok(store) => check_eviction(&store, config.redis.eviction_policy_asserted)
+            .await
+            .map_err(|e| CauseChain(&e).to_string()),
+        Err(e) => Err(chain(&e)),
+    })
 }
 
 /// `run`: the poll loop and, with METRICS_ADDR, the status endpoint, as tracked tasks. A

@@ -2,6 +2,7 @@
 //! `.env` is loaded). [`Settings`] is what the user typed; [`Config`] is the validated, typed
 //! result. A bad value is a [`ConfigError`] naming the variable.
 
+use crate::claim::RedisOptions;
 use crate::filter::{self, Filter};
 use crate::post::XCredentials;
 use crate::shorten::Provider;
@@ -169,6 +170,9 @@ pub struct Settings {
     /// its state before exiting anyway.
     #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value = "30", global = true)]
     pub shutdown_grace_secs: String,
+    /// Redis only, where CONFIG is disabled (managed Redis): noeviction, asserting that the server never evicts keys (checked in the service's settings). Any other policy may evict claims.
+    #[arg(long, env = "REDIS_EVICTION_POLICY_ASSERTED", global = true)]
+    pub redis_eviction_policy_asserted: Option<String>,
     /// Testing knob: milliseconds between polls, replacing POLL_INTERVAL_SECS (soak runs and
     /// tests). Hidden: a production poll interval is whole seconds.
     #[arg(long, env = "POLL_INTERVAL_MS", hide = true, global = true)]
@@ -281,6 +285,8 @@ pub struct Config {
     pub health_max_stale_cycles: u32,
     /// How long `run` waits for work in flight after a stop signal.
     pub shutdown_grace: Duration,
+    /// Redis options beyond the URL.
+    pub redis: RedisOptions,
 }
 
 /// What the command needs of the configuration.
@@ -365,6 +371,19 @@ fn secret(var: &'static str, value: &Option<String>, needs: Needs) -> Result<Opt
             why: "posting to X needs all four X credentials (use --dry-run to try the bot without them)",
         }),
         _ => Ok(None),
+    }
+}
+
+/// `REDIS_EVICTION_POLICY_ASSERTED`: only `noeviction` may be asserted.
+fn eviction_policy_asserted(raw: Option<&str>) -> Result<bool, ConfigError> {
+    match raw.map(str::trim) {
+        None | Some("") => Ok(false),
+        Some(crate::claim::NO_EVICTION) => Ok(true),
+        Some(other) => Err(ConfigError::Invalid {
+            var: "REDIS_EVICTION_POLICY_ASSERTED",
+            value: other.to_string(),
+            reason: "only noeviction can be asserted: any other policy may evict claim keys, and the bot refuses to post under it".into(),
+        }),
     }
 }
 
@@ -623,7 +642,11 @@ impl Config {
             })?),
             _ => None,
         };
+        let redis = RedisOptions {
+            eviction_policy_asserted: eviction_policy_asserted(s.redis_eviction_policy_asserted.as_deref())?,
+        };
         Ok(Config {
+            redis,
             metrics_addr,
             health_max_stale_cycles: count("HEALTH_MAX_STALE_CYCLES", &s.health_max_stale_cycles)?,
             shutdown_grace: secs("SHUTDOWN_GRACE_SECS", &s.shutdown_grace_secs, 1)?,
@@ -655,7 +678,19 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
-    use super::{instance_id, url};
+    use super::{eviction_policy_asserted, instance_id, url};
+
+    #[test]
+    fn only_noeviction_can_be_asserted_as_redis_eviction_policy() {
+        assert_eq!(eviction_policy_asserted(None), Ok(false));
+        assert_eq!(eviction_policy_asserted(Some(" ")), Ok(false));
+        assert_eq!(eviction_policy_asserted(Some("noeviction")), Ok(true));
+        let e = eviction_policy_asserted(Some("volatile-lru")).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "invalid REDIS_EVICTION_POLICY_ASSERTED=\"volatile-lru\": only noeviction can be asserted: any other policy may evict claim keys, and the bot refuses to post under it"
+        );
+    }
 
     #[test]
     fn an_instance_id_with_a_control_character_is_refused() {

@@ -17,13 +17,15 @@
 //!   store lost its data, and posting must stop until an operator re-seeds.
 //! - A store error is [`ClaimError`], never "already claimed" and never "free".
 
+mod durability;
 mod embedded;
 mod postgres;
 mod redis;
 
+pub use self::durability::{EvictionRefusal, EvictionSafety, NO_EVICTION};
 pub use self::embedded::EmbeddedClaims;
 pub use self::postgres::{PostgresClaims, PostgresError};
-pub use self::redis::RedisClaims;
+pub use self::redis::{RedisClaims, RedisOptions};
 
 use crate::cricket::MatchKey;
 use chrono::{DateTime, Utc};

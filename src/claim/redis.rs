@@ -17,6 +17,14 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest wait between reconnection attempts, milliseconds.
 pub const MAX_RECONNECT_DELAY_MS: u64 = 2_000;
 
+/// What to ask of Redis beyond its URL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RedisOptions {
+    /// `REDIS_EVICTION_POLICY_ASSERTED=noeviction`: where `CONFIG` is disabled, the operator
+    /// vouches that Redis never evicts keys (see [`super::durability`]).
+    pub eviction_policy_asserted: bool,
+}
+
 /// Claims held in Redis under a key prefix. Cheap to clone: clones share one connection
 /// manager, which reconnects by itself (with backoff) after Redis restarts.
 #[derive(Clone)]
@@ -275,6 +283,30 @@ impl RedisClaims {
             }
         }
         Ok(out)
+    }
+}
+
+impl RedisClaims {
+    /// `CONFIG GET maxmemory-policy`: `Ok(Ok(policy))`, or `Ok(Err(reply))` when Redis answered
+    /// the command with an error (managed Redis often disables `CONFIG`); `Err` only when Redis
+    /// did not answer. See [`super::durability`].
+    pub(super) async fn maxmemory_policy(&self) -> Result<Result<String, String>, ClaimError> {
+        let read: redis::RedisResult<std::collections::HashMap<String, String>> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("maxmemory-policy")
+            .query_async(&mut self.conn.clone())
+            .await;
+        match read {
+            Ok(found) => Ok(found
+                .into_iter()
+                .find(|(name, _)| name == "maxmemory-policy")
+                .map(|(_, policy)| policy)
+                .ok_or_else(|| "(no maxmemory-policy in the reply)".to_string())),
+            // An error reply carries a code (ERR, NOPERM…); a dropped connection or a timeout
+            // does not, and says nothing about the policy.
+            Err(e) if e.code().is_some() => Ok(Err(e.to_string())),
+            Err(e) => Err(err("read maxmemory-policy")(e)),
+        }
     }
 }
 

@@ -258,23 +258,46 @@ pub struct OwnRedis {
     port: u16,
     dir: tempfile::TempDir,
     child: Option<std::process::Child>,
+    /// Arguments added to every start (`--maxmemory-policy …`, `--replicaof …`, TLS).
+    extra: Vec<String>,
+}
+
+/// A TCP port nobody listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl OwnRedis {
     /// Starts it (blocks until it accepts connections).
     pub fn start() -> OwnRedis {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        OwnRedis::start_with(&[])
+    }
+
+    /// Starts it with `extra` arguments, on this and every restart.
+    pub fn start_with(extra: &[&str]) -> OwnRedis {
+        OwnRedis::start_on(free_port(), extra)
+    }
+
+    /// Starts it on `port` (the TCP port it is reached on; with TLS, pass `--tls-port` and
+    /// `--port 0` in `extra`).
+    pub fn start_on(port: u16, extra: &[&str]) -> OwnRedis {
         let mut r = OwnRedis {
             port,
             dir: tempfile::tempdir().unwrap(),
             child: None,
+            extra: extra.iter().map(|a| a.to_string()).collect(),
         };
         r.restart();
         r
+    }
+
+    /// The port it is reached on.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// `redis://127.0.0.1:<port>/`.
@@ -297,6 +320,7 @@ impl OwnRedis {
             ])
             .arg("--dir")
             .arg(self.dir.path())
+            .args(&self.extra)
             .stdout(std::process::Stdio::null())
             .spawn()
             .expect("redis-server must be installed (see .ci/run)");

@@ -4,6 +4,7 @@ mod announce;
 mod claim;
 mod cli;
 mod daemon;
+mod durable;
 mod faults;
 mod fuzz;
 mod helpers;
