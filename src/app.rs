@@ -232,18 +232,28 @@ pub async fn check_eviction(store: &ClaimStore, asserted: bool) -> Result<Evicti
 pub async fn open_store(config: &Config) -> anyhow::Result<ClaimStore> {
     Ok(match &config.store {
         StoreConfig::Redis(url) => ClaimStore::Redis(
-            RedisClaims::connect(url.expose_secret(), &config.key_prefix, &config.instance_id)
-                .await
-                .context("cannot connect to REDIS_URL")?,
+            RedisClaims::connect_with(
+                url.expose_secret(),
+                &config.key_prefix,
+                &config.instance_id,
+                &config.redis,
+            )
+            .await
+            .context("cannot connect to REDIS_URL")?,
         ),
         StoreConfig::Embedded(path) if config.dry_run => ClaimStore::Embedded(
             EmbeddedClaims::open_read_only(path, &config.key_prefix, &config.instance_id)
                 .with_context(|| format!("cannot open the embedded store STORE_PATH={}", path.display()))?,
         ),
         StoreConfig::Postgres(url) => ClaimStore::Postgres(
-            PostgresClaims::connect(url.expose_secret(), &config.key_prefix, &config.instance_id)
-                .await
-                .context("cannot open the PostgreSQL store DATABASE_URL")?,
+            PostgresClaims::connect_with(
+                url.expose_secret(),
+                &config.key_prefix,
+                &config.instance_id,
+                config.database_ca_file.as_deref(),
+            )
+            .await
+            .context("cannot open the PostgreSQL store DATABASE_URL")?,
         ),
         StoreConfig::Embedded(path) => ClaimStore::Embedded(
             EmbeddedClaims::open(path, &config.key_prefix, &config.instance_id)
@@ -729,8 +739,11 @@ impl App {
         // probe must answer within its own timeout.
         if !self.dry_run && reachable {
             let store = self.announcer.store();
-            let checked =
-                tokio::time::timeout(HEALTH_STORE_TIMEOUT, check_eviction(store, self.eviction_policy_asserted)).await;
+            let checked = tokio::time::timeout(
+                HEALTH_STORE_TIMEOUT,
+                check_eviction(store, self.eviction_policy_asserted),
+            )
+            .await;
             let refusal = match checked {
                 Ok(Ok(_)) => Some(None),
                 // No answer says nothing new about the policy: a refusal stays as it was.

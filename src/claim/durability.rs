@@ -36,9 +36,9 @@ impl fmt::Display for EvictionSafety {
         match self {
             EvictionSafety::NotEvicting => f.write_str("this store never evicts"),
             EvictionSafety::NoEviction => f.write_str("maxmemory-policy noeviction"),
-            EvictionSafety::Asserted { .. } => f.write_str(
-                "maxmemory-policy unreadable, noeviction asserted by REDIS_EVICTION_POLICY_ASSERTED",
-            ),
+            EvictionSafety::Asserted { .. } => {
+                f.write_str("maxmemory-policy unreadable, noeviction asserted by REDIS_EVICTION_POLICY_ASSERTED")
+            }
         }
     }
 }
@@ -81,7 +81,10 @@ impl ClaimStore {
         let ClaimStore::Redis(redis) = self else {
             return Ok(EvictionSafety::NotEvicting);
         };
-        judge(redis.maxmemory_policy().await.map_err(EvictionRefusal::Store)?, asserted)
+        judge(
+            redis.maxmemory_policy().await.map_err(EvictionRefusal::Store)?,
+            asserted,
+        )
     }
 }
 
@@ -115,10 +118,22 @@ mod tests {
 
     #[test]
     fn only_noeviction_or_an_asserted_unreadable_policy_is_safe() {
-        assert_eq!(judge(Ok("noeviction".into()), false).ok(), Some(EvictionSafety::NoEviction));
-        for policy in ["volatile-lru", "volatile-ttl", "allkeys-lru", "allkeys-random", "future-lfu"] {
+        assert_eq!(
+            judge(Ok("noeviction".into()), false).ok(),
+            Some(EvictionSafety::NoEviction)
+        );
+        for policy in [
+            "volatile-lru",
+            "volatile-ttl",
+            "allkeys-lru",
+            "allkeys-random",
+            "future-lfu",
+        ] {
             let refused = judge(Ok(policy.into()), true).unwrap_err().to_string();
-            assert!(refused.starts_with(&format!("Redis maxmemory-policy is {policy}: ")), "{refused}");
+            assert!(
+                refused.starts_with(&format!("Redis maxmemory-policy is {policy}: ")),
+                "{refused}"
+            );
             assert!(refused.contains("CONFIG SET maxmemory-policy noeviction"), "{refused}");
         }
         let reply = "ERR unknown command 'CONFIG'".to_string();
@@ -127,6 +142,9 @@ mod tests {
             Some(EvictionSafety::Asserted { reply: reply.clone() })
         );
         let refused = judge(Err(reply), false).unwrap_err().to_string();
-        assert!(refused.contains("REDIS_EVICTION_POLICY_ASSERTED=noeviction"), "{refused}");
+        assert!(
+            refused.contains("REDIS_EVICTION_POLICY_ASSERTED=noeviction"),
+            "{refused}"
+        );
     }
 }

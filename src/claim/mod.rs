@@ -21,11 +21,13 @@ mod durability;
 mod embedded;
 mod postgres;
 mod redis;
+mod tls;
 
 pub use self::durability::{EvictionRefusal, EvictionSafety, NO_EVICTION};
 pub use self::embedded::EmbeddedClaims;
 pub use self::postgres::{PostgresClaims, PostgresError};
 pub use self::redis::{RedisClaims, RedisOptions};
+pub use self::tls::{SslMode, TlsError};
 
 use crate::cricket::MatchKey;
 use chrono::{DateTime, Utc};
@@ -552,6 +554,9 @@ pub enum ClaimError {
         #[source]
         source: PostgresError,
     },
+    /// A TLS setting of the store cannot be used (a CA file, `sslmode`).
+    #[error(transparent)]
+    Tls(#[from] TlsError),
     /// The store answered something the protocol does not allow (a script's reply of the wrong
     /// shape).
     #[error("store protocol error on {op}: {detail}")]

@@ -20,6 +20,9 @@ pub const MAX_RECONNECT_DELAY_MS: u64 = 2_000;
 /// What to ask of Redis beyond its URL.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RedisOptions {
+    /// `REDIS_CA_FILE`: PEM file of the CAs that sign the server's certificate (`rediss://`);
+    /// without it, the system's roots.
+    pub ca_file: Option<std::path::PathBuf>,
     /// `REDIS_EVICTION_POLICY_ASSERTED=noeviction`: where `CONFIG` is disabled, the operator
     /// vouches that Redis never evicts keys (see [`super::durability`]).
     pub eviction_policy_asserted: bool,
@@ -49,7 +52,34 @@ impl RedisClaims {
     /// # Errors
     /// [`ClaimError::Redis`] when the URL is invalid or the server cannot be reached.
     pub async fn connect(url: &str, prefix: &str, owner: &str) -> Result<RedisClaims, ClaimError> {
-        let client = redis::Client::open(url).map_err(err("connect"))?;
+        RedisClaims::connect_with(url, prefix, owner, &RedisOptions::default()).await
+    }
+
+    /// As [`RedisClaims::connect`], with `options`: a `rediss://` URL (TLS, rustls) verifies the
+    /// server against `options.ca_file`, or else the system's roots.
+    ///
+    /// # Errors
+    /// [`ClaimError::Tls`] when the CA file cannot be used; [`ClaimError::Redis`] as
+    /// [`RedisClaims::connect`].
+    pub async fn connect_with(
+        url: &str,
+        prefix: &str,
+        owner: &str,
+        options: &RedisOptions,
+    ) -> Result<RedisClaims, ClaimError> {
+        super::tls::install_default_provider();
+        let client = match &options.ca_file {
+            Some(path) => {
+                let root_cert = Some(super::tls::read_ca_file("REDIS_CA_FILE", path)?);
+                let certificates = redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert,
+                };
+                redis::Client::build_with_tls(url, certificates)
+            }
+            None => redis::Client::open(url),
+        }
+        .map_err(err("connect"))?;
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(Some(CONNECT_TIMEOUT))
             .set_response_timeout(Some(RESPONSE_TIMEOUT))

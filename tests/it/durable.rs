@@ -71,7 +71,10 @@ async fn a_redis_that_may_evict_claims_is_refused_before_anything_is_posted_unti
             "volatile-lru",
             "when memory is full Redis evicts keys that have a TTL, and every claim key has one",
         ),
-        ("allkeys-lru", "when memory is full Redis evicts any key, claim keys included"),
+        (
+            "allkeys-lru",
+            "when memory is full Redis evicts any key, claim keys included",
+        ),
     ] {
         let redis = OwnRedis::start_with(&["--maxmemory", MAXMEMORY, "--maxmemory-policy", policy]);
         let x = MockServer::start().await;
@@ -80,13 +83,20 @@ async fn a_redis_that_may_evict_claims_is_refused_before_anything_is_posted_unti
         let (stdout, stderr) = text(&o);
         assert_eq!(o.status.code(), Some(1), "{policy}: {stdout}{stderr}");
         let refusal = evicting(policy, why);
-        assert_eq!(stderr.lines().last(), Some(format!("error: {refusal}").as_str()), "{stderr}");
+        assert_eq!(
+            stderr.lines().last(),
+            Some(format!("error: {refusal}").as_str()),
+            "{stderr}"
+        );
         assert_eq!(dbsize(&redis).await, 0, "{policy}: nothing claimed, no marker written");
 
         let o = check_sources(&redis.url(), &[]).await;
         let (stdout, stderr) = text(&o);
         assert_eq!(o.status.code(), Some(1), "{stderr}");
-        assert_eq!(stdout.lines().last(), Some(format!("store redis: ERROR: {refusal}").as_str()));
+        assert_eq!(
+            stdout.lines().last(),
+            Some(format!("store redis: ERROR: {refusal}").as_str())
+        );
         x.verify().await;
 
         set_policy(&redis, "noeviction").await;

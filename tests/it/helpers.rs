@@ -352,12 +352,15 @@ impl Drop for OwnRedis {
 /// An `App` built from flags as `run` builds it: Redis at `redis_url` under `prefix`, the
 /// Cricbuzz live-scores fixture as its one source, X at `x`, flood cap 10.
 pub async fn live_app(redis_url: &str, prefix: &str, x: &MockServer) -> App {
+    build_live_app(&["--redis-url", redis_url], prefix, x).await.unwrap()
+}
+
+/// As [`live_app`], with the store named by the flags `store` (`--database-url …`, TLS
+/// settings); the error when `App::build` refuses.
+pub async fn build_live_app(store: &[&str], prefix: &str, x: &MockServer) -> anyhow::Result<App> {
     let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
     let template = root().join("templates/announce.txt");
-    let cli = Cli::try_parse_from([
-        "cricket-announcer",
-        "--redis-url",
-        redis_url,
+    let cli = Cli::try_parse_from(["cricket-announcer"].iter().chain(store).copied().chain([
         "--key-prefix",
         prefix,
         "--source",
@@ -377,8 +380,8 @@ pub async fn live_app(redis_url: &str, prefix: &str, x: &MockServer) -> App {
         "--max-posts-per-cycle",
         "10",
         "backfill",
-    ])
+    ]))
     .unwrap();
-    let config = Config::from_settings(&cli.settings, &cli.source, Needs::Posting, false, false, false).unwrap();
-    App::build(&config, Buffer::default().output()).await.unwrap()
+    let config = Config::from_settings(&cli.settings, &cli.source, Needs::Posting, false, false, false)?;
+    App::build(&config, Buffer::default().output()).await
 }

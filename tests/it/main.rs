@@ -12,3 +12,4 @@ mod post;
 mod readme;
 mod shorten;
 mod sources;
+mod tls;
