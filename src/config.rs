@@ -173,6 +173,9 @@ pub struct Settings {
     /// Redis only, where CONFIG is disabled (managed Redis): noeviction, asserting that the server never evicts keys (checked in the service's settings). Any other policy may evict claims.
     #[arg(long, env = "REDIS_EVICTION_POLICY_ASSERTED", global = true)]
     pub redis_eviction_policy_asserted: Option<String>,
+    /// Redis only: replicas that must hold a claim (WAIT) before its post is sent; unset: none.
+    #[arg(long, env = "CLAIM_MIN_REPLICAS", global = true)]
+    pub claim_min_replicas: Option<String>,
     /// PEM file of the CA(s) that sign the Redis server's certificate (rediss://); unset: the system's roots.
     #[arg(long, env = "REDIS_CA_FILE", global = true)]
     pub redis_ca_file: Option<PathBuf>,
@@ -673,7 +676,18 @@ impl Config {
         let redis = RedisOptions {
             ca_file: s.redis_ca_file.clone(),
             eviction_policy_asserted: eviction_policy_asserted(s.redis_eviction_policy_asserted.as_deref())?,
+            min_replicas: match s.claim_min_replicas.as_deref().map(str::trim) {
+                Some(n) if !n.is_empty() => Some(count("CLAIM_MIN_REPLICAS", n)?),
+                _ => None,
+            },
         };
+        if redis.min_replicas.is_some() && !matches!(store, StoreConfig::Redis(_)) {
+            return Err(ConfigError::Invalid {
+                var: "CLAIM_MIN_REPLICAS",
+                value: s.claim_min_replicas.clone().unwrap_or_default(),
+                reason: "applies to Redis (REDIS_URL) only; PostgreSQL's synchronous replication is the server's setting (synchronous_standby_names)".into(),
+            });
+        }
         Ok(Config {
             redis,
             database_ca_file: s.database_ca_file.clone(),

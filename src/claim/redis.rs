@@ -26,6 +26,9 @@ pub struct RedisOptions {
     /// `REDIS_EVICTION_POLICY_ASSERTED=noeviction`: where `CONFIG` is disabled, the operator
     /// vouches that Redis never evicts keys (see [`super::durability`]).
     pub eviction_policy_asserted: bool,
+    /// `CLAIM_MIN_REPLICAS`: replicas that must acknowledge a won claim (`WAIT`) before the
+    /// winner may post (see [`super::durability`]).
+    pub min_replicas: Option<u32>,
 }
 
 /// Claims held in Redis under a key prefix. Cheap to clone: clones share one connection
@@ -37,6 +40,8 @@ pub struct RedisClaims {
     owner: Arc<str>,
     compare_and_set: Arc<Script>,
     compare_and_delete: Arc<Script>,
+    /// See [`RedisOptions::min_replicas`].
+    min_replicas: Option<u32>,
 }
 
 fn err(op: &'static str) -> impl FnOnce(redis::RedisError) -> ClaimError {
@@ -94,6 +99,7 @@ impl RedisClaims {
             owner: owner.into(),
             compare_and_set: Arc::new(Script::new(include_str!("lua/transition.lua"))),
             compare_and_delete: Arc::new(Script::new(include_str!("lua/release.lua"))),
+            min_replicas: options.min_replicas,
         })
     }
 
@@ -317,6 +323,44 @@ impl RedisClaims {
 }
 
 impl RedisClaims {
+    /// `CLAIM_MIN_REPLICAS`: replicas that must acknowledge a won claim before it is used.
+    pub(super) fn min_replicas(&self) -> Option<u32> {
+        self.min_replicas
+    }
+
+    /// `SET key value NX EX ttl GET`, then `WAIT replicas timeout`, in one pipeline: the `SET`'s
+    /// reply (as [`RedisClaims::set_nx`]) and how many replicas acknowledged every write this
+    /// connection made up to it. One pipeline, so both go down one connection: a `WAIT` sent on
+    /// a connection made after a reconnect would count acknowledgements of nothing.
+    /// Documentation: <https://redis.io/docs/latest/commands/wait/>.
+    pub(super) async fn set_nx_then_wait(
+        &self,
+        key: &str,
+        value: &str,
+        ttl_secs: u64,
+        replicas: u32,
+        timeout: Duration,
+    ) -> Result<(Option<String>, u32), ClaimError> {
+        let mut pipe = redis::pipe();
+        pipe.cmd("SET")
+            .arg(key)
+            .arg(value)
+            .arg("NX")
+            .arg("EX")
+            .arg(ttl_secs)
+            .arg("GET")
+            .cmd("WAIT")
+            .arg(replicas)
+            .arg(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
+        let read: redis::RedisResult<(Option<Vec<u8>>, u32)> = pipe.query_async(&mut self.conn.clone()).await;
+        match read {
+            Ok((old, acked)) => Ok((old.map(text), acked)),
+            // A key of another type: held by something else, nothing of ours to replicate.
+            Err(e) if wrong_type(&e) => Ok((self.set_nx(key, value, ttl_secs).await?, 0)),
+            Err(e) => Err(err("claim")(e)),
+        }
+    }
+
     /// `CONFIG GET maxmemory-policy`: `Ok(Ok(policy))`, or `Ok(Err(reply))` when Redis answered
     /// the command with an error (managed Redis often disables `CONFIG`); `Err` only when Redis
     /// did not answer. See [`super::durability`].

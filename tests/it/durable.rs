@@ -171,3 +171,103 @@ async fn a_policy_changed_to_evict_while_running_fails_healthz_and_stops_posting
     let (summary, ok) = app.backfill().await;
     assert_eq!((summary.posted, ok), (4, true));
 }
+
+/// Field `name` of `INFO replication` on `redis`.
+async fn replication(redis: &OwnRedis, name: &str) -> String {
+    let info: String = redis::cmd("INFO")
+        .arg("replication")
+        .query_async(&mut connect(redis).await)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// Waits (up to 10 s) until `INFO replication` field `name` on `redis` reads `want`.
+async fn wait_for_replication(redis: &OwnRedis, name: &str, want: &str) {
+    for _ in 0..200 {
+        if replication(redis, name).await == want {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{name} never became {want}");
+}
+
+/// The claim keys under `prefix` on `redis`, sorted.
+async fn claim_keys(redis: &OwnRedis, prefix: &str) -> Vec<String> {
+    let mut keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}match:*"))
+        .query_async(&mut connect(redis).await)
+        .await
+        .unwrap();
+    keys.sort();
+    keys
+}
+
+#[tokio::test]
+async fn with_claim_min_replicas_a_claim_no_replica_acknowledged_is_released_and_not_posted() {
+    let primary = OwnRedis::start();
+    let port = primary.port().to_string();
+    let mut replica = OwnRedis::start_with(&["--replicaof", "127.0.0.1", &port]);
+    wait_for_replication(&replica, "master_link_status", "up").await;
+    wait_for_replication(&primary, "connected_slaves", "1").await;
+    let min_replicas = ("CLAIM_MIN_REPLICAS", "1");
+
+    // The replica acknowledges: every match posted, and the replica, promoted, holds each claim.
+    let x = MockServer::start().await;
+    x_accepts(&x, 4).await;
+    let o = backfill(&primary.url(), &x, &[min_replicas, ("KEY_PREFIX", "up:")]).await;
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("posted 4, skipped 0, failed 0"), "{stdout}");
+    x.verify().await;
+    redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .exec_async(&mut connect(&replica).await)
+        .await
+        .unwrap();
+    let x = MockServer::start().await;
+    x_accepts(&x, 0).await;
+    let o = backfill(&replica.url(), &x, &[min_replicas, ("KEY_PREFIX", "up:")]).await;
+    let (stdout, stderr) = text(&o);
+    assert!(stdout.contains("posted 0, skipped 4, failed 0"), "{stdout}{stderr}");
+    x.verify().await;
+    replica.stop();
+    wait_for_replication(&primary, "connected_slaves", "0").await;
+
+    // No replica: nothing posted, the claim released, and the log says why.
+    let x = MockServer::start().await;
+    x_accepts(&x, 0).await;
+    let o = backfill(&primary.url(), &x, &[min_replicas, ("KEY_PREFIX", "down:")]).await;
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("posted 0, skipped 0, failed 1, store errors 1"),
+        "{stdout}"
+    );
+    let why = "was acknowledged by 0 of the 1 replicas CLAIM_MIN_REPLICAS requires within 2000 ms, so it might not survive a failover: not posting; the claim was released, and the match is tried again next cycle (check the replicas: INFO replication)";
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("claim on 2026-07-17_") && l.contains(why))
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(claim_keys(&primary, "down:").await, Vec::<String>::new(), "released");
+    x.verify().await;
+
+    // The same, without the setting: posted.
+    let x = MockServer::start().await;
+    x_accepts(&x, 4).await;
+    let o = backfill(&primary.url(), &x, &[("KEY_PREFIX", "off:")]).await;
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("posted 4, skipped 0, failed 0"), "{stdout}");
+    assert_eq!(claim_keys(&primary, "off:").await.len(), 4);
+}
