@@ -738,10 +738,12 @@ impl App {
         // Posting only: a dry run keeps nothing to lose. Unreachable: already said, and the
         // probe must answer within its own timeout.
         if !self.dry_run && reachable {
+            // Not `check_eviction`: its warning about an asserted policy belongs to startup,
+            // not to every probe.
             let store = self.announcer.store();
             let checked = tokio::time::timeout(
                 HEALTH_STORE_TIMEOUT,
-                check_eviction(store, self.eviction_policy_asserted),
+                store.eviction_safety(self.eviction_policy_asserted),
             )
             .await;
             let refusal = match checked {

@@ -132,13 +132,7 @@ impl RedisClaims {
         let secs = i64::try_from(ttl_secs).unwrap_or(i64::MAX);
         let mut pipe = redis::pipe();
         for (key, value) in items {
-            pipe.cmd("SET")
-                .arg(key)
-                .arg(value)
-                .arg("NX")
-                .arg("EX")
-                .arg(ttl_secs)
-                .arg("GET")
+            claim_command(&mut pipe, key, value, ttl_secs)
                 .cmd("EXPIRE")
                 .arg(key)
                 .arg(secs)
@@ -342,13 +336,7 @@ impl RedisClaims {
         timeout: Duration,
     ) -> Result<(Option<String>, u32), ClaimError> {
         let mut pipe = redis::pipe();
-        pipe.cmd("SET")
-            .arg(key)
-            .arg(value)
-            .arg("NX")
-            .arg("EX")
-            .arg(ttl_secs)
-            .arg("GET")
+        claim_command(&mut pipe, key, value, ttl_secs)
             .cmd("WAIT")
             .arg(replicas)
             .arg(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
@@ -382,6 +370,17 @@ impl RedisClaims {
             Err(e) => Err(err("read maxmemory-policy")(e)),
         }
     }
+}
+
+/// Adds the claim, `SET key value NX EX ttl GET`, to `pipe`.
+fn claim_command<'a>(pipe: &'a mut redis::Pipeline, key: &str, value: &str, ttl_secs: u64) -> &'a mut redis::Pipeline {
+    pipe.cmd("SET")
+        .arg(key)
+        .arg(value)
+        .arg("NX")
+        .arg("EX")
+        .arg(ttl_secs)
+        .arg("GET")
 }
 
 /// A `GET` and a `TTL` reply: the value as bytes, the seconds left (negative: none, or gone).

@@ -189,83 +189,46 @@ pub fn postgres_client_config(mode: SslMode, ca_file: Option<&Path>) -> Result<C
             var: VAR,
             reason: e.to_string(),
         })?;
+    // None: not checked; Some(false): chain only; Some(true): chain and host name.
     let verify = match (mode, ca_file) {
         (SslMode::Disable | SslMode::Prefer, _) | (SslMode::Require, None) => None,
         (SslMode::Require | SslMode::VerifyCa, _) => Some(false),
         (SslMode::VerifyFull, _) => Some(true),
     };
-    let config = match verify {
-        None => builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(Unverified(provider)))
-            .with_no_client_auth(),
-        Some(check_name) => {
-            let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots(VAR, ca_file)?), provider)
+    let chain = match verify {
+        None => None,
+        Some(_) => Some(
+            WebPkiServerVerifier::builder_with_provider(Arc::new(roots(VAR, ca_file)?), provider.clone())
                 .build()
                 .map_err(|e| TlsError::NoRoots {
                     var: VAR,
                     reason: e.to_string(),
-                })?;
-            if check_name {
-                builder.with_webpki_verifier(webpki).with_no_client_auth()
-            } else {
-                builder
-                    .dangerous()
-                    .with_custom_certificate_verifier(Arc::new(AnyName(webpki)))
-                    .with_no_client_auth()
-            }
-        }
+                })?,
+        ),
+    };
+    let config = match (verify, chain) {
+        (Some(true), Some(webpki)) => builder.with_webpki_verifier(webpki).with_no_client_auth(),
+        (_, chain) => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Relaxed { chain, provider }))
+            .with_no_client_auth(),
     };
     Ok(config)
 }
 
-/// `prefer` and `require` without a CA file: encrypted, the certificate not checked (libpq's
-/// meaning of those modes). The handshake's signatures are still verified, so the session is
-/// with whoever holds the certificate's key.
+/// What `prefer`, `require` and `verify-ca` check (`verify-full` is rustls' own verifier).
+/// Without `chain` (`prefer`, `require` without a CA file: libpq's meaning of those modes),
+/// the certificate is not checked. With it (`verify-ca`), the chain must lead to a trusted
+/// root but the host name is not checked: rustls checks the chain before the name, so a name
+/// error means the chain was good. Either way the handshake's signatures are verified, so the
+/// session is with whoever holds the certificate's key.
 #[derive(Debug)]
-struct Unverified(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unverified {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct Relaxed {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    provider: Arc<CryptoProvider>,
 }
 
-/// `verify-ca`: the chain must lead to a trusted root; the host name is not checked. rustls
-/// checks the chain before the name, so a name error means the chain was good.
-#[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for Relaxed {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -274,10 +237,10 @@ impl ServerCertVerifier for AnyName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -291,7 +254,7 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
 
     fn verify_tls13_signature(
@@ -300,11 +263,11 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider.signature_verification_algorithms.supported_schemes()
     }
 }
 

@@ -10,17 +10,26 @@ use wiremock::MockServer;
 /// Enough memory for the bot's few keys; what matters is the policy.
 const MAXMEMORY: &str = "64mb";
 
-/// `backfill --init-store` on the Cricbuzz fixture against `redis_url`, with `env` added.
-async fn backfill(redis_url: &str, x: &MockServer, env: &[(&str, &str)]) -> Output {
+/// `backfill --init-store` on the Cricbuzz fixture against `redis_url`, with `env` added, and
+/// X expecting exactly `posts` posts (checked); the exit code must be `code` and stdout must
+/// hold `summary` (`posted 4, skipped 0, failed 0`). Returns stderr.
+async fn backfill(redis_url: &str, env: &[(&str, &str)], posts: u64, code: i32, summary: &str) -> String {
+    let x = MockServer::start().await;
+    x_accepts(&x, posts).await;
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = bot(dir.path());
-    with_x(&mut cmd, x);
+    with_x(&mut cmd, &x);
     cmd.env("REDIS_URL", redis_url)
         .env("SOURCES", root().join("fixtures/cricbuzz/live-scores_2026-07-17.html"))
         .env("MAX_POSTS_PER_CYCLE", "10")
         .envs(env.iter().copied())
         .args(["backfill", "--init-store"]);
-    cmd.output().await.unwrap()
+    let o = cmd.output().await.unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(code), "{stdout}{stderr}");
+    assert!(stdout.contains(summary), "{stdout}");
+    x.verify().await;
+    stderr
 }
 
 /// `check-sources` against `redis_url`.
@@ -77,11 +86,7 @@ async fn a_redis_that_may_evict_claims_is_refused_before_anything_is_posted_unti
         ),
     ] {
         let redis = OwnRedis::start_with(&["--maxmemory", MAXMEMORY, "--maxmemory-policy", policy]);
-        let x = MockServer::start().await;
-        x_accepts(&x, 0).await;
-        let o = backfill(&redis.url(), &x, &[]).await;
-        let (stdout, stderr) = text(&o);
-        assert_eq!(o.status.code(), Some(1), "{policy}: {stdout}{stderr}");
+        let stderr = backfill(&redis.url(), &[], 0, 1, "").await;
         let refusal = evicting(policy, why);
         assert_eq!(
             stderr.lines().last(),
@@ -97,15 +102,9 @@ async fn a_redis_that_may_evict_claims_is_refused_before_anything_is_posted_unti
             stdout.lines().last(),
             Some(format!("store redis: ERROR: {refusal}").as_str())
         );
-        x.verify().await;
 
         set_policy(&redis, "noeviction").await;
-        let x = MockServer::start().await;
-        x_accepts(&x, 4).await;
-        let o = backfill(&redis.url(), &x, &[]).await;
-        let (stdout, stderr) = text(&o);
-        assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
-        assert!(stdout.contains("posted 4, skipped 0, failed 0"), "{stdout}");
+        backfill(&redis.url(), &[], 4, 0, "posted 4, skipped 0, failed 0").await;
         let o = check_sources(&redis.url(), &[]).await;
         assert_eq!(o.status.code(), Some(0));
         assert_eq!(
@@ -118,11 +117,7 @@ async fn a_redis_that_may_evict_claims_is_refused_before_anything_is_posted_unti
 #[tokio::test]
 async fn where_config_is_disabled_posting_needs_the_operator_to_assert_noeviction() {
     let redis = OwnRedis::start_with(&["--rename-command", "CONFIG", ""]);
-    let x = MockServer::start().await;
-    x_accepts(&x, 0).await;
-    let o = backfill(&redis.url(), &x, &[]).await;
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    let stderr = backfill(&redis.url(), &[], 0, 1, "").await;
     let last = stderr.lines().last().unwrap_or_default();
     assert!(
         last.starts_with("error: cannot read Redis maxmemory-policy: CONFIG GET answered \"")
@@ -132,14 +127,9 @@ async fn where_config_is_disabled_posting_needs_the_operator_to_assert_noevictio
         "{last}"
     );
     assert_eq!(dbsize(&redis).await, 0);
-    x.verify().await;
 
-    let x = MockServer::start().await;
-    x_accepts(&x, 4).await;
-    let o = backfill(&redis.url(), &x, &[("REDIS_EVICTION_POLICY_ASSERTED", "noeviction")]).await;
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stdout.contains("posted 4, skipped 0, failed 0"), "{stdout}");
+    let asserted = [("REDIS_EVICTION_POLICY_ASSERTED", "noeviction")];
+    let stderr = backfill(&redis.url(), &asserted, 4, 0, "posted 4, skipped 0, failed 0").await;
     assert!(
         stderr.contains("relying on REDIS_EVICTION_POLICY_ASSERTED=noeviction"),
         "{stderr}"
@@ -218,38 +208,28 @@ async fn with_claim_min_replicas_a_claim_no_replica_acknowledged_is_released_and
     let min_replicas = ("CLAIM_MIN_REPLICAS", "1");
 
     // The replica acknowledges: every match posted, and the replica, promoted, holds each claim.
-    let x = MockServer::start().await;
-    x_accepts(&x, 4).await;
-    let o = backfill(&primary.url(), &x, &[min_replicas, ("KEY_PREFIX", "up:")]).await;
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stdout.contains("posted 4, skipped 0, failed 0"), "{stdout}");
-    x.verify().await;
+    let up = [min_replicas, ("KEY_PREFIX", "up:")];
+    backfill(&primary.url(), &up, 4, 0, "posted 4, skipped 0, failed 0").await;
     redis::cmd("REPLICAOF")
         .arg("NO")
         .arg("ONE")
         .exec_async(&mut connect(&replica).await)
         .await
         .unwrap();
-    let x = MockServer::start().await;
-    x_accepts(&x, 0).await;
-    let o = backfill(&replica.url(), &x, &[min_replicas, ("KEY_PREFIX", "up:")]).await;
-    let (stdout, stderr) = text(&o);
-    assert!(stdout.contains("posted 0, skipped 4, failed 0"), "{stdout}{stderr}");
-    x.verify().await;
+    backfill(&replica.url(), &up, 0, 0, "posted 0, skipped 4, failed 0").await;
     replica.stop();
     wait_for_replication(&primary, "connected_slaves", "0").await;
 
     // No replica: nothing posted, the claim released, and the log says why.
-    let x = MockServer::start().await;
-    x_accepts(&x, 0).await;
-    let o = backfill(&primary.url(), &x, &[min_replicas, ("KEY_PREFIX", "down:")]).await;
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
-    assert!(
-        stdout.contains("posted 0, skipped 0, failed 1, store errors 1"),
-        "{stdout}"
-    );
+    let down = [min_replicas, ("KEY_PREFIX", "down:")];
+    let stderr = backfill(
+        &primary.url(),
+        &down,
+        0,
+        1,
+        "posted 0, skipped 0, failed 1, store errors 1",
+    )
+    .await;
     let why = "was acknowledged by 0 of the 1 replicas CLAIM_MIN_REPLICAS requires within 2000 ms, so it might not survive a failover: not posting; the claim was released, and the match is tried again next cycle (check the replicas: INFO replication)";
     assert_eq!(
         stderr
@@ -260,14 +240,15 @@ async fn with_claim_min_replicas_a_claim_no_replica_acknowledged_is_released_and
         "{stderr}"
     );
     assert_eq!(claim_keys(&primary, "down:").await, Vec::<String>::new(), "released");
-    x.verify().await;
 
     // The same, without the setting: posted.
-    let x = MockServer::start().await;
-    x_accepts(&x, 4).await;
-    let o = backfill(&primary.url(), &x, &[("KEY_PREFIX", "off:")]).await;
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stdout.contains("posted 4, skipped 0, failed 0"), "{stdout}");
+    backfill(
+        &primary.url(),
+        &[("KEY_PREFIX", "off:")],
+        4,
+        0,
+        "posted 4, skipped 0, failed 0",
+    )
+    .await;
     assert_eq!(claim_keys(&primary, "off:").await.len(), 4);
 }
