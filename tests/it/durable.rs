@@ -252,3 +252,32 @@ async fn with_claim_min_replicas_a_claim_no_replica_acknowledged_is_released_and
     .await;
     assert_eq!(claim_keys(&primary, "off:").await.len(), 4);
 }
+
+/// The configuration error `args` (flags before `backfill`) give, as shown to the operator.
+fn config_error(args: &[&str]) -> String {
+    use clap::Parser;
+    let cli =
+        cricket_announcer::cli::Cli::try_parse_from(["cricket-announcer"].iter().chain(args).chain(&["backfill"]))
+            .unwrap();
+    let needs = cricket_announcer::config::Needs::NoPosting;
+    cricket_announcer::config::Config::from_settings(&cli.settings, &cli.source, needs, false, false, false)
+        .err()
+        .expect("refused")
+        .to_string()
+}
+
+#[test]
+fn redis_only_settings_are_refused_where_they_cannot_apply() {
+    assert_eq!(
+        config_error(&["--database-url", "postgres://u@h/db", "--claim-min-replicas", "1"]),
+        "invalid CLAIM_MIN_REPLICAS=\"1\": applies to Redis (REDIS_URL) only; PostgreSQL's synchronous replication is the server's setting (synchronous_standby_names)"
+    );
+    assert_eq!(
+        config_error(&["--redis-url", "redis://h/", "--claim-min-replicas", "0"]),
+        "invalid CLAIM_MIN_REPLICAS=\"0\": expected a whole number, at least 1"
+    );
+    assert_eq!(
+        config_error(&["--redis-url", "redis://h/", "--redis-ca-file", "/etc/ca.pem"]),
+        "invalid REDIS_CA_FILE=\"/etc/ca.pem\": applies to a TLS REDIS_URL only (rediss:// or valkeys://)"
+    );
+}
