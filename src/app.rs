@@ -5,7 +5,8 @@
 use crate::announcer::{AnnounceError, Announcer, ClaimPolicy, Mode, Outcome, Output};
 use crate::backoff::{Backoff, Turn};
 use crate::claim::{
-    ClaimError, ClaimStore, EmbeddedClaims, Holder, MatchClaim, PostgresClaims, RedisClaims, Transition,
+    ClaimError, ClaimStore, EmbeddedClaims, EvictionRefusal, EvictionSafety, Holder, MatchClaim, PostgresClaims,
+    RedisClaims, Transition,
 };
 use crate::config::{Config, StoreConfig};
 use crate::cricket::{MatchKey, Sighting};
@@ -120,6 +121,11 @@ pub struct App {
     last_source_read: Mutex<Instant>,
     /// See [`Config::health_max_stale_cycles`].
     health_max_stale_cycles: u32,
+    /// `REDIS_EVICTION_POLICY_ASSERTED=noeviction` (see [`check_eviction`]).
+    eviction_policy_asserted: bool,
+    /// Why posting stopped: the last `/healthz` found a store that may evict claims. Checked at
+    /// the start of every cycle; cleared by a later check that finds it safe.
+    eviction_refusal: Mutex<Option<String>>,
 }
 
 /// Why the bot may not post on this store now.
@@ -200,6 +206,19 @@ pub async fn check_sources(config: &Config) -> anyhow::Result<Vec<SourceCheck>> 
         .collect())
 }
 
+/// Whether `store` keeps its claims (see [`ClaimStore::eviction_safety`]), logged: checked before
+/// a bot that posts starts, by `check-sources` and by `/healthz`.
+///
+/// # Errors
+/// [`EvictionRefusal`]: claims may be evicted, nobody can tell, or Redis did not answer.
+pub async fn check_eviction(store: &ClaimStore, asserted: bool) -> Result<EvictionSafety, EvictionRefusal> {
+    let safety = store.eviction_safety(asserted).await?;
+    if let EvictionSafety::Asserted { reply } = &safety {
+        tracing::warn!(config_get = %reply, "Redis does not say its maxmemory-policy; relying on REDIS_EVICTION_POLICY_ASSERTED=noeviction");
+    }
+    Ok(safety)
+}
+
 /// Opens the store `config` names.
 ///
 /// # Errors
@@ -208,18 +227,28 @@ pub async fn check_sources(config: &Config) -> anyhow::Result<Vec<SourceCheck>> 
 pub async fn open_store(config: &Config) -> anyhow::Result<ClaimStore> {
     Ok(match &config.store {
         StoreConfig::Redis(url) => ClaimStore::Redis(
-            RedisClaims::connect(url.expose_secret(), &config.key_prefix, &config.instance_id)
-                .await
-                .context("cannot connect to REDIS_URL")?,
+            RedisClaims::connect_with(
+                url.expose_secret(),
+                &config.key_prefix,
+                &config.instance_id,
+                &config.redis,
+            )
+            .await
+            .context("cannot connect to REDIS_URL")?,
         ),
         StoreConfig::Embedded(path) if config.dry_run => ClaimStore::Embedded(
             EmbeddedClaims::open_read_only(path, &config.key_prefix, &config.instance_id)
                 .with_context(|| format!("cannot open the embedded store STORE_PATH={}", path.display()))?,
         ),
         StoreConfig::Postgres(url) => ClaimStore::Postgres(
-            PostgresClaims::connect(url.expose_secret(), &config.key_prefix, &config.instance_id)
-                .await
-                .context("cannot open the PostgreSQL store DATABASE_URL")?,
+            PostgresClaims::connect_with(
+                url.expose_secret(),
+                &config.key_prefix,
+                &config.instance_id,
+                config.database_ca_file.as_deref(),
+            )
+            .await
+            .context("cannot open the PostgreSQL store DATABASE_URL")?,
         ),
         StoreConfig::Embedded(path) => ClaimStore::Embedded(
             EmbeddedClaims::open(path, &config.key_prefix, &config.instance_id)
@@ -240,6 +269,10 @@ impl App {
         }
         let template = Template::configured(config.template_path.as_deref()).context("TEMPLATE_PATH")?;
         let store = open_store(config).await?;
+        // A claim the store drops is a match announced again: refuse before anything is claimed.
+        if !config.dry_run {
+            check_eviction(&store, config.redis.eviction_policy_asserted).await?;
+        }
         let reader = source_reader(config)?;
         let shortener = match &config.shortener {
             Some(s) => Some(
@@ -301,6 +334,8 @@ impl App {
             backoff: Mutex::new(vec![Backoff::default(); config.sources.len()]),
             last_source_read: Mutex::new(Instant::now()),
             health_max_stale_cycles: config.health_max_stale_cycles,
+            eviction_policy_asserted: config.redis.eviction_policy_asserted,
+            eviction_refusal: Mutex::new(None),
         })
     }
 
@@ -507,6 +542,11 @@ impl App {
         let verdicts: Vec<Result<(), &'static str>> = matches.iter().map(|s| self.filter.check(&s.m)).collect();
         summary.not_announceable = verdicts.iter().filter(|v| v.is_err()).count();
         if !self.dry_run {
+            if let Some(why) = self.eviction_refusal.lock().ok().and_then(|r| r.clone()) {
+                tracing::error!("{why}");
+                summary.refused = Some(why);
+                return summary;
+            }
             match self.readiness().await {
                 Ok(StoreReadiness::Ready) => {}
                 Ok(StoreReadiness::NotInitialised) => {
@@ -708,23 +748,68 @@ impl App {
 
     /// What is wrong with this running bot, for `/healthz`; empty when healthy. Unhealthy
     /// when the store does not answer within [`HEALTH_STORE_TIMEOUT`], has no first-start
-    /// marker (so nothing is posted), posting has halted (credentials, credits), or no source has been
-    /// read for `HEALTH_MAX_STALE_CYCLES` poll intervals (counted from start until the first
-    /// read).
+    /// marker (so nothing is posted), may evict claims (Redis' `maxmemory-policy`, see
+    /// [`check_eviction`]; posting then stops until a later check finds it safe), posting has
+    /// halted (credentials, credits), or no source has been read for `HEALTH_MAX_STALE_CYCLES`
+    /// poll intervals (counted from start until the first read).
     pub async fn health(&self) -> Vec<String> {
         let mut problems = Vec::new();
-        match tokio::time::timeout(HEALTH_STORE_TIMEOUT, self.announcer.store().marker()).await {
-            Ok(Ok(Some(_))) => {}
+        let reachable = match tokio::time::timeout(HEALTH_STORE_TIMEOUT, self.announcer.store().marker()).await {
+            Ok(Ok(Some(_))) => true,
             // A bot that refuses to post is not healthy, however well it polls.
-            Ok(Ok(None)) if !self.dry_run => problems.push(
-                "store not initialised or it lost its data: nothing is posted until `cricket-announcer seed`".into(),
-            ),
-            Ok(Ok(None)) => {}
-            Ok(Err(e)) => problems.push(format!("store unreachable: {e}")),
-            Err(_) => problems.push(format!(
-                "store unreachable: no answer within {} s",
-                HEALTH_STORE_TIMEOUT.as_secs()
-            )),
+            Ok(Ok(None)) if !self.dry_run => {
+                problems.push(
+                    "store not initialised or it lost its data: nothing is posted until `cricket-announcer seed`"
+                        .into(),
+                );
+                true
+            }
+            Ok(Ok(None)) => true,
+            Ok(Err(e)) => {
+                problems.push(format!("store unreachable: {e}"));
+                false
+            }
+            Err(_) => {
+                problems.push(format!(
+                    "store unreachable: no answer within {} s",
+                    HEALTH_STORE_TIMEOUT.as_secs()
+                ));
+                false
+            }
+        };
+        // Posting only: a dry run keeps nothing to lose. Unreachable: already said, and the
+        // probe must answer within its own timeout.
+        if !self.dry_run && reachable {
+            // Not `check_eviction`: its warning about an asserted policy belongs to startup,
+            // not to every probe.
+            let store = self.announcer.store();
+            let checked = tokio::time::timeout(
+                HEALTH_STORE_TIMEOUT,
+                store.eviction_safety(self.eviction_policy_asserted),
+            )
+            .await;
+            let refusal = match checked {
+                Ok(Ok(_)) => Some(None),
+                // No answer says nothing new about the policy: a refusal stays as it was.
+                Ok(Err(e @ EvictionRefusal::Store(_))) => {
+                    problems.push(e.to_string());
+                    None
+                }
+                Err(_) => {
+                    problems.push(format!(
+                        "cannot read Redis maxmemory-policy: no answer within {} s",
+                        HEALTH_STORE_TIMEOUT.as_secs()
+                    ));
+                    None
+                }
+                Ok(Err(e)) => {
+                    problems.push(e.to_string());
+                    Some(Some(e.to_string()))
+                }
+            };
+            if let (Some(refusal), Ok(mut held)) = (refusal, self.eviction_refusal.lock()) {
+                *held = refusal;
+            }
         }
         if let Some(why) = self.announcer.halted() {
             problems.push(format!("posting halted: {why}"));

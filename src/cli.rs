@@ -144,7 +144,13 @@ const STORE: &[&str] = &[
     "key_prefix",
     "claim_ttl_secs",
     "instance_id",
+    "redis_ca_file",
+    "database_ca_file",
+    "redis_eviction_policy_asserted",
+    "claim_min_replicas",
 ];
+/// What `check-sources` reads of the store: whether a Redis may evict claims.
+const STORE_CHECK: &[&str] = &["redis_url", "redis_ca_file", "redis_eviction_policy_asserted"];
 /// Reading the sources.
 const SOURCES: &[&str] = &[
     "source",
@@ -218,7 +224,7 @@ fn uses(path: &str) -> Vec<&'static str> {
         "run" => &[STORE, SOURCES, FILTER, POSTING, SERVICE],
         "backfill" => &[STORE, SOURCES, FILTER, POSTING],
         "seed" => &[STORE, SOURCES, &["dry_run"]],
-        "check-sources" => &[SOURCES],
+        "check-sources" => &[SOURCES, STORE_CHECK],
         p if p.starts_with("claims") => &[STORE, CLAIM_POLICY],
         _ => &[],
     };
@@ -297,7 +303,11 @@ mod tests {
             assert!(!seed.contains(&absent.to_string()), "seed shows {absent}");
         }
         let check = shown(&["check-sources"]);
-        assert!(!check.contains(&"dry_run".to_string()) && !check.contains(&"redis_url".to_string()));
+        assert!(!check.contains(&"dry_run".to_string()) && !check.contains(&"database_url".to_string()));
+        assert!(
+            check.contains(&"redis_url".to_string()),
+            "check-sources reads Redis' eviction policy"
+        );
         let list = shown(&["claims", "list"]);
         assert!(!list.contains(&"dry_run".to_string()) && !list.contains(&"shorten".to_string()));
         assert!(list.contains(&"state".to_string()) && list.contains(&"wide".to_string()));

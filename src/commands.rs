@@ -5,8 +5,8 @@ use crate::tables::{self, Column};
 use anyhow::Context;
 use chrono::Utc;
 use cricket_announcer::announcer::{ClaimPolicy, Output};
-use cricket_announcer::app::{check_sources, open_store, App, Summary};
-use cricket_announcer::claim::{known_time, ClaimState, ListedClaim, OperatorRelease};
+use cricket_announcer::app::{check_eviction, check_sources, open_store, App, Summary};
+use cricket_announcer::claim::{known_time, ClaimState, EvictionSafety, ListedClaim, OperatorRelease};
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, ConfigError, Needs, StoreConfig};
 use cricket_announcer::cricket::MatchKey;
@@ -210,8 +210,9 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::CheckSources { wide } => {
             let checks = check_sources(&config).await?;
-            let ok = checks.iter().all(|c| c.status == "ok");
-            let text = if config.json {
+            let store = check_store(&config).await;
+            let ok = checks.iter().all(|c| c.status == "ok") && store.as_ref().is_none_or(Result::is_ok);
+            let mut text = if config.json {
                 checks
                     .iter()
                     .map(|c| serde_json::to_string(c).map(|l| l + "\n"))
@@ -219,6 +220,18 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 check_table(&checks, wide)
             };
+            match (&store, config.json) {
+                (Some(store), true) => {
+                    let status = store.as_ref().map_or_else(|e| e.clone(), |safe| format!("ok ({safe})"));
+                    text.push_str(&format!(
+                        "{}\n",
+                        serde_json::json!({ "store": "redis", "status": status })
+                    ));
+                }
+                (Some(Ok(safe)), false) => text.push_str(&format!("store redis: ok ({safe})\n")),
+                (Some(Err(e)), false) => text.push_str(&format!("store redis: ERROR: {e}\n")),
+                (None, _) => {}
+            }
             write_stdout(&text)?;
             Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_INCOMPLETE }))
         }
@@ -517,6 +530,21 @@ fn write_stdout(text: &str) -> std::io::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
+}
+
+/// `check-sources`' look at the store, Redis only (the other stores keep what they are given):
+/// can it evict claims? `None` for the other stores; the error's text when the bot would refuse
+/// to post (or cannot connect).
+async fn check_store(config: &Config) -> Option<Result<EvictionSafety, String>> {
+    let StoreConfig::Redis(_) = config.store else {
+        return None;
+    };
+    Some(match open_store(config).await {
+        Ok(store) => check_eviction(&store, config.redis.eviction_policy_asserted)
+            .await
+            .map_err(|e| CauseChain(&e).to_string()),
+        Err(e) => Err(CauseChain(e.as_ref()).to_string()),
+    })
 }
 
 /// `run`: the poll loop and, with METRICS_ADDR, the status endpoint, as tracked tasks. A

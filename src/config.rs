@@ -2,6 +2,7 @@
 //! `.env` is loaded). [`Settings`] is what the user typed; [`Config`] is the validated, typed
 //! result. A bad value is a [`ConfigError`] naming the variable.
 
+use crate::claim::RedisOptions;
 use crate::cricket::MatchState;
 use crate::filter::Filter;
 use crate::post::XCredentials;
@@ -9,7 +10,7 @@ use crate::shorten::Provider;
 use crate::source::fetch::ApiKey;
 use crate::source::{SourceKind, SourceSpec};
 use crate::telemetry::LogFormat;
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -200,6 +201,18 @@ pub struct Settings {
     /// its state before exiting anyway.
     #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value = "30", global = true)]
     pub shutdown_grace_secs: String,
+    /// Redis only, where CONFIG is disabled (managed Redis): noeviction, asserting that the server never evicts keys (checked in the service's settings). Any other policy may evict claims.
+    #[arg(long, env = "REDIS_EVICTION_POLICY_ASSERTED", global = true)]
+    pub redis_eviction_policy_asserted: Option<String>,
+    /// Redis only: replicas that must hold a claim (WAIT) before its post is sent; unset: none.
+    #[arg(long, env = "CLAIM_MIN_REPLICAS", global = true)]
+    pub claim_min_replicas: Option<String>,
+    /// PEM file of the CA(s) that sign the Redis server's certificate (rediss://); unset: the system's roots.
+    #[arg(long, env = "REDIS_CA_FILE", global = true)]
+    pub redis_ca_file: Option<PathBuf>,
+    /// PEM file of the CA(s) that sign the PostgreSQL server's certificate (sslmode=require, verify-ca, verify-full); unset: the system's roots.
+    #[arg(long, env = "DATABASE_CA_FILE", global = true)]
+    pub database_ca_file: Option<PathBuf>,
     /// Testing knob: milliseconds between polls, replacing POLL_INTERVAL_SECS (soak runs and
     /// tests). Hidden: a production poll interval is whole seconds.
     #[arg(long, env = "POLL_INTERVAL_MS", hide = true, global = true)]
@@ -435,6 +448,10 @@ pub struct Config {
     pub health_max_stale_cycles: u32,
     /// How long `run` waits for work in flight after a stop signal.
     pub shutdown_grace: Duration,
+    /// Redis options beyond the URL.
+    pub redis: RedisOptions,
+    /// PEM file of the CAs trusted for PostgreSQL's certificate (`DATABASE_CA_FILE`).
+    pub database_ca_file: Option<PathBuf>,
 }
 
 /// What the command needs of the configuration.
@@ -522,6 +539,41 @@ fn secret(var: &'static str, value: &Option<String>, needs: Needs) -> Result<Opt
     }
 }
 
+/// `REDIS_URL` as the Redis client reads it: `redis://`, `rediss://` (TLS) and `unix://` as
+/// given; Valkey's `valkey://` and `valkeys://` (the same protocol:
+/// <https://valkey.io/topics/cli/>) as `redis://` and `rediss://`.
+///
+/// # Errors
+/// [`ConfigError::Invalid`] for any other scheme (the value is not shown: it may hold a password).
+fn redis_url(raw: &str) -> Result<String, ConfigError> {
+    for (given, read_as) in [("valkey://", "redis://"), ("valkeys://", "rediss://")] {
+        if let Some(rest) = raw.strip_prefix(given) {
+            return Ok(format!("{read_as}{rest}"));
+        }
+    }
+    if ["redis://", "rediss://", "unix://"].iter().any(|s| raw.starts_with(s)) {
+        return Ok(raw.to_string());
+    }
+    Err(ConfigError::Invalid {
+        var: "REDIS_URL",
+        value: "(hidden)".into(),
+        reason: "expected redis://, rediss:// (TLS), valkey://, valkeys:// (TLS) or unix://".into(),
+    })
+}
+
+/// `REDIS_EVICTION_POLICY_ASSERTED`: only `noeviction` may be asserted.
+fn eviction_policy_asserted(raw: Option<&str>) -> Result<bool, ConfigError> {
+    match raw.map(str::trim) {
+        None | Some("") => Ok(false),
+        Some(crate::claim::NO_EVICTION) => Ok(true),
+        Some(other) => Err(ConfigError::Invalid {
+            var: "REDIS_EVICTION_POLICY_ASSERTED",
+            value: other.to_string(),
+            reason: "only noeviction can be asserted: any other policy may evict claim keys, and the bot refuses to post under it".into(),
+        }),
+    }
+}
+
 /// The owner name written into claims and shown in every skip line and `claims list`: the
 /// setting, or `<hostname>:<pid>` when unset or blank.
 ///
@@ -582,17 +634,7 @@ impl Config {
                     why: "choose one claim store (unset the other)",
                 })
             }
-            (Some(u), None) => {
-                // rediss:// (TLS) is not accepted: this build's Redis client has no TLS support.
-                if !(u.starts_with("redis://") || u.starts_with("unix://")) {
-                    return Err(ConfigError::Invalid {
-                        var: "REDIS_URL",
-                        value: "(hidden)".into(),
-                        reason: "expected redis:// or unix:// (TLS, rediss://, is not supported by this build)".into(),
-                    });
-                }
-                StoreConfig::Redis(SecretString::from(u))
-            }
+            (Some(u), None) => StoreConfig::Redis(SecretString::from(redis_url(&u)?)),
             (None, Some(u)) => {
                 if !(u.starts_with("postgres://") || u.starts_with("postgresql://")) {
                     return Err(ConfigError::Invalid {
@@ -761,7 +803,32 @@ impl Config {
             })?),
             _ => None,
         };
+        let tls_redis = matches!(&store, StoreConfig::Redis(u) if u.expose_secret().starts_with("rediss://"));
+        if let (Some(path), false) = (&s.redis_ca_file, tls_redis) {
+            return Err(ConfigError::Invalid {
+                var: "REDIS_CA_FILE",
+                value: path.display().to_string(),
+                reason: "applies to a TLS REDIS_URL only (rediss:// or valkeys://)".into(),
+            });
+        }
+        let redis = RedisOptions {
+            ca_file: s.redis_ca_file.clone(),
+            eviction_policy_asserted: eviction_policy_asserted(s.redis_eviction_policy_asserted.as_deref())?,
+            min_replicas: match s.claim_min_replicas.as_deref().map(str::trim) {
+                Some(n) if !n.is_empty() => Some(count("CLAIM_MIN_REPLICAS", n)?),
+                _ => None,
+            },
+        };
+        if redis.min_replicas.is_some() && !matches!(store, StoreConfig::Redis(_)) {
+            return Err(ConfigError::Invalid {
+                var: "CLAIM_MIN_REPLICAS",
+                value: s.claim_min_replicas.clone().unwrap_or_default(),
+                reason: "applies to Redis (REDIS_URL) only; PostgreSQL's synchronous replication is the server's setting (synchronous_standby_names)".into(),
+            });
+        }
         Ok(Config {
+            redis,
+            database_ca_file: s.database_ca_file.clone(),
             metrics_addr,
             health_max_stale_cycles: count("HEALTH_MAX_STALE_CYCLES", &s.health_max_stale_cycles)?,
             shutdown_grace: secs("SHUTDOWN_GRACE_SECS", &s.shutdown_grace_secs, 1)?,
@@ -798,7 +865,35 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
-    use super::{instance_id, url};
+    use super::{eviction_policy_asserted, instance_id, redis_url, url};
+
+    #[test]
+    fn valkey_urls_are_read_as_redis_urls_and_other_schemes_are_refused_without_the_value() {
+        assert_eq!(redis_url("valkey://h:6379/0").as_deref(), Ok("redis://h:6379/0"));
+        assert_eq!(
+            redis_url("valkeys://:pw@h:6380/").as_deref(),
+            Ok("rediss://:pw@h:6380/")
+        );
+        assert_eq!(redis_url("rediss://h/").as_deref(), Ok("rediss://h/"));
+        let e = redis_url("http://:pw_SECRET@h/").unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid REDIS_URL=\"(hidden)\": expected redis://"),
+            "{e}"
+        );
+        assert!(!e.contains("pw_SECRET"), "{e}");
+    }
+
+    #[test]
+    fn only_noeviction_can_be_asserted_as_redis_eviction_policy() {
+        assert_eq!(eviction_policy_asserted(None), Ok(false));
+        assert_eq!(eviction_policy_asserted(Some(" ")), Ok(false));
+        assert_eq!(eviction_policy_asserted(Some("noeviction")), Ok(true));
+        let e = eviction_policy_asserted(Some("volatile-lru")).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "invalid REDIS_EVICTION_POLICY_ASSERTED=\"volatile-lru\": only noeviction can be asserted: any other policy may evict claim keys, and the bot refuses to post under it"
+        );
+    }
 
     #[test]
     fn an_instance_id_with_a_control_character_is_refused() {

@@ -17,13 +17,17 @@
 //!   store lost its data, and posting must stop until an operator re-seeds.
 //! - A store error is [`ClaimError`], never "already claimed" and never "free".
 
+mod durability;
 mod embedded;
 mod postgres;
 mod redis;
+mod tls;
 
+pub use self::durability::{EvictionRefusal, EvictionSafety, NO_EVICTION, REPLICA_ACK_TIMEOUT};
 pub use self::embedded::EmbeddedClaims;
 pub use self::postgres::{PostgresClaims, PostgresError};
-pub use self::redis::RedisClaims;
+pub use self::redis::{RedisClaims, RedisOptions};
+pub use self::tls::{SslMode, TlsError};
 
 use crate::cricket::{Identities, Lookup, MatchKey, CROSS_KEY_IDENTITY};
 use chrono::{DateTime, Utc};
@@ -669,6 +673,28 @@ pub enum ClaimError {
         #[source]
         source: PostgresError,
     },
+    /// `CLAIM_MIN_REPLICAS`: the claim was won, but fewer replicas acknowledged it in time, so
+    /// it might not survive a failover. Nothing was posted.
+    #[error(
+        "claim on {key} was acknowledged by {acked} of the {wanted} replicas CLAIM_MIN_REPLICAS requires within {} ms, so it might not survive a failover: not posting; {}",
+        timeout.as_millis(),
+        if *released { "the claim was released, and the match is tried again next cycle (check the replicas: INFO replication)" } else { "the claim could not be released and is kept (it will show as stuck; release it with `claims release` once the replicas are back)" }
+    )]
+    NotReplicated {
+        /// The match key.
+        key: String,
+        /// Replicas that acknowledged the claim.
+        acked: u32,
+        /// `CLAIM_MIN_REPLICAS`.
+        wanted: u32,
+        /// How long the claim waited for them.
+        timeout: Duration,
+        /// Whether the claim was released (compare-and-delete on its token).
+        released: bool,
+    },
+    /// A TLS setting of the store cannot be used (a CA file, `sslmode`).
+    #[error(transparent)]
+    Tls(#[from] TlsError),
     /// The store answered something the protocol does not allow (a script's reply of the wrong
     /// shape).
     #[error("store protocol error on {op}: {detail}")]
@@ -809,6 +835,11 @@ impl ClaimStore {
         ttl: Duration,
     ) -> Result<ClaimOutcome, ClaimError> {
         let record = Claim::new(self.owner(), title, aliases, Utc::now());
+        if let ClaimStore::Redis(redis) = self {
+            if let Some(wanted) = redis.min_replicas() {
+                return self.claim_replicated(redis, key, record, ttl, wanted).await;
+            }
+        }
         let previous = each!(self, s => s.set_nx(&self.key(key), &record.to_stored(), ttl_secs(ttl)).await)?;
         Ok(match previous {
             None => ClaimOutcome::Won(ClaimToken {
@@ -995,6 +1026,9 @@ impl ClaimStore {
     /// contract asks; keys are independent). Embedded: one `BEGIN IMMEDIATE` transaction.
     /// The `EXPIRE` sent after a `SET` we won sets the TTL it already has. A key requested twice
     /// in one batch is won by its first request; the second sees our own record (`HeldBy`).
+    ///
+    /// Unlike [`ClaimStore::claim`], the batch does not wait for `CLAIM_MIN_REPLICAS` replicas
+    /// (the cycle claims one match at a time, with [`ClaimStore::claim`]).
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot answer; then no outcome is known, and the caller must

@@ -22,12 +22,13 @@
 //! [refinery](https://docs.rs/refinery), under an advisory lock so that replicas starting
 //! together migrate once.
 
+use super::tls::SslMode;
 use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio_postgres::NoTls;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// How long one store operation may take before it is an error (not "claimed", not "free").
 pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -123,6 +124,22 @@ const FROM_RECORD: &str = "r->>'state', r->>'owner', r->>'token', r->>'title', (
      (r->>'claimed_at')::timestamptz, (r->>'updated_at')::timestamptz, r->>'tweet_id', r->>'detail', r";
 const COLUMNS: &str = "state, owner, token, title, attempts, claimed_at, updated_at, tweet_id, detail, record";
 
+/// Under `sslmode=prefer`, says so when the server offered no TLS, so a connection in plain
+/// text is never silent. Asked of the server (`pg_stat_ssl`, PostgreSQL ≥ 9.5:
+/// <https://www.postgresql.org/docs/current/monitoring-stats.html#MONITORING-PG-STAT-SSL-VIEW>)
+/// rather than guessed; a server that will not say is logged the same way.
+async fn warn_if_plain_text(client: &tokio_postgres::Client) {
+    let encrypted = client
+        .query_opt("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", &[])
+        .await
+        .ok()
+        .flatten()
+        .and_then(|row| row.try_get::<_, bool>(0).ok());
+    if encrypted != Some(true) {
+        tracing::warn!("DATABASE_URL sslmode=prefer (the default): the server offers no TLS, so the connection is plain text; set sslmode=require (or verify-full) to refuse plain text");
+    }
+}
+
 impl PostgresClaims {
     /// Connects to `url` (`postgres://user[:password]@host[:port]/db[?options]`), applies the
     /// pending migrations, and checks that the pool answers.
@@ -135,14 +152,34 @@ impl PostgresClaims {
     /// [`ClaimError::Postgres`] when the URL is invalid, the server cannot be reached, or a
     /// migration fails.
     pub async fn connect(url: &str, prefix: &str, owner: &str) -> Result<PostgresClaims, ClaimError> {
+        PostgresClaims::connect_with(url, prefix, owner, None).await
+    }
+
+    /// As [`PostgresClaims::connect`], with TLS as the URL's `sslmode` says (libpq's modes,
+    /// default `prefer`; see [`super::tls`]), verifying against `ca_file` (`DATABASE_CA_FILE`)
+    /// or else the system's roots. Under `prefer`, a server that offers no TLS is logged as a
+    /// warning: the connection is then plain text.
+    ///
+    /// # Errors
+    /// [`ClaimError::Tls`] for an unknown `sslmode` or a CA file that cannot be used; the
+    /// others as [`PostgresClaims::connect`] (a certificate refused is a connect error).
+    pub async fn connect_with(
+        url: &str,
+        prefix: &str,
+        owner: &str,
+        ca_file: Option<&std::path::Path>,
+    ) -> Result<PostgresClaims, ClaimError> {
+        let (url, sslmode) = super::tls::split_sslmode(url)?;
+        let tls = MakeRustlsConnect::new(super::tls::postgres_client_config(sslmode, ca_file)?);
         let mut config: tokio_postgres::Config = url.parse().map_err(|e| err("connect")(PostgresError::Url(e)))?;
+        config.ssl_mode(sslmode.for_driver());
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
         if config.get_application_name().is_none() {
             config.application_name("cricket-announcer");
         }
-        let (client, connection) = match tokio::time::timeout(CONNECT_TIMEOUT, config.connect(NoTls)).await {
+        let (client, connection) = match tokio::time::timeout(CONNECT_TIMEOUT, config.connect(tls.clone())).await {
             Ok(r) => r.map_err(|e| err("connect")(e.into()))?,
             Err(_) => return Err(err("connect")(PostgresError::Timeout(CONNECT_TIMEOUT))),
         };
@@ -151,6 +188,9 @@ impl PostgresClaims {
                 tracing::warn!(error.message = %e, "PostgreSQL migration connection ended with an error");
             }
         });
+        if sslmode == SslMode::Prefer {
+            warn_if_plain_text(&client).await;
+        }
         let schema = search_path_schema(config.get_options());
         let migrated = tokio::time::timeout(MIGRATE_TIMEOUT, migrate(client, schema.as_deref())).await;
         // The client is gone (dropped by `migrate`, or with its future): the driver ends.
@@ -161,7 +201,7 @@ impl PostgresClaims {
         }
         let manager = Manager::from_config(
             config,
-            NoTls,
+            tls,
             ManagerConfig {
                 // A connection the server dropped (restart, idle timeout, terminate) is found
                 // out before use and replaced, instead of failing the next claim.

@@ -17,6 +17,20 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest wait between reconnection attempts, milliseconds.
 pub const MAX_RECONNECT_DELAY_MS: u64 = 2_000;
 
+/// What to ask of Redis beyond its URL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RedisOptions {
+    /// `REDIS_CA_FILE`: PEM file of the CAs that sign the server's certificate (`rediss://`);
+    /// without it, the system's roots.
+    pub ca_file: Option<std::path::PathBuf>,
+    /// `REDIS_EVICTION_POLICY_ASSERTED=noeviction`: where `CONFIG` is disabled, the operator
+    /// vouches that Redis never evicts keys (see [`super::durability`]).
+    pub eviction_policy_asserted: bool,
+    /// `CLAIM_MIN_REPLICAS`: replicas that must acknowledge a won claim (`WAIT`) before the
+    /// winner may post (see [`super::durability`]).
+    pub min_replicas: Option<u32>,
+}
+
 /// Claims held in Redis under a key prefix. Cheap to clone: clones share one connection
 /// manager, which reconnects by itself (with backoff) after Redis restarts.
 #[derive(Clone)]
@@ -28,6 +42,8 @@ pub struct RedisClaims {
     compare_and_delete: Arc<Script>,
     claim_match: Arc<Script>,
     replace: Arc<Script>,
+    /// See [`RedisOptions::min_replicas`].
+    min_replicas: Option<u32>,
 }
 
 fn err(op: &'static str) -> impl FnOnce(redis::RedisError) -> ClaimError {
@@ -43,12 +59,39 @@ impl RedisClaims {
     /// # Errors
     /// [`ClaimError::Redis`] when the URL is invalid or the server cannot be reached.
     pub async fn connect(url: &str, prefix: &str, owner: &str) -> Result<RedisClaims, ClaimError> {
-        let client = redis::Client::open(url).map_err(err("connect"))?;
+        RedisClaims::connect_with(url, prefix, owner, &RedisOptions::default()).await
+    }
+
+    /// As [`RedisClaims::connect`], with `options`: a `rediss://` URL (TLS, rustls) verifies the
+    /// server against `options.ca_file`, or else the system's roots.
+    ///
+    /// # Errors
+    /// [`ClaimError::Tls`] when the CA file cannot be used; [`ClaimError::Redis`] as
+    /// [`RedisClaims::connect`].
+    pub async fn connect_with(
+        url: &str,
+        prefix: &str,
+        owner: &str,
+        options: &RedisOptions,
+    ) -> Result<RedisClaims, ClaimError> {
+        super::tls::install_default_provider();
+        let client = match &options.ca_file {
+            Some(path) => {
+                let root_cert = Some(super::tls::read_ca_file("REDIS_CA_FILE", path)?);
+                let certificates = redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert,
+                };
+                redis::Client::build_with_tls(url, certificates)
+            }
+            None => redis::Client::open(url),
+        }
+        .map_err(err("connect"))?;
         let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(CONNECT_TIMEOUT)
-            .set_response_timeout(RESPONSE_TIMEOUT)
+            .set_connection_timeout(Some(CONNECT_TIMEOUT))
+            .set_response_timeout(Some(RESPONSE_TIMEOUT))
             .set_number_of_retries(2)
-            .set_max_delay(MAX_RECONNECT_DELAY_MS);
+            .set_max_delay(Duration::from_millis(MAX_RECONNECT_DELAY_MS));
         let conn = ConnectionManager::new_with_config(client, config)
             .await
             .map_err(err("connect"))?;
@@ -58,8 +101,9 @@ impl RedisClaims {
             owner: owner.into(),
             compare_and_set: Arc::new(Script::new(include_str!("lua/transition.lua"))),
             compare_and_delete: Arc::new(Script::new(include_str!("lua/release.lua"))),
-            claim_match: Arc::new(Script::new(include_str!("lua/claim_match.lua"))),
+            claim_match: Arc::new(Script::new(CLAIM_MATCH)),
             replace: Arc::new(Script::new(include_str!("lua/replace.lua"))),
+            min_replicas: options.min_replicas,
         })
     }
 
@@ -92,13 +136,7 @@ impl RedisClaims {
         let secs = i64::try_from(ttl_secs).unwrap_or(i64::MAX);
         let mut pipe = redis::pipe();
         for (key, value) in items {
-            pipe.cmd("SET")
-                .arg(key)
-                .arg(value)
-                .arg("NX")
-                .arg("EX")
-                .arg(ttl_secs)
-                .arg("GET")
+            claim_command(&mut pipe, key, value, ttl_secs)
                 .cmd("EXPIRE")
                 .arg(key)
                 .arg(secs)
@@ -180,9 +218,7 @@ impl RedisClaims {
     /// The claim of a match under all its identities: one Lua script (`lua/claim_match.lua`),
     /// which Redis runs atomically.
     pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {
-        let mut call = self.claim_match.prepare_invoke();
-        call.key(&c.record_key)
-            .key(c.marker.as_deref().unwrap_or(&c.record_key));
+        let mut keys: Vec<&str> = vec![&c.record_key, c.marker.as_deref().unwrap_or(&c.record_key)];
         let mut kinds = String::with_capacity(c.lookups.len());
         for l in &c.lookups {
             let (kind, key) = match l {
@@ -190,19 +226,62 @@ impl RedisClaims {
                 StoredLookup::Pointer(k) => ('p', k),
             };
             kinds.push(kind);
-            call.key(key);
+            keys.push(key);
         }
-        for p in &c.pointers {
-            call.key(p);
-        }
-        call.arg(&c.record)
-            .arg(c.ttl_secs)
-            .arg(if c.marker.is_some() { "1" } else { "0" })
-            .arg(c.lookups.len())
-            .arg(kinds)
-            .arg(&c.match_prefix)
-            .arg(&c.canonical);
-        let reply: Vec<redis::Value> = call.invoke_async(&mut self.conn.clone()).await.map_err(err("claim"))?;
+        keys.extend(c.pointers.iter().map(String::as_str));
+        let args: [String; 7] = [
+            c.record.clone(),
+            c.ttl_secs.to_string(),
+            if c.marker.is_some() { "1" } else { "0" }.to_string(),
+            c.lookups.len().to_string(),
+            kinds,
+            c.match_prefix.clone(),
+            c.canonical.clone(),
+        ];
+        let reply: Vec<redis::Value> = match self.min_replicas {
+            None => {
+                let mut call = self.claim_match.prepare_invoke();
+                for k in &keys {
+                    call.key(*k);
+                }
+                for a in &args {
+                    call.arg(a);
+                }
+                call.invoke_async(&mut self.conn.clone()).await.map_err(err("claim"))?
+            }
+            Some(wanted) => {
+                // The script and `WAIT` in one pipeline, so both go down one connection (see
+                // `set_nx_then_wait`); `EVAL` with the source, as a pipeline cannot reload a
+                // script the server lost.
+                let mut pipe = redis::pipe();
+                pipe.cmd("EVAL")
+                    .arg(CLAIM_MATCH)
+                    .arg(keys.len())
+                    .arg(&keys)
+                    .arg(&args[..]);
+                pipe.cmd("WAIT")
+                    .arg(wanted)
+                    .arg(u64::try_from(super::REPLICA_ACK_TIMEOUT.as_millis()).unwrap_or(u64::MAX));
+                let (reply, acked): (Vec<redis::Value>, u32) =
+                    pipe.query_async(&mut self.conn.clone()).await.map_err(err("claim"))?;
+                let won = matches!(reply.first(), Some(redis::Value::BulkString(b)) if b == b"won");
+                if won && acked < wanted {
+                    let token = serde_json::from_str::<serde_json::Value>(&c.record)
+                        .ok()
+                        .and_then(|v| v.get("token").and_then(|t| t.as_str()).map(str::to_string))
+                        .unwrap_or_default();
+                    let released = matches!(self.compare_and_delete(&c.record_key, &token).await, Ok((1, _)));
+                    return Err(ClaimError::NotReplicated {
+                        key: c.canonical.clone(),
+                        acked,
+                        wanted,
+                        timeout: super::REPLICA_ACK_TIMEOUT,
+                        released,
+                    });
+                }
+                reply
+            }
+        };
         let text = |v: &redis::Value| -> Option<String> {
             match v {
                 redis::Value::BulkString(b) => Some(text(b.clone())),
@@ -357,6 +436,76 @@ impl RedisClaims {
     }
 }
 
+impl RedisClaims {
+    /// `CLAIM_MIN_REPLICAS`: replicas that must acknowledge a won claim before it is used.
+    pub(super) fn min_replicas(&self) -> Option<u32> {
+        self.min_replicas
+    }
+
+    /// `SET key value NX EX ttl GET`, then `WAIT replicas timeout`, in one pipeline: the `SET`'s
+    /// reply (as [`RedisClaims::set_nx`]) and how many replicas acknowledged every write this
+    /// connection made up to it. One pipeline, so both go down one connection: a `WAIT` sent on
+    /// a connection made after a reconnect would count acknowledgements of nothing.
+    /// Documentation: <https://redis.io/docs/latest/commands/wait/>.
+    pub(super) async fn set_nx_then_wait(
+        &self,
+        key: &str,
+        value: &str,
+        ttl_secs: u64,
+        replicas: u32,
+        timeout: Duration,
+    ) -> Result<(Option<String>, u32), ClaimError> {
+        let mut pipe = redis::pipe();
+        claim_command(&mut pipe, key, value, ttl_secs)
+            .cmd("WAIT")
+            .arg(replicas)
+            .arg(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
+        let read: redis::RedisResult<(Option<Vec<u8>>, u32)> = pipe.query_async(&mut self.conn.clone()).await;
+        match read {
+            Ok((old, acked)) => Ok((old.map(text), acked)),
+            // A key of another type: held by something else, nothing of ours to replicate.
+            Err(e) if wrong_type(&e) => Ok((self.set_nx(key, value, ttl_secs).await?, 0)),
+            Err(e) => Err(err("claim")(e)),
+        }
+    }
+
+    /// `CONFIG GET maxmemory-policy`: `Ok(Ok(policy))`, or `Ok(Err(reply))` when Redis answered
+    /// the command with an error (managed Redis often disables `CONFIG`); `Err` only when Redis
+    /// did not answer. See [`super::durability`].
+    pub(super) async fn maxmemory_policy(&self) -> Result<Result<String, String>, ClaimError> {
+        let read: redis::RedisResult<std::collections::HashMap<String, String>> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("maxmemory-policy")
+            .query_async(&mut self.conn.clone())
+            .await;
+        match read {
+            Ok(found) => Ok(found
+                .into_iter()
+                .find(|(name, _)| name == "maxmemory-policy")
+                .map(|(_, policy)| policy)
+                .ok_or_else(|| "(no maxmemory-policy in the reply)".to_string())),
+            // An error reply carries a code (ERR, NOPERM…); a dropped connection or a timeout
+            // does not, and says nothing about the policy.
+            Err(e) if e.code().is_some() => Ok(Err(e.to_string())),
+            Err(e) => Err(err("read maxmemory-policy")(e)),
+        }
+    }
+}
+
+/// Adds the claim, `SET key value NX EX ttl GET`, to `pipe`.
+fn claim_command<'a>(pipe: &'a mut redis::Pipeline, key: &str, value: &str, ttl_secs: u64) -> &'a mut redis::Pipeline {
+    pipe.cmd("SET")
+        .arg(key)
+        .arg(value)
+        .arg("NX")
+        .arg("EX")
+        .arg(ttl_secs)
+        .arg("GET")
+}
+
+/// The claim of a match under all its identities (see [`RedisClaims::claim_identities`]).
+const CLAIM_MATCH: &str = include_str!("lua/claim_match.lua");
+
 /// A `GET` and a `TTL` reply: the value as bytes, the seconds left (negative: none, or gone).
 type ValueAndTtl = (Option<Vec<u8>>, i64);
 
@@ -364,9 +513,12 @@ type ValueAndTtl = (Option<Vec<u8>>, i64);
 /// wrote it, so it is held, and it reads as an unreadable record (it is not JSON).
 const FOREIGN_TYPE: &str = "(a Redis value that is not a string)";
 
-/// True when `e` is Redis' answer to a string command on a key of another type.
+/// True when `e` is Redis' answer to a string command on a key of another type, alone or as
+/// one of a pipeline's failures (which redis 1.x reports as one error listing each).
 fn wrong_type(e: &redis::RedisError) -> bool {
-    e.code() == Some("WRONGTYPE")
+    e.clone()
+        .into_server_errors()
+        .is_some_and(|failed| failed.iter().any(|(_, f)| f.code() == "WRONGTYPE"))
 }
 
 /// One key's value as read, where a key of another type reads as [`FOREIGN_TYPE`].

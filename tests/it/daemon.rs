@@ -2,7 +2,7 @@
 //! endpoint, and several replicas on one Redis while the pages change under them.
 
 use crate::cli::{bot, page_server, redis_state, with_x};
-use crate::helpers::{fixture, redis_url, root, unique_prefix, OwnRedis};
+use crate::helpers::{fixture, free_port, redis_url, root, unique_prefix, OwnRedis};
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -59,15 +59,6 @@ impl Running {
             Err(_) => panic!("the process did not exit; its log:\n{}", self.log()),
         }
     }
-}
-
-/// A loopback port nobody listens on right now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn x_created() -> ResponseTemplate {

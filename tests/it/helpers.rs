@@ -258,23 +258,46 @@ pub struct OwnRedis {
     port: u16,
     dir: tempfile::TempDir,
     child: Option<std::process::Child>,
+    /// Arguments added to every start (`--maxmemory-policy …`, `--replicaof …`, TLS).
+    extra: Vec<String>,
+}
+
+/// A TCP port nobody listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl OwnRedis {
     /// Starts it (blocks until it accepts connections).
     pub fn start() -> OwnRedis {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        OwnRedis::start_with(&[])
+    }
+
+    /// Starts it with `extra` arguments, on this and every restart.
+    pub fn start_with(extra: &[&str]) -> OwnRedis {
+        OwnRedis::start_on(free_port(), extra)
+    }
+
+    /// Starts it on `port` (the TCP port it is reached on; with TLS, pass `--tls-port` and
+    /// `--port 0` in `extra`).
+    pub fn start_on(port: u16, extra: &[&str]) -> OwnRedis {
         let mut r = OwnRedis {
             port,
             dir: tempfile::tempdir().unwrap(),
             child: None,
+            extra: extra.iter().map(|a| a.to_string()).collect(),
         };
         r.restart();
         r
+    }
+
+    /// The port it is reached on.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// `redis://127.0.0.1:<port>/`.
@@ -294,9 +317,15 @@ impl OwnRedis {
                 "",
                 "--appendonly",
                 "yes",
+                // Every write on disk before its reply: with the default `everysec`, a busy
+                // disk postpones the write (by up to 2 s) and a kill then loses acknowledged
+                // writes, which no test of a restart should depend on.
+                "--appendfsync",
+                "always",
             ])
             .arg("--dir")
             .arg(self.dir.path())
+            .args(&self.extra)
             .stdout(std::process::Stdio::null())
             .spawn()
             .expect("redis-server must be installed (see .ci/run)");
@@ -328,14 +357,27 @@ impl Drop for OwnRedis {
 /// An `App` built from flags as `run` builds it: Redis at `redis_url` under `prefix`, the
 /// Cricbuzz live-scores fixture as its one source, X at `x`, flood cap 10.
 pub async fn live_app(redis_url: &str, prefix: &str, x: &MockServer) -> App {
+    build_live_app(&["--redis-url", redis_url], prefix, x).await.unwrap()
+}
+
+/// As [`live_app`], with the store named by the flags `store` (`--database-url …`, TLS
+/// settings); the error when `App::build` refuses.
+pub async fn build_live_app(store: &[&str], prefix: &str, x: &MockServer) -> anyhow::Result<App> {
     let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
-    let store = ["--redis-url".to_string(), redis_url.to_string()];
+    let store: Vec<String> = store.iter().map(|s| s.to_string()).collect();
     live_app_on(&store, prefix, &[page.display().to_string()], x, 10).await
 }
 
 /// An `App` built from flags as `backfill` builds it: the store the flags `store` name, under
-/// `prefix`, reading `sources` (`--source` each), posting to X at `x` with flood cap `cap`.
-pub async fn live_app_on(store: &[String], prefix: &str, sources: &[String], x: &MockServer, cap: u32) -> App {
+/// `prefix`, reading `sources` (`--source` each), posting to X at `x` with flood cap `cap`; the
+/// error when `App::build` refuses.
+pub async fn live_app_on(
+    store: &[String],
+    prefix: &str,
+    sources: &[String],
+    x: &MockServer,
+    cap: u32,
+) -> anyhow::Result<App> {
     let template = root().join("templates/announce.txt");
     let mut args: Vec<String> = vec!["cricket-announcer".into()];
     args.extend_from_slice(store);
@@ -365,8 +407,8 @@ pub async fn live_app_on(store: &[String], prefix: &str, sources: &[String], x: 
         .map(String::from),
     );
     let cli = Cli::try_parse_from(args).unwrap();
-    let config = Config::from_settings(&cli.settings, &cli.source, Needs::Posting, false, false, false).unwrap();
-    App::build(&config, Buffer::default().output()).await.unwrap()
+    let config = Config::from_settings(&cli.settings, &cli.source, Needs::Posting, false, false, false)?;
+    App::build(&config, Buffer::default().output()).await
 }
 
 /// One test per store: `store_matrix!(a, b)` makes `redis_store::a`, `embedded_store::a`,

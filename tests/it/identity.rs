@@ -91,7 +91,9 @@ async fn app(kind: Kind, prefix: &str, dir: &Path, pages: &[&Path], x: &MockServ
         }
     };
     let sources: Vec<String> = pages.iter().map(|p| format!("cricbuzz-json={}", p.display())).collect();
-    crate::helpers::live_app_on(&store, prefix, &sources, x, 50).await
+    crate::helpers::live_app_on(&store, prefix, &sources, x, 50)
+        .await
+        .unwrap()
 }
 
 /// The posts X received.

@@ -278,7 +278,11 @@ async fn each_command_help_lists_only_its_options_and_short_help_fits_a_screen()
         assert!(!seed.contains(absent), "seed --help shows {absent}");
     }
     let check = help(&["check-sources", "--help"]).await;
-    assert!(!check.contains("--dry-run") && !check.contains("--redis-url") && check.contains("--wide"));
+    assert!(!check.contains("--dry-run") && !check.contains("--database-url") && check.contains("--wide"));
+    assert!(
+        check.contains("--redis-url"),
+        "check-sources reads Redis' eviction policy: {check}"
+    );
     let list = help(&["claims", "list", "--help"]).await;
     assert!(!list.contains("--dry-run") && !list.contains("--shorten") && !list.contains("--sources"));
     for args in [&["run", "-h"][..], &["backfill", "-h"], &["-h"]] {
