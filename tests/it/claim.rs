@@ -3,10 +3,10 @@
 
 use crate::helpers::{self, keys, raw_postgres, raw_redis, schema_for, store, unique_prefix, Kind};
 use cricket_announcer::claim::{
-    Checked, ClaimError, ClaimOutcome, ClaimRequest, ClaimState, ClaimStore, Holder, LastRecords, OperatorRelease,
-    PostgresClaims, Transition,
+    Checked, ClaimError, ClaimOutcome, ClaimRequest, ClaimState, ClaimStore, Holder, LastRecords, MatchClaim,
+    OperatorRelease, PostgresClaims, Transition,
 };
-use cricket_announcer::cricket::MatchKey;
+use cricket_announcer::cricket::{Identities, MatchKey};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,7 +60,161 @@ crate::helpers::store_matrix!(
     a_batch_claim_is_a_claim_like_any_other,
     looking_up_holders_in_a_batch_reads_each_and_refreshes_only_held_ones_when_asked,
     a_look_up_since_the_last_one_reads_what_changed_as_a_fresh_look_up_does,
+    a_claim_holds_its_match_through_every_identity_and_records_new_ones,
+    ten_concurrent_claims_of_ten_versions_of_one_listing_have_one_winner,
+    a_claim_that_requires_the_marker_takes_nothing_without_it,
 );
+
+/// The identities of one listing version: the page's id `source`, the key `k`, and the key a
+/// day either side (as `Identities::of` gives them for a dated match).
+fn version(source: &str, k: &str, day_before: &str, day_after: &str) -> Identities {
+    Identities {
+        key: key(k),
+        ids: vec![source.to_string(), format!("key:{k}")],
+        other_keys: vec![key(day_before), key(day_after)],
+    }
+}
+
+async fn a_claim_holds_its_match_through_every_identity_and_records_new_ones(kind: Kind) {
+    let p = pair(kind).await;
+    let first = version(
+        "site:1",
+        "2026-07-17_a-v-b_2nd",
+        "2026-07-16_a-v-b_2nd",
+        "2026-07-18_a-v-b_2nd",
+    );
+    let MatchClaim::Won(token) = p.a.claim_match(&first, "A v B", DAY, DAY, false).await.unwrap() else {
+        panic!("the first claim wins")
+    };
+    p.a.transition(&token, &posted("9")).await.unwrap();
+    // Same page id, every other word changed: held through the page's id.
+    let renamed = version(
+        "site:1",
+        "2026-07-20_c-v-d_final",
+        "2026-07-19_c-v-d_final",
+        "2026-07-21_c-v-d_final",
+    );
+    match p.b.claim_match(&renamed, "C v D", DAY, DAY, false).await.unwrap() {
+        MatchClaim::Held { key: k, claim, via } => {
+            assert_eq!((k.as_str(), via.as_str()), ("2026-07-17_a-v-b_2nd", "site:1"));
+            assert_eq!((claim.state, claim.owner.as_str()), (ClaimState::Posted, "worker-a"));
+            assert_eq!(
+                claim.aliases,
+                ["site:1", "key:2026-07-17_a-v-b_2nd", "key:2026-07-20_c-v-d_final"],
+                "the new key is recorded in the record"
+            );
+        }
+        other => panic!("held, not {other:?}"),
+    }
+    // Another site, no shared id, the start a day later: held through the key a day before,
+    // and through the renamed key recorded just now.
+    let other_site = version(
+        "other:7",
+        "2026-07-18_a-v-b_2nd",
+        "2026-07-17_a-v-b_2nd",
+        "2026-07-19_a-v-b_2nd",
+    );
+    let MatchClaim::Held { via, .. } = p.b.claim_match(&other_site, "A v B", DAY, DAY, false).await.unwrap() else {
+        panic!("held through the key a day before")
+    };
+    assert_eq!(via, "key:2026-07-17_a-v-b_2nd");
+    let by_key = version(
+        "x:0",
+        "2026-07-21_c-v-d_final",
+        "2026-07-20_c-v-d_final",
+        "2026-07-22_c-v-d_final",
+    );
+    let MatchClaim::Held { key: k, via, .. } = p.a.claim_match(&by_key, "C v D", DAY, DAY, false).await.unwrap() else {
+        panic!("held through a recorded key")
+    };
+    assert_eq!(
+        (k.as_str(), via.as_str()),
+        ("2026-07-17_a-v-b_2nd", "key:2026-07-20_c-v-d_final")
+    );
+    let (k, claim) = p.a.peek_identity("other:7").await.unwrap().expect("recorded");
+    assert_eq!((k.as_str(), claim.state), ("2026-07-17_a-v-b_2nd", ClaimState::Posted));
+    // The record's state was never overwritten by those additions.
+    assert_eq!(
+        p.a.peek(&key("2026-07-17_a-v-b_2nd"))
+            .await
+            .unwrap()
+            .unwrap()
+            .tweet_id
+            .as_deref(),
+        Some("9")
+    );
+    // A released claim's identities point at nothing: the next sighting wins anew.
+    assert!(matches!(
+        p.a.operator_release(&key("2026-07-17_a-v-b_2nd"), true, DAY)
+            .await
+            .unwrap(),
+        OperatorRelease::Released(_)
+    ));
+    assert!(matches!(
+        p.b.claim_match(&renamed, "C v D", DAY, DAY, false).await.unwrap(),
+        MatchClaim::Won(_)
+    ));
+}
+
+async fn ten_concurrent_claims_of_ten_versions_of_one_listing_have_one_winner(kind: Kind) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("claims.db");
+    let prefix = unique_prefix();
+    let mut stores = Vec::new();
+    for i in 0..10 {
+        stores.push(store(kind, &prefix, &format!("worker-{i}"), &file).await);
+    }
+    // Every store connected first, then all ten claims released at one instant.
+    let start = Arc::new(tokio::sync::Barrier::new(10));
+    let mut tasks = Vec::new();
+    for (i, s) in stores.into_iter().enumerate() {
+        // Ten versions of one listing: the page's id in common, keys all different.
+        let ids = version(
+            "site:42",
+            &format!("2026-07-{:02}_a-v-b_v{i}", 10 + i),
+            &format!("2026-07-{:02}_a-v-b_v{i}", 9 + i),
+            &format!("2026-07-{:02}_a-v-b_v{i}", 11 + i),
+        );
+        let start = Arc::clone(&start);
+        tasks.push(tokio::spawn(async move {
+            start.wait().await;
+            s.claim_match(&ids, "A v B", DAY, DAY, false).await.unwrap()
+        }));
+    }
+    let (mut won, mut held) = (0, 0);
+    for t in tasks {
+        match t.await.unwrap() {
+            MatchClaim::Won(_) => won += 1,
+            MatchClaim::Held { via, .. } => {
+                assert_eq!(via, "site:42");
+                held += 1;
+            }
+            MatchClaim::NoMarker => panic!("no marker was asked for"),
+        }
+    }
+    assert_eq!((won, held), (1, 9));
+}
+
+async fn a_claim_that_requires_the_marker_takes_nothing_without_it(kind: Kind) {
+    let p = pair(kind).await;
+    let ids = version(
+        "site:1",
+        "2026-07-17_a-v-b_2nd",
+        "2026-07-16_a-v-b_2nd",
+        "2026-07-18_a-v-b_2nd",
+    );
+    assert!(matches!(
+        p.a.claim_match(&ids, "A v B", DAY, DAY, true).await.unwrap(),
+        MatchClaim::NoMarker
+    ));
+    assert!(p.a.list().await.unwrap().is_empty(), "nothing claimed");
+    assert_eq!(p.a.peek_identity("site:1").await.unwrap(), None);
+    p.a.initialise("seed", DAY).await.unwrap();
+    assert!(matches!(
+        p.a.claim_match(&ids, "A v B", DAY, DAY, true).await.unwrap(),
+        MatchClaim::Won(_)
+    ));
+}
 
 /// Each holder of a look-up as (state, owner), `None` where no claim is held.
 fn states_and_owners(found: &[Option<Holder>]) -> Vec<Option<(ClaimState, &str)>> {
