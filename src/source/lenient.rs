@@ -15,7 +15,8 @@ use std::marker::PhantomData;
 
 /// A JSON scalar of whatever type the page used: Cricbuzz writes ids and dates as numbers in
 /// one place and strings in another, and RSC may replace a value with a `"$…"` reference.
-/// Anything else (object, array, bool, null) reads as [`Scalar::Other`].
+/// A bool is kept ([`Scalar::Bool`]); anything else (object, array, null) reads as
+/// [`Scalar::Other`].
 ///
 /// Deserialized by hand rather than as a `#[serde(untagged)]` enum: untagged enums buffer every
 /// value into serde's private `Content` tree and then try each variant against it, which was most
@@ -25,6 +26,8 @@ pub(crate) enum Scalar<'a> {
     Text(Cow<'a, str>),
     /// A number.
     Number(serde_json::Number),
+    /// `true` or `false` (CricketData's `matchStarted`).
+    Bool(bool),
     /// Anything else.
     Other,
 }
@@ -55,8 +58,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
             fn visit_f64<E>(self, v: f64) -> Result<Scalar<'a>, E> {
                 Ok(serde_json::Number::from_f64(v).map_or(Scalar::Other, Scalar::Number))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Scalar<'a>, E> {
-                Ok(Scalar::Other)
+            fn visit_bool<E>(self, v: bool) -> Result<Scalar<'a>, E> {
+                Ok(Scalar::Bool(v))
             }
             fn visit_unit<E>(self) -> Result<Scalar<'a>, E> {
                 Ok(Scalar::Other)

@@ -68,10 +68,13 @@
 //! - State: a class of the state element found in `from_class` (when several are, the
 //!   alphabetically first key wins), else the `from_text` entry matching the state text (exact,
 //!   case-insensitive, else the longest key whose words appear as consecutive words of the
-//!   text), else `default`.
-//! - Format: the `format` field through [`Format::parse`] when it yields text; else inferred
-//!   from the description's words ("Test", "ODI", "T20I"/"IT20", "T20"); else `default_format`
-//!   through [`Format::parse`]; else `Format::Other("")` (unknown, printed as nothing).
+//!   text), else `default`; then the status line settles it like every source's
+//!   ([`MatchState::with_status`]: "No result" is abandoned, "won by" complete).
+//! - Format: the word is the `format` field when it yields text; else the description's format
+//!   word ("Test", "ODI", "T20I"/"IT20", "T20"); else `default_format`; the word then goes
+//!   through the project's one table ([`Format::classify`]: an A team's "Test" is first-class,
+//!   a "T20" is a T20I when the description or series says so); no word at all is
+//!   `Format::Other("")` (unknown, printed as nothing).
 //! - `start_time` is parsed with its chrono `time_format`; a format without an offset is read
 //!   as UTC; text that does not parse leaves the time unset rather than dropping the match.
 //!
@@ -126,7 +129,7 @@ use lol_html::{ElementContentHandlers, HtmlRewriter, Selector, Settings};
 use serde::Deserialize;
 use url::Url;
 
-use crate::cricket::{Format, Match, MatchState, Site, Team, Venue};
+use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
 use crate::source::ParseError;
 
 /// An operator's description of one page layout, as read from TOML by [`load_profile`].
@@ -965,11 +968,25 @@ fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>]) -> Resul
     }
 
     let description = optional("fields.description", &f.description);
-    let format = optional("fields.format", &f.format)
-        .map(|word| Format::parse(&word))
-        .or_else(|| description.as_deref().and_then(infer_format))
-        .or_else(|| profile.default_format.as_deref().map(Format::parse))
-        .unwrap_or_else(|| Format::Other(String::new()));
+    let series = optional("fields.series", &f.series);
+    // The word: the format field, else the description's own format word, else the profile's
+    // default; then the project's one table (A teams, youth sides) like every other source.
+    let word = optional("fields.format", &f.format)
+        .or_else(|| {
+            description
+                .as_deref()
+                .and_then(infer_format)
+                .map(|f| f.label().to_string())
+        })
+        .or_else(|| profile.default_format.clone());
+    let format = Format::classify(&FormatClues {
+        word: word.as_deref(),
+        level: Level::Unknown,
+        description: description.as_deref(),
+        series: series.as_deref(),
+        teams: [&name1, &name2],
+    });
+    let status = optional("fields.status", &f.status);
     let start_time = f.start_time.as_ref().and_then(|t| {
         let raw = read(raw("fields.start_time"), &t.extract)?;
         let time = parse_time(&raw, &t.time_format);
@@ -995,13 +1012,13 @@ fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>]) -> Resul
                 short_name: optional("fields.team2_short", &f.team2_short),
             },
         ],
-        series: optional("fields.series", &f.series),
+        series,
         description,
         format,
         venue: optional("fields.venue", &f.venue).map(|ground| Venue { ground, city: None }),
         start_time,
-        state: read_state(&profile.state, raw(STATE_CLASS), raw("state")),
-        status: optional("fields.status", &f.status),
+        state: read_state(&profile.state, raw(STATE_CLASS), raw("state")).with_status(status.as_deref()),
+        status,
         url,
     })
 }
