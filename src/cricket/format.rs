@@ -126,18 +126,20 @@ fn is_full_member(name: &str) -> bool {
     FULL_MEMBERS.contains(&nation)
 }
 
-/// Lower-cased alphanumeric words of `text`.
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+/// The alphanumeric words of `text`, as written: compared with `eq_ignore_ascii_case`, so
+/// that no word is copied (this runs for every match of every page).
+fn words(text: &str) -> impl DoubleEndedIterator<Item = &str> + '_ {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
+}
+
+fn is(word: &str, wanted: &str) -> bool {
+    word.eq_ignore_ascii_case(wanted)
 }
 
 /// The format a description names ("1st Test", "3rd ODI", "2nd T20I", "Match 12 (T20)").
 /// The most specific word wins, wherever it stands; "22nd Match" names none.
 fn format_word_in(description: &str) -> Option<Format> {
-    let found: Vec<String> = words(description).collect();
-    let has = |w: &str| found.iter().any(|f| f == w);
+    let has = |wanted: &str| words(description).any(|w| is(w, wanted));
     if has("t20i") || has("it20") {
         Some(Format::T20i)
     } else if has("odi") {
@@ -155,53 +157,62 @@ fn says_t20i(clues: &FormatClues<'_>) -> bool {
     [clues.description, clues.series]
         .into_iter()
         .flatten()
-        .any(|t| words(t).any(|w| w == "t20i" || w == "it20"))
+        .any(|t| words(t).any(|w| is(w, "t20i") || is(w, "it20")))
 }
 
 /// "India A", "Sri Lanka A Women", "India U19", "Australia Under-19s", "Prime Minister's XI",
 /// "India Emerging", "England Lions", "Pakistan Shaheens".
 fn is_second_tier_side(name: &str) -> bool {
-    let found: Vec<String> = words(name).collect();
-    let mut core: &[String] = &found;
+    let mut backwards = words(name).rev();
+    let mut last = backwards.next();
     // "Sri Lanka A Women": the A is the word before "Women".
-    if let Some((last, head)) = core.split_last() {
-        if last == "women" || last == "w" {
-            core = head;
-        }
+    if last.is_some_and(|w| is(w, "women") || is(w, "w")) {
+        last = backwards.next();
     }
-    let ends_in_a = core.len() >= 2 && core.last().is_some_and(|w| w == "a");
-    let lions = found.windows(2).any(|w| w[0] == "england" && w[1] == "lions");
-    ends_in_a || lions || found.iter().any(|w| is_second_tier_word(w)) || names_an_age_group(&found)
+    let ends_in_a = last.is_some_and(|w| is(w, "a")) && backwards.next().is_some();
+    let lions = pairs(name).any(|(a, b)| is(a, "england") && is(b, "lions"));
+    ends_in_a || lions || words(name).any(is_second_tier_word) || names_an_age_group(name)
+}
+
+/// Each word with the word after it.
+fn pairs(text: &str) -> impl Iterator<Item = (&str, &str)> + '_ {
+    words(text).zip(words(text).skip(1))
 }
 
 fn is_second_tier_word(word: &str) -> bool {
-    matches!(word, "xi" | "emerging" | "shaheens" | "youth" | "academy") || is_age_group(word)
+    ["xi", "emerging", "shaheens", "youth", "academy"]
+        .iter()
+        .any(|w| is(word, w))
+        || is_age_group(word)
 }
 
-/// "u19", "u23", "under19s".
+/// "u19", "U23", "under19s".
 fn is_age_group(word: &str) -> bool {
-    let digits = word
-        .strip_prefix("under")
-        .or_else(|| word.strip_prefix('u'))
-        .map(|rest| rest.strip_suffix('s').unwrap_or(rest));
-    digits.is_some_and(|d| (1..=2).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit()))
+    let lower_prefix = |p: &str| word.get(..p.len()).is_some_and(|head| is(head, p));
+    let rest = if lower_prefix("under") {
+        word.get(5..)
+    } else if lower_prefix("u") {
+        word.get(1..)
+    } else {
+        None
+    };
+    rest.is_some_and(is_age)
+}
+
+/// "19", "19s", "23".
+fn is_age(text: &str) -> bool {
+    let digits = text.strip_suffix(['s', 'S']).unwrap_or(text);
+    (1..=2).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// "Under-19", "Under 23s": the word "under" followed by an age.
-fn names_an_age_group(found: &[String]) -> bool {
-    found.windows(2).any(|w| {
-        let age = w[1].strip_suffix('s').unwrap_or(&w[1]);
-        w[0] == "under" && (1..=2).contains(&age.len()) && age.bytes().all(|b| b.is_ascii_digit())
-    })
+fn names_an_age_group(text: &str) -> bool {
+    pairs(text).any(|(a, b)| is(a, "under") && is_age(b))
 }
 
 /// A description or series that says the match is below full international level.
 fn says_second_tier(text: &str) -> bool {
-    let found: Vec<String> = words(text).collect();
-    found
-        .iter()
-        .any(|w| w == "unofficial" || w == "youth" || is_age_group(w))
-        || names_an_age_group(&found)
+    words(text).any(|w| is(w, "unofficial") || is(w, "youth") || is_age_group(w)) || names_an_age_group(text)
 }
 
 #[cfg(test)]
