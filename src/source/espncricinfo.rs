@@ -161,14 +161,17 @@ fn next_data_text(page: &str) -> Result<&str, ParseError> {
             .ok_or_else(|| layout("the `__NEXT_DATA__` script has no `</script>`"));
     }
     if page.contains("window.__INITIAL_STATE__") {
-        // The 2018–2020 React layout: its data is a `window.__INITIAL_STATE__` script and its
-        // matches are `div.cscore` cards (a match page shows its own header twice).
+        // The 2018–2020 React layout: the page's own match is a `div.cscore` header (shown
+        // twice), the score strip of the other matches is JSON in an inline script whose match
+        // objects each carry a `competitors` list.
         let cards = page.matches("class=\"cscore ").count();
+        let strip = page.matches("\"competitors\":").count();
         return Err(ParseError::LayoutNotRecognised {
             what: format!(
                 "no `<script id=\"__NEXT_DATA__\">`: the page is ESPNcricinfo's 2018–2020 layout \
-                 (`window.__INITIAL_STATE__`) and holds {cards} match-like objects (`div.cscore` \
-                 cards) in a layout this version does not read as `espncricinfo`"
+                 (`window.__INITIAL_STATE__`) and holds {strip} match-like objects (score-strip \
+                 JSON with `competitors`) and {cards} `div.cscore` match headers in a layout this \
+                 version does not read as `espncricinfo`"
             ),
         });
     }

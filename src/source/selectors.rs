@@ -1201,9 +1201,18 @@ mod tests {
             assert_eq!(m.site, Site::Cricbuzz);
             assert_eq!(m.source_id, id);
             assert_eq!(m.teams[0].name, t1, "{id}");
-            assert_eq!(m.teams[0].short_name.as_deref(), Some(s1), "{id}");
+            // "" stands for none: the dropdown's cards carry no abbreviation.
+            assert_eq!(
+                m.teams[0].short_name.as_deref(),
+                Some(s1).filter(|s| !s.is_empty()),
+                "{id}"
+            );
             assert_eq!(m.teams[1].name, t2, "{id}");
-            assert_eq!(m.teams[1].short_name.as_deref(), Some(s2), "{id}");
+            assert_eq!(
+                m.teams[1].short_name.as_deref(),
+                Some(s2).filter(|s| !s.is_empty()),
+                "{id}"
+            );
             assert_eq!(m.description.as_deref(), Some(desc), "{id}");
             assert_eq!(m.status.as_deref(), Some(status), "{id}");
             assert_eq!(m.state, state, "{id}");
@@ -1264,11 +1273,36 @@ mod tests {
         ),
     ];
 
+    /// The dropdown's matches that the ticker does not list, in page order: read off its
+    /// `li.cb-lst-mtch div.cb-mtch-all > a` elements (title and href), with no abbreviations.
+    const CRICBUZZ_DROPDOWN: [Expected; 7] = {
+        use MatchState::Complete;
+        const fn row(
+            id: &'static str,
+            t1: &'static str,
+            t2: &'static str,
+            desc: &'static str,
+            status: &'static str,
+            url: &'static str,
+        ) -> Expected {
+            (id, t1, "", t2, "", desc, status, Complete, url)
+        }
+        [
+            row("19464", "Derbyshire", "Middlesex", "County Div 2", "DERBY Won", "https://www.cricbuzz.com/live-cricket-scores/19464/derby-vs-mdx-county-div-2-county-championship-division-two-2018"),
+            row("19466", "Leicestershire", "Sussex", "County Div 2", "Match drawn", "https://www.cricbuzz.com/live-cricket-scores/19466/leic-vs-sus-county-div-2-county-championship-division-two-2018"),
+            row("19463", "Northamptonshire", "Warwickshire", "County Div 2", "WARKS Won", "https://www.cricbuzz.com/live-cricket-scores/19463/nor-vs-warks-county-div-2-county-championship-division-two-2018"),
+            row("19409", "Surrey", "Hampshire", "County Div 1", "SUR Won", "https://www.cricbuzz.com/live-cricket-scores/19409/sur-vs-ham-county-div-1-county-championship-division-one-2018"),
+            row("19410", "Yorkshire", "Nottinghamshire", "County Div 1", "YORKS Won", "https://www.cricbuzz.com/live-cricket-scores/19410/yorks-vs-notts-county-div-1-county-championship-division-one-2018"),
+            row("19407", "Essex", "Lancashire", "County Div 1", "ESS Won", "https://www.cricbuzz.com/live-cricket-scores/19407/ess-vs-lancs-county-div-1-county-championship-division-one-2018"),
+            row("19408", "Somerset", "Worcestershire", "County Div 1", "SOM Won", "https://www.cricbuzz.com/live-cricket-scores/19408/som-vs-worcs-county-div-1-county-championship-division-one-2018"),
+        ]
+    };
+
     const DD_KXIP_URL: &str =
         "https://www.cricbuzz.com/live-cricket-scores/20082/dd-vs-kxip-22nd-match-indian-premier-league-2018";
 
     #[test]
-    fn the_cricbuzz_2018_profile_reads_the_five_ticker_matches_of_its_fixture() {
+    fn the_cricbuzz_2018_profile_reads_the_five_ticker_matches_then_the_seven_only_in_the_dropdown() {
         let matches = parse(&cricbuzz(), CRICBUZZ_2018).unwrap();
         let mut expected = vec![(
             "20082",
@@ -1282,13 +1316,14 @@ mod tests {
             DD_KXIP_URL,
         )];
         expected.extend(CRICBUZZ_TAIL);
+        expected.extend(CRICBUZZ_DROPDOWN);
         assert_cricbuzz(&matches, &expected);
     }
 
     #[test]
-    fn the_unrendered_template_copy_yields_the_same_five_matches_with_dd_v_kxip_complete_and_no_template_text() {
-        // This copy's ticker is server-rendered; only the Angular dropdown and widgets beside it
-        // hold `{{ }}` markup. The ticker there reports DD v KXIP as finished ("KXIP Won").
+    fn the_unrendered_template_copy_yields_the_same_twelve_matches_with_dd_v_kxip_complete_and_no_template_text() {
+        // This copy's ticker and dropdown list are server-rendered; only Angular widgets beside
+        // them hold `{{ }}` markup. The ticker there reports DD v KXIP as finished ("KXIP Won").
         let matches = parse(&cricbuzz(), CRICBUZZ_2018_TEMPLATE).unwrap();
         let mut expected = vec![(
             "20082",
@@ -1302,6 +1337,7 @@ mod tests {
             DD_KXIP_URL,
         )];
         expected.extend(CRICBUZZ_TAIL);
+        expected.extend(CRICBUZZ_DROPDOWN);
         assert_cricbuzz(&matches, &expected);
         for m in &matches {
             let all = format!(
@@ -1389,7 +1425,7 @@ mod tests {
         assert_eq!(
             err,
             ParseError::LayoutNotRecognised {
-                what: "profile cricbuzz-2018: selector `nav.cb-mat-mnu > a.cb-mat-mnu-itm` matched nothing".to_string()
+                what: "profile cricbuzz-2018: selector `nav.cb-mat-mnu > a.cb-mat-mnu-itm, li.cb-lst-mtch div.cb-mtch-all > a` matched nothing".to_string()
             }
         );
         // Each profile is the wrong layout for the other's fixture.
@@ -1423,7 +1459,10 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("fields.team2") && msg.contains("li[[oops"), "{msg}");
 
-        let bad_card = CRICBUZZ_PROFILE.replace("card = \"nav.cb-mat-mnu > a.cb-mat-mnu-itm\"", "card = \"a >\"");
+        let bad_card = CRICBUZZ_PROFILE.replace(
+            "card = \"nav.cb-mat-mnu > a.cb-mat-mnu-itm, li.cb-lst-mtch div.cb-mtch-all > a\"",
+            "card = \"a >\"",
+        );
         let err = load_profile(&bad_card).unwrap_err();
         assert!(
             matches!(&err, ProfileError::BadSelector { field, selector, .. } if field == "card" && selector == "a >"),
@@ -1433,7 +1472,10 @@ mod tests {
 
     #[test]
     fn a_profile_without_card_is_refused_naming_card() {
-        let text = CRICBUZZ_PROFILE.replace("card = \"nav.cb-mat-mnu > a.cb-mat-mnu-itm\"", "");
+        let text = CRICBUZZ_PROFILE.replace(
+            "card = \"nav.cb-mat-mnu > a.cb-mat-mnu-itm, li.cb-lst-mtch div.cb-mtch-all > a\"",
+            "",
+        );
         let err = load_profile(&text).unwrap_err();
         assert!(matches!(err, ProfileError::Toml(_)), "{err:?}");
         assert!(err.to_string().contains("card"), "{err}");

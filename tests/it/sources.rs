@@ -23,12 +23,12 @@ async fn every_fixture_is_parsed_with_its_count_or_rejected_with_a_clear_error()
         (
             "css:cricbuzz-2018=",
             "cricbuzz/old-layout_match-page_20082_2018-04-23.html",
-            Ok(5),
+            Ok(12),
         ),
         (
             "css:cricbuzz-2018=",
             "cricbuzz/old-layout_match-page_20082_2018-04-23_unrendered-template.html",
-            Ok(5),
+            Ok(12),
         ),
         ("", "cricketdata/current-matches_2026-05-18.json", Ok(25)),
         ("", "espncricinfo/series-match-results_ipl-2022_2022-07-27.html", Ok(88)),
@@ -360,7 +360,7 @@ async fn an_old_layout_page_names_the_builtin_profile_that_reads_it() {
         (
             "cricbuzz/old-layout_match-page_20082_2018-04-23.html",
             "cricbuzz-2018",
-            5,
+            12,
         ),
         (
             "espncricinfo/old-layout_match-page_1213062_2020-02-07.html",
@@ -392,7 +392,7 @@ async fn an_old_layout_page_names_the_builtin_profile_that_reads_it() {
     };
     assert_eq!((*profile, *matches), ("espncricinfo-2020", 1));
     assert!(
-        what.contains("2018–2020 layout (`window.__INITIAL_STATE__`) and holds 2 match-like objects (`div.cscore` cards) in a layout this version does not read"),
+        what.contains("2018–2020 layout (`window.__INITIAL_STATE__`) and holds 26 match-like objects (score-strip JSON with `competitors`) and 2 `div.cscore` match headers in a layout this version does not read"),
         "{what}"
     );
 }
