@@ -118,11 +118,23 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 ///
 /// Shared with the `cricbuzz_json` parser: Cricbuzz's JSON API carries the same `matchInfo` objects.
 pub(crate) fn match_from_info(info: &str, match_type: Option<&str>, series_name: Option<&str>) -> Option<Match> {
-    let mut record = serde_json::from_str::<RawMatchInfo>(info)
-        .ok()
-        .and_then(Record::from_raw)?;
-    fill(&mut record.match_type, match_type.and_then(clean_text));
-    fill(&mut record.series, series_name.and_then(clean_text));
+    match_from_raw(serde_json::from_str(info).ok()?, match_type, series_name)
+}
+
+/// [`match_from_info`] for a `matchInfo` already deserialised, e.g. in the same pass as the
+/// answer around it.
+pub(crate) fn match_from_raw(
+    raw: RawMatchInfo<'_>,
+    match_type: Option<&str>,
+    series_name: Option<&str>,
+) -> Option<Match> {
+    let mut record = Record::from_raw(raw)?;
+    if record.match_type.is_none() {
+        record.match_type = match_type.and_then(clean_text);
+    }
+    if record.series.is_none() {
+        record.series = series_name.and_then(clean_text);
+    }
     record.into_match(&HashMap::new())
 }
 
@@ -460,8 +472,9 @@ impl Scalar<'_> {
     }
 }
 
+/// One `matchInfo` object, strings borrowed from the page when they have no escapes.
 #[derive(Deserialize)]
-struct RawMatchInfo<'a> {
+pub(crate) struct RawMatchInfo<'a> {
     #[serde(rename = "matchId", borrow, default)]
     match_id: Option<Scalar<'a>>,
     #[serde(rename = "seriesName", borrow, default)]

@@ -29,16 +29,41 @@ const MATCH_URL_PREFIX: &str = "https://cricketdata.org/match/";
 const MAX_ID_LEN: usize = 64;
 
 /// The answer's skeleton, read in one pass without building a JSON tree (the `info` block and
-/// anything else not listed is skipped unread). Each `data[]` item is kept as its raw text and
-/// read on its own, so a malformed item costs only itself.
+/// anything else not listed is skipped). `I` is how each `data[]` item is read: straight into
+/// [`Item`] (the fast path, one pass over the page), or kept as its raw text and read on its
+/// own (the fallback, so that a malformed item, e.g. one repeating a key, costs only itself).
 #[derive(Deserialize)]
-struct Answer<'a> {
+#[serde(bound(deserialize = "I: Deserialize<'de>"))]
+struct Answer<'a, I> {
     #[serde(borrow, default)]
     status: Option<Scalar<'a>>,
     #[serde(borrow, default)]
     reason: Option<Scalar<'a>>,
-    #[serde(borrow, default)]
-    data: Option<List<&'a RawValue>>,
+    #[serde(default)]
+    data: Option<List<I>>,
+}
+
+/// A `data[]` item as one of the two paths reads it.
+trait ReadItem {
+    /// The match, when the item is one.
+    fn read(&self) -> Option<Match>;
+}
+
+/// The fast path: read in the same pass as the answer.
+impl ReadItem for Loose<Item<'_>> {
+    fn read(&self) -> Option<Match> {
+        match self {
+            Loose::Object(item) => read_match(item),
+            Loose::Other => None,
+        }
+    }
+}
+
+/// The fallback: the raw text, read on its own.
+impl ReadItem for &RawValue {
+    fn read(&self) -> Option<Match> {
+        read_match(&serde_json::from_str::<Loose<Item<'_>>>(self.get()).ok()?.object()?)
+    }
 }
 
 /// One `data[]` item: only the fields a [`Match`] needs, strings borrowed from the page when
@@ -101,13 +126,25 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     if page.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    let answer: Answer<'_> = serde_json::from_str(page).map_err(|e| ParseError::LayoutNotRecognised {
-        what: if e.is_data() {
-            format!("the JSON is not a cricapi `currentMatches` answer ({e})")
-        } else {
-            format!("not JSON ({e}); expected a cricapi `currentMatches` answer")
-        },
-    })?;
+    // One pass in the usual case; only an answer the typed pass refuses is read again, item by
+    // item, so that one malformed item does not cost the others.
+    match serde_json::from_str::<Answer<'_, Loose<Item<'_>>>>(page) {
+        Ok(answer) => matches_of(answer),
+        Err(_) => {
+            let answer: Answer<'_, &RawValue> =
+                serde_json::from_str(page).map_err(|e| ParseError::LayoutNotRecognised {
+                    what: if e.is_data() {
+                        format!("the JSON is not a cricapi `currentMatches` answer ({e})")
+                    } else {
+                        format!("not JSON ({e}); expected a cricapi `currentMatches` answer")
+                    },
+                })?;
+            matches_of(answer)
+        }
+    }
+}
+
+fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> {
     // A failure answer has no `data`; its reason (bad key, quota) is what the operator needs.
     if text(answer.status.as_ref()).is_some_and(|s| s.eq_ignore_ascii_case("failure")) {
         let reason = text(answer.reason.as_ref()).unwrap_or_else(|| "no reason given".to_string());
@@ -124,8 +161,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     let mut seen = HashSet::new();
     let matches: Vec<Match> = items
         .iter()
-        .filter_map(|raw| serde_json::from_str::<Loose<Item<'_>>>(raw.get()).ok()?.object())
-        .filter_map(|item| read_match(&item))
+        .filter_map(ReadItem::read)
         .filter(|m| seen.insert(m.source_id.clone()))
         .collect();
     if matches.is_empty() {
@@ -599,6 +635,15 @@ mod tests {
             })
         );
         assert_eq!(m.start_time, Some(Utc.with_ymd_and_hms(2026, 5, 19, 14, 0, 0).unwrap()));
+    }
+
+    #[test]
+    fn an_item_repeating_a_key_costs_only_itself() {
+        // The one-pass read refuses the repeated key; the fallback reads item by item.
+        let page = format!(r#"{{"data":[{{"id":"x","id":"y","teams":["A","B"]}},{{{AB}}}]}}"#);
+        let matches = parse(&page).expect("parses");
+        assert_eq!(matches.len(), 1);
+        assert_eq!(matches[0].source_id, "ab-1");
     }
 
     #[test]
