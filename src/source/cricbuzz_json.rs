@@ -14,7 +14,7 @@
 
 use crate::cricket::Match;
 use crate::source::cricbuzz::{match_from_info, match_from_raw, RawMatchInfo};
-use crate::source::lenient::{List, Loose, Scalar};
+use crate::source::lenient::{read_answer, List, Loose, Reading, Scalar};
 use crate::source::ParseError;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -126,21 +126,12 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     if page.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    // One pass in the usual case; only an answer the typed pass refuses is read again, listing
-    // by listing, so that one malformed `matchInfo` does not cost the others.
-    match serde_json::from_str::<Answer<'_, Loose<RawMatchInfo<'_>>>>(page) {
-        Ok(answer) => matches_of(answer),
-        Err(_) => {
-            let answer: Answer<'_, &RawValue> =
-                serde_json::from_str(page).map_err(|e| ParseError::LayoutNotRecognised {
-                    what: if e.is_data() {
-                        format!("the JSON is not a Cricbuzz `matches/v1` answer ({e})")
-                    } else {
-                        format!("not JSON ({e}); expected a Cricbuzz `matches/v1` answer")
-                    },
-                })?;
-            matches_of(answer)
-        }
+    match read_answer::<Answer<'_, Loose<RawMatchInfo<'_>>>, Answer<'_, &RawValue>>(
+        page,
+        "a Cricbuzz `matches/v1` answer",
+    )? {
+        Reading::OnePass(answer) => matches_of(answer),
+        Reading::Fallback(answer) => matches_of(answer),
     }
 }
 

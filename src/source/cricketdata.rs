@@ -14,7 +14,7 @@
 //! NOT a page anyone can open.
 
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
-use crate::source::lenient::{List, Loose, Scalar};
+use crate::source::lenient::{read_answer, List, Loose, Reading, Scalar};
 use crate::source::ParseError;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Deserialize;
@@ -126,21 +126,10 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     if page.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    // One pass in the usual case; only an answer the typed pass refuses is read again, item by
-    // item, so that one malformed item does not cost the others.
-    match serde_json::from_str::<Answer<'_, Loose<Item<'_>>>>(page) {
-        Ok(answer) => matches_of(answer),
-        Err(_) => {
-            let answer: Answer<'_, &RawValue> =
-                serde_json::from_str(page).map_err(|e| ParseError::LayoutNotRecognised {
-                    what: if e.is_data() {
-                        format!("the JSON is not a cricapi `currentMatches` answer ({e})")
-                    } else {
-                        format!("not JSON ({e}); expected a cricapi `currentMatches` answer")
-                    },
-                })?;
-            matches_of(answer)
-        }
+    match read_answer::<Answer<'_, Loose<Item<'_>>>, Answer<'_, &RawValue>>(page, "a cricapi `currentMatches` answer")?
+    {
+        Reading::OnePass(answer) => matches_of(answer),
+        Reading::Fallback(answer) => matches_of(answer),
     }
 }
 
