@@ -128,7 +128,7 @@ fn is_full_member(name: &str) -> bool {
 
 /// The alphanumeric words of `text`, as written: compared with `eq_ignore_ascii_case`, so
 /// that no word is copied (this runs for every match of every page).
-fn words(text: &str) -> impl DoubleEndedIterator<Item = &str> + '_ {
+fn words(text: &str) -> impl Iterator<Item = &str> + '_ {
     text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
 }
 
@@ -139,17 +139,26 @@ fn is(word: &str, wanted: &str) -> bool {
 /// The format a description names ("1st Test", "3rd ODI", "2nd T20I", "Match 12 (T20)").
 /// The most specific word wins, wherever it stands; "22nd Match" names none.
 fn format_word_in(description: &str) -> Option<Format> {
-    let has = |wanted: &str| words(description).any(|w| is(w, wanted));
-    if has("t20i") || has("it20") {
-        Some(Format::T20i)
-    } else if has("odi") {
-        Some(Format::Odi)
-    } else if has("test") {
-        Some(Format::Test)
-    } else if has("t20") {
-        Some(Format::T20)
-    } else {
-        None
+    // Ranked: T20I over ODI over Test over T20, as "T20I" is the most specific word.
+    let rank = |w: &str| {
+        if is(w, "t20i") || is(w, "it20") {
+            4
+        } else if is(w, "odi") {
+            3
+        } else if is(w, "test") {
+            2
+        } else if is(w, "t20") {
+            1
+        } else {
+            0
+        }
+    };
+    match words(description).map(rank).max().unwrap_or(0) {
+        4 => Some(Format::T20i),
+        3 => Some(Format::Odi),
+        2 => Some(Format::Test),
+        1 => Some(Format::T20),
+        _ => None,
     }
 }
 
@@ -161,22 +170,29 @@ fn says_t20i(clues: &FormatClues<'_>) -> bool {
 }
 
 /// "India A", "Sri Lanka A Women", "India U19", "Australia Under-19s", "Prime Minister's XI",
-/// "India Emerging", "England Lions", "Pakistan Shaheens".
+/// "India Emerging", "England Lions", "Pakistan Shaheens". One pass over the name's words.
 fn is_second_tier_side(name: &str) -> bool {
-    let mut backwards = words(name).rev();
-    let mut last = backwards.next();
-    // "Sri Lanka A Women": the A is the word before "Women".
-    if last.is_some_and(|w| is(w, "women") || is(w, "w")) {
-        last = backwards.next();
+    let (mut prev, mut last, mut before_last) = ("", "", "");
+    let mut count = 0usize;
+    for word in words(name) {
+        if is_second_tier_word(word)
+            || (is(prev, "under") && is_age(word))
+            || (is(prev, "england") && is(word, "lions"))
+        {
+            return true;
+        }
+        before_last = last;
+        last = word;
+        prev = word;
+        count += 1;
     }
-    let ends_in_a = last.is_some_and(|w| is(w, "a")) && backwards.next().is_some();
-    let lions = pairs(name).any(|(a, b)| is(a, "england") && is(b, "lions"));
-    ends_in_a || lions || words(name).any(is_second_tier_word) || names_an_age_group(name)
-}
-
-/// Each word with the word after it.
-fn pairs(text: &str) -> impl Iterator<Item = (&str, &str)> + '_ {
-    words(text).zip(words(text).skip(1))
+    // "Sri Lanka A Women": the A is the word before "Women".
+    let (a, words_before_a) = if is(last, "women") || is(last, "w") {
+        (before_last, count.saturating_sub(2))
+    } else {
+        (last, count.saturating_sub(1))
+    };
+    is(a, "a") && words_before_a >= 1
 }
 
 fn is_second_tier_word(word: &str) -> bool {
@@ -205,14 +221,17 @@ fn is_age(text: &str) -> bool {
     (1..=2).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// "Under-19", "Under 23s": the word "under" followed by an age.
-fn names_an_age_group(text: &str) -> bool {
-    pairs(text).any(|(a, b)| is(a, "under") && is_age(b))
-}
-
-/// A description or series that says the match is below full international level.
+/// A description or series that says the match is below full international level
+/// ("2nd Unofficial ODI", "1st Youth Test", "Under-19 World Cup"). One pass over its words.
 fn says_second_tier(text: &str) -> bool {
-    words(text).any(|w| is(w, "unofficial") || is(w, "youth") || is_age_group(w)) || names_an_age_group(text)
+    let mut prev = "";
+    for word in words(text) {
+        if is(word, "unofficial") || is(word, "youth") || is_age_group(word) || (is(prev, "under") && is_age(word)) {
+            return true;
+        }
+        prev = word;
+    }
+    false
 }
 
 #[cfg(test)]

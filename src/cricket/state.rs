@@ -9,7 +9,7 @@
 //! | the status says                                   | state                                      |
 //! | ------------------------------------------------- | ------------------------------------------ |
 //! | abandoned, no result, cancelled, called off        | abandoned, whatever the state word says    |
-//! | "won by", "match drawn", "match tied"…             | complete (unless abandoned): never live    |
+//! | "won by", "match drawn", "match tied", "beat"…     | complete (unless abandoned): never live    |
 //! | "match not started", "starts at", "yet to begin"   | upcoming, when the state word said live or nothing |
 //! | a toss, "need N runs", "lead by", "stumps"…        | live, only when the state word said nothing |
 //! | anything else, or no status                        | the state word's state                     |
@@ -38,43 +38,68 @@ impl MatchState {
 }
 
 /// What a status line alone proves, or `None` when it proves nothing.
+///
+/// One pass over the line's words, each looked at with the word before it (every phrase is one
+/// or two words), strongest evidence kept: abandoned, then complete, then upcoming, then live.
+/// No copy of the line is made: this runs for every match of every page.
 pub fn state_from_status(status: &str) -> Option<MatchState> {
-    let s = status.to_lowercase();
-    let has = |phrases: &[&str]| phrases.iter().any(|p| s.contains(p));
-    if has(&["abandon", "no result", "cancelled", "canceled", "called off"]) {
+    let mut strongest: Option<MatchState> = None;
+    let mut prev = "";
+    let mut saw_won = false;
+    for word in status.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let found = evidence(prev, word, saw_won);
+        if found.is_some_and(|f| strongest.is_none_or(|s| rank(f) > rank(s))) {
+            strongest = found;
+        }
+        saw_won |= word.eq_ignore_ascii_case("won");
+        prev = word;
+    }
+    strongest
+}
+
+/// How strong a piece of evidence is: an abandonment outranks a result, which outranks "not
+/// started", which outranks signs of play.
+fn rank(state: MatchState) -> u8 {
+    match state {
+        MatchState::Abandoned => 4,
+        MatchState::Complete => 3,
+        MatchState::Upcoming => 2,
+        MatchState::Live => 1,
+        MatchState::Other => 0,
+    }
+}
+
+/// The evidence of `word` read after `prev` ("won" + "by"); `saw_won`: "won" came earlier
+/// ("won the Super Over").
+fn evidence(prev: &str, word: &str, saw_won: bool) -> Option<MatchState> {
+    let is = |w: &str, wanted: &str| w.eq_ignore_ascii_case(wanted);
+    let any = |w: &str, wanted: &[&str]| wanted.iter().any(|x| is(w, x));
+    let starts = |w: &str, head: &str| w.get(..head.len()).is_some_and(|h| is(h, head));
+    if starts(word, "abandon")
+        || any(word, &["cancelled", "canceled"])
+        || (is(prev, "no") && is(word, "result"))
+        || (is(prev, "called") && is(word, "off"))
+    {
         Some(MatchState::Abandoned)
-    } else if has(&[
-        "won by",
-        "wins by",
-        "win by",
-        "match drawn",
-        "match tied",
-        "won the super over",
-        "won on boundary count",
-        "beat ",
-    ]) {
+    } else if (any(prev, &["won", "wins", "win"]) && is(word, "by"))
+        || (is(prev, "match") && any(word, &["drawn", "tied"]))
+        || is(word, "beat")
+        || (is(prev, "boundary") && is(word, "count"))
+        || (saw_won && is(prev, "super") && is(word, "over"))
+    {
         Some(MatchState::Complete)
-    } else if has(&[
-        "match not started",
-        "not started yet",
-        "yet to begin",
-        "starts at",
-        "match starts",
-        "starts in",
-    ]) {
+    } else if (is(prev, "not") && is(word, "started"))
+        || (is(prev, "to") && is(word, "begin"))
+        || (is(prev, "starts") && any(word, &["at", "in"]))
+        || (is(prev, "match") && is(word, "starts"))
+    {
         Some(MatchState::Upcoming)
-    } else if has(&[
-        "opt to",
-        "elected to",
-        "chose to",
-        "won the toss",
-        " need ",
-        " needs ",
-        "lead by",
-        "trail by",
-        "stumps",
-        "innings break",
-    ]) {
+    } else if (any(prev, &["opt", "opted", "elected", "chose"]) && is(word, "to"))
+        || (is(prev, "the") && is(word, "toss"))
+        || any(word, &["need", "needs", "stumps"])
+        || (any(prev, &["lead", "trail"]) && is(word, "by"))
+        || (is(prev, "innings") && is(word, "break"))
+    {
         Some(MatchState::Live)
     } else {
         None
@@ -108,5 +133,24 @@ mod tests {
         assert_eq!(Other.with_status(Some("Rain delay")), Other);
         assert_eq!(Other.with_status(None), Other);
         assert_eq!(Complete.with_status(Some("Australia opt to bowl")), Complete);
+    }
+
+    #[test]
+    fn phrases_are_whole_words_read_in_any_case_and_the_strongest_wins() {
+        assert_eq!(state_from_status("IND Women won by 17 runs"), Some(Complete));
+        assert_eq!(state_from_status("No result (abandoned with a toss)"), Some(Abandoned));
+        assert_eq!(state_from_status("Match yet to begin"), Some(Upcoming));
+        assert_eq!(state_from_status("NW Warriors chose to bat."), Some(Live));
+        assert_eq!(state_from_status("WORCS need 194 runs"), Some(Live));
+        assert_eq!(state_from_status("Titans won the Super Over"), Some(Complete));
+        assert_eq!(state_from_status("Super Over in progress"), None);
+        // "won by" after a toss line: the result is the stronger evidence.
+        assert_eq!(
+            state_from_status("Pakistan won the toss; India won by 3 runs"),
+            Some(Complete)
+        );
+        // Not whole words: nothing.
+        assert_eq!(state_from_status("Wonby Park"), None);
+        assert_eq!(state_from_status(""), None);
     }
 }

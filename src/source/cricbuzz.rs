@@ -402,8 +402,12 @@ fn match_hrefs(page: &str) -> HashMap<String, Url> {
 /// the page, so not trusted) would resolve outside that match's path, e.g. through `../`.
 fn match_url(id: &str, slug: &str) -> Option<Url> {
     let url = Url::parse(&format!("{ORIGIN}{MATCH_PATH}{id}/{slug}")).ok()?;
-    let expected_prefix = format!("{MATCH_PATH}{id}/");
-    (url.host_str() == Some("www.cricbuzz.com") && url.path().starts_with(&expected_prefix)).then_some(url)
+    let in_match_path = url
+        .path()
+        .strip_prefix(MATCH_PATH)
+        .and_then(|rest| rest.strip_prefix(id))
+        .is_some_and(|rest| rest.starts_with('/'));
+    (url.host_str() == Some("www.cricbuzz.com") && in_match_path).then_some(url)
 }
 
 fn is_match_id(s: &str) -> bool {
@@ -413,8 +417,13 @@ fn is_match_id(s: &str) -> bool {
 /// Cricbuzz's slug: "ZIM vs BAN 2nd T20I Bangladesh tour of Zimbabwe, 2026" becomes
 /// `zim-vs-ban-2nd-t20i-bangladesh-tour-of-zimbabwe-2026`.
 fn slug(parts: &[&str]) -> String {
-    let mut out = String::new();
-    for c in parts.join(" ").chars() {
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
+    // The parts as if joined by spaces, without building the joined string.
+    let chars = parts
+        .iter()
+        .enumerate()
+        .flat_map(|(i, p)| (i > 0).then_some(' ').into_iter().chain(p.chars()));
+    for c in chars {
         if c.is_ascii_alphanumeric() {
             out.push(c.to_ascii_lowercase());
         } else if !out.is_empty() && !out.ends_with('-') {

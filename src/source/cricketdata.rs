@@ -222,13 +222,18 @@ fn short_name(team_info: Option<&List<Loose<TeamInfo<'_>>>>, name: &str) -> Opti
     let Some(List::Array(infos)) = team_info else {
         return None;
     };
-    infos
-        .iter()
-        .filter_map(|info| match info {
+    let objects = || {
+        infos.iter().filter_map(|info| match info {
             Loose::Object(info) => Some(info),
             Loose::Other => None,
         })
-        .find(|info| text(info.name.as_ref()).is_some_and(|n| n.eq_ignore_ascii_case(name)))
+    };
+    // The raw name as written first (no copy); the cleaned name only when none is equal as is.
+    let as_written =
+        |info: &&TeamInfo<'_>| matches!(&info.name, Some(Scalar::Text(n)) if n.trim().eq_ignore_ascii_case(name));
+    objects()
+        .find(as_written)
+        .or_else(|| objects().find(|info| text(info.name.as_ref()).is_some_and(|n| n.eq_ignore_ascii_case(name))))
         .and_then(|info| text(info.shortname.as_ref()))
 }
 
@@ -240,11 +245,14 @@ fn short_name(team_info: Option<&List<Loose<TeamInfo<'_>>>>, name: &str) -> Opti
 /// second does, and otherwise just the first; the series is the rest. `None` when `name` does not
 /// start "A vs B, " with this item's own team names.
 fn description_and_series(name: &str, team1: &str, team2: &str) -> Option<(Option<String>, Option<String>)> {
-    let teams = format!("{team1} vs {team2}, ");
-    let rest = name
-        .get(..teams.len())
-        .filter(|head| head.eq_ignore_ascii_case(&teams))
-        .and_then(|_| name.get(teams.len()..))?;
+    // "A vs B, " matched piece by piece, without building it.
+    let mut rest = name;
+    for piece in [team1, " vs ", team2, ", "] {
+        rest = rest
+            .get(..piece.len())
+            .filter(|head| head.eq_ignore_ascii_case(piece))
+            .and_then(|_| rest.get(piece.len()..))?;
+    }
     let segments: Vec<&str> = rest.split(", ").map(str::trim).collect();
     let take = match segments.as_slice() {
         [first, ..] if looks_like_place(first) => 1,
@@ -307,6 +315,10 @@ fn venue_of(venue: &str) -> Venue {
 
 /// `dateTimeGMT` is naive ("2026-05-17T12:30:00") and in UTC; an explicit offset is honoured too.
 fn gmt_time(raw: &str) -> Option<DateTime<Utc>> {
+    // The usual form first, read without a format string (parsing one costs more than the date).
+    if let Ok(t) = raw.parse::<NaiveDateTime>() {
+        return Some(t.and_utc());
+    }
     if let Ok(t) = DateTime::parse_from_rfc3339(raw) {
         return Some(t.with_timezone(&Utc));
     }
