@@ -239,7 +239,7 @@ def bs4_extract(case, page):
     if case == "css-cricbuzz-2018":
         return dedupe(
             cricbuzz_2018_card(a.get("href"), a.get("title"), a.get_text(strip=True))
-            for a in soup.select("nav.cb-mat-mnu > a.cb-mat-mnu-itm")
+            for a in soup.select("nav.cb-mat-mnu > a.cb-mat-mnu-itm, li.cb-lst-mtch div.cb-mtch-all > a")
         )
     if case == "css-espncricinfo-2020":
         cards = []
@@ -293,7 +293,7 @@ def selectolax_extract(case, page):
     if case == "css-cricbuzz-2018":
         return dedupe(
             cricbuzz_2018_card(a.attributes.get("href"), a.attributes.get("title"), a.text(strip=True))
-            for a in tree.css("nav.cb-mat-mnu > a.cb-mat-mnu-itm")
+            for a in tree.css("nav.cb-mat-mnu > a.cb-mat-mnu-itm, li.cb-lst-mtch div.cb-mtch-all > a")
         )
     if case == "css-espncricinfo-2020":
         cards = []

@@ -5,6 +5,8 @@
 #   BENCH_COLD=1 bash bench/run.sh   # also a cold `cargo build --release` in a fresh target dir
 #   BENCH_CLAIM_PAIRS=9 bash bench/run.sh   # claim path: pairs of (claims example, redis-benchmark); 5 by default
 #   CARGO_TARGET_DIR=… bash bench/run.sh   # builds and reads results there instead of target/
+#   BENCH_ONLY=extract bash bench/run.sh   # only part 1 (extraction) and its table: no Redis, no
+#                                          # release build of the examples (the slow part)
 #
 # Needs: redis-server and redis-benchmark (Redis 7), python3 with beautifulsoup4, lxml and
 # selectolax (`pip install beautifulsoup4 lxml selectolax`). Starts its own Redis on a free
@@ -43,6 +45,10 @@ log "cargo bench --bench parse"
 cargo bench --locked --bench parse >"$out/parse.log" 2>&1
 log "bench/extract.py (BeautifulSoup + lxml, selectolax)"
 python3 bench/extract.py fixtures "${BENCH_PY_SECONDS:-1.0}" >"$out/extract.json" 2>"$out/extract.log"
+if [ "${BENCH_ONLY:-}" = extract ]; then
+  python3 bench/report.py "$out" | tee "$out/report.md"
+  exit 0
+fi
 
 # --- Build the examples once, then run the binaries (no cargo in the timings).
 log "cargo build --release --examples --bin cricket-announcer"

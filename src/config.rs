@@ -281,7 +281,8 @@ pub enum StateSetting {
     Complete,
     /// Abandoned or called off.
     Abandoned,
-    /// Any other state the page reports.
+    /// A state the page does not prove (also accepted as `unknown`).
+    #[value(alias = "unknown")]
     Other,
 }
 

@@ -85,13 +85,14 @@ impl Filter {
 }
 
 /// Parses a state name as configured (`upcoming`, `live`, `complete`, `abandoned`, `other`).
+/// `unknown` is another name for `other`: the state of a match whose source cannot know it.
 pub fn parse_state(raw: &str) -> Option<MatchState> {
     Some(match raw.trim().to_ascii_lowercase().as_str() {
         "upcoming" => MatchState::Upcoming,
         "live" => MatchState::Live,
         "complete" => MatchState::Complete,
         "abandoned" => MatchState::Abandoned,
-        "other" => MatchState::Other,
+        "other" | "unknown" => MatchState::Other,
         _ => return None,
     })
 }

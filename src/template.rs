@@ -468,6 +468,26 @@ mod tests {
     }
 
     #[test]
+    fn only_a_live_match_says_live_and_an_unknown_one_gets_a_neutral_line() {
+        use crate::cricket::MatchState;
+        for (state, first) in [
+            (MatchState::Live, "LIVE: Zimbabwe v Bangladesh, 1st T20I"),
+            (MatchState::Upcoming, "Coming up: Zimbabwe v Bangladesh, 1st T20I"),
+            (MatchState::Other, "Zimbabwe v Bangladesh, 1st T20I"),
+            (MatchState::Complete, "Zimbabwe v Bangladesh, 1st T20I"),
+            (MatchState::Abandoned, "Zimbabwe v Bangladesh, 1st T20I"),
+        ] {
+            let mut m = sample_match();
+            m.teams = [team("Zimbabwe"), team("Bangladesh")];
+            m.state = state;
+            let post = shipped("announce.txt").render_post(&m, &link()).unwrap();
+            assert_eq!(post.text().lines().next(), Some(first), "{state}");
+            let detailed = shipped("detailed.txt").render_post(&m, &link()).unwrap();
+            assert!(detailed.text().starts_with(first), "{state}: {}", detailed.text());
+        }
+    }
+
+    #[test]
     fn a_hostile_ten_kilobyte_series_and_venue_are_cut_series_first_and_the_post_fits() {
         let mut m = sample_match();
         m.teams = [team("Zimbabwe"), team("Bangladesh")];

@@ -1,12 +1,19 @@
 //! The domain nouns: a [`Match`] as a score page describes it, and the [`MatchKey`] that
 //! identifies the match itself (not any one page's id) for claims.
 //!
-//! Nothing here does I/O; parsers in [`crate::source`] build these values from page text.
+//! It also owns the one definition of formats and states every parser follows: [`format`] (the
+//! table that tells a Test from a first-class match, an ODI from List A, a T20I from a T20) and
+//! [`state`] (how a status line settles a state word). Nothing here does I/O; parsers in
+//! [`crate::source`] build these values from page text.
 
+pub mod format;
 mod key;
 mod names;
+pub mod state;
 
+pub use format::{FormatClues, Level};
 pub use key::{Identities, Lookup, MatchKey, CROSS_KEY_IDENTITY};
+pub use state::state_from_status;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -67,7 +74,8 @@ impl Team {
     }
 }
 
-/// The form of the game. Pages spell these many ways; parsers map them here.
+/// The form of the game. Pages spell these many ways; parsers map them here through
+/// [`Format::classify`], the one table of [`format`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
@@ -128,7 +136,8 @@ impl fmt::Display for Format {
     }
 }
 
-/// Where the match is in its life, as the page reports it.
+/// Where the match is in its life, as the page reports it and its status line confirms
+/// ([`MatchState::with_status`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MatchState {
@@ -140,7 +149,9 @@ pub enum MatchState {
     Complete,
     /// Abandoned, cancelled or no result.
     Abandoned,
-    /// A state the parser did not recognise.
+    /// Unknown: the source did not say, said something the parser does not read, or cannot
+    /// know (an RSS title whose scores fit both a live and a finished match). Named `other` in
+    /// `STATES` and templates (`unknown` is accepted there too); never announced as live.
     Other,
 }
 

@@ -13,7 +13,7 @@
 //! The page is scanned with `str::find`, never parsed into a DOM, because the bot polls it often
 //! and a benchmark holds this parser to being cheap.
 
-use crate::cricket::{Format, Match, MatchState, Site, Team, Venue};
+use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
 use crate::source::lenient::{Loose, Scalar};
 use crate::source::ParseError;
 use chrono::{DateTime, Utc};
@@ -118,11 +118,23 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 ///
 /// Shared with the `cricbuzz_json` parser: Cricbuzz's JSON API carries the same `matchInfo` objects.
 pub(crate) fn match_from_info(info: &str, match_type: Option<&str>, series_name: Option<&str>) -> Option<Match> {
-    let mut record = serde_json::from_str::<RawMatchInfo>(info)
-        .ok()
-        .and_then(Record::from_raw)?;
-    fill(&mut record.match_type, match_type.and_then(clean_text));
-    fill(&mut record.series, series_name.and_then(clean_text));
+    match_from_raw(serde_json::from_str(info).ok()?, match_type, series_name)
+}
+
+/// [`match_from_info`] for a `matchInfo` already deserialised, e.g. in the same pass as the
+/// answer around it.
+pub(crate) fn match_from_raw(
+    raw: RawMatchInfo<'_>,
+    match_type: Option<&str>,
+    series_name: Option<&str>,
+) -> Option<Match> {
+    let mut record = Record::from_raw(raw)?;
+    if record.match_type.is_none() {
+        record.match_type = match_type.and_then(clean_text);
+    }
+    if record.series.is_none() {
+        record.series = series_name.and_then(clean_text);
+    }
     record.into_match(&HashMap::new())
 }
 
@@ -390,8 +402,12 @@ fn match_hrefs(page: &str) -> HashMap<String, Url> {
 /// the page, so not trusted) would resolve outside that match's path, e.g. through `../`.
 fn match_url(id: &str, slug: &str) -> Option<Url> {
     let url = Url::parse(&format!("{ORIGIN}{MATCH_PATH}{id}/{slug}")).ok()?;
-    let expected_prefix = format!("{MATCH_PATH}{id}/");
-    (url.host_str() == Some("www.cricbuzz.com") && url.path().starts_with(&expected_prefix)).then_some(url)
+    let in_match_path = url
+        .path()
+        .strip_prefix(MATCH_PATH)
+        .and_then(|rest| rest.strip_prefix(id))
+        .is_some_and(|rest| rest.starts_with('/'));
+    (url.host_str() == Some("www.cricbuzz.com") && in_match_path).then_some(url)
 }
 
 fn is_match_id(s: &str) -> bool {
@@ -401,8 +417,13 @@ fn is_match_id(s: &str) -> bool {
 /// Cricbuzz's slug: "ZIM vs BAN 2nd T20I Bangladesh tour of Zimbabwe, 2026" becomes
 /// `zim-vs-ban-2nd-t20i-bangladesh-tour-of-zimbabwe-2026`.
 fn slug(parts: &[&str]) -> String {
-    let mut out = String::new();
-    for c in parts.join(" ").chars() {
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
+    // The parts as if joined by spaces, without building the joined string.
+    let chars = parts
+        .iter()
+        .enumerate()
+        .flat_map(|(i, p)| (i > 0).then_some(' ').into_iter().chain(p.chars()));
+    for c in chars {
         if c.is_ascii_alphanumeric() {
             out.push(c.to_ascii_lowercase());
         } else if !out.is_empty() && !out.ends_with('-') {
@@ -421,7 +442,7 @@ impl Scalar<'_> {
     fn text(&self) -> Option<String> {
         match self {
             Scalar::Text(s) => clean_text(s),
-            Scalar::Number(_) | Scalar::Other => None,
+            Scalar::Number(_) | Scalar::Bool(_) | Scalar::Other => None,
         }
     }
 
@@ -450,7 +471,7 @@ impl Scalar<'_> {
                     f as i64
                 }
             },
-            Scalar::Other => return None,
+            Scalar::Bool(_) | Scalar::Other => return None,
         };
         // Zero or negative means "not scheduled" on feeds like this, not 1970.
         if ms <= 0 {
@@ -460,8 +481,9 @@ impl Scalar<'_> {
     }
 }
 
+/// One `matchInfo` object, strings borrowed from the page when they have no escapes.
 #[derive(Deserialize)]
-struct RawMatchInfo<'a> {
+pub(crate) struct RawMatchInfo<'a> {
     #[serde(rename = "matchId", borrow, default)]
     match_id: Option<Scalar<'a>>,
     #[serde(rename = "seriesName", borrow, default)]
@@ -607,7 +629,14 @@ impl Record {
             self.format.as_deref(),
             self.match_type.as_deref(),
             self.description.as_deref(),
+            self.series.as_deref(),
+            &self.teams,
         );
+        let state = self
+            .state
+            .as_deref()
+            .map_or(MatchState::Other, state_of)
+            .with_status(self.status.as_deref());
         Some(Match {
             site: Site::Cricbuzz,
             source_id: self.id,
@@ -620,7 +649,7 @@ impl Record {
                 city: self.city,
             }),
             start_time: self.start_time,
-            state: self.state.as_deref().map_or(MatchState::Other, state_of),
+            state,
             status: self.status,
             url,
         })
@@ -633,39 +662,29 @@ fn fill<T>(slot: &mut Option<T>, later: Option<T>) {
     }
 }
 
-/// Cricbuzz's `matchFormat` says "T20" for T20 internationals and domestic T20 alike; the
-/// `matchType` ("International") or a "T20I" in the description tells them apart. "ODI" and
-/// "TEST" need no help. Without a `matchFormat` the description is the only clue, and without
-/// one either the format is [`Format::Other`] with an empty word: the page did not say.
-fn format_of(format: Option<&str>, match_type: Option<&str>, description: Option<&str>) -> Format {
-    let desc_words = || {
-        description
-            .unwrap_or_default()
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .map(str::to_ascii_lowercase)
-            .collect::<Vec<_>>()
+/// Cricbuzz's `matchFormat` ("TEST", "ODI", "T20") says the same for internationals and
+/// domestic games; its `matchType` group ("International", "Domestic", "League", "Women") says
+/// which, and [`Format::classify`] applies the project's one table (a Sheffield Shield "TEST" is
+/// first-class, an A-team "ODI" List A, an "International" "T20" a T20I).
+fn format_of(
+    format: Option<&str>,
+    match_type: Option<&str>,
+    description: Option<&str>,
+    series: Option<&str>,
+    teams: &[Team; 2],
+) -> Format {
+    let level = match match_type.map(|t| t.trim().to_ascii_lowercase()).as_deref() {
+        Some("international") => Level::International,
+        Some("domestic" | "league") => Level::Domestic,
+        _ => Level::Unknown,
     };
-    match format.map(Format::parse) {
-        Some(Format::T20)
-            if match_type.is_some_and(|t| t.trim().eq_ignore_ascii_case("international"))
-                || desc_words().iter().any(|w| w == "t20i") =>
-        {
-            Format::T20i
-        }
-        Some(format) => format,
-        None => {
-            let words = desc_words();
-            if words.iter().any(|w| w == "t20i") {
-                Format::T20i
-            } else if words.iter().any(|w| w == "odi") {
-                Format::Odi
-            } else if words.iter().any(|w| w == "test") {
-                Format::Test
-            } else {
-                Format::Other(String::new())
-            }
-        }
-    }
+    Format::classify(&FormatClues {
+        word: format,
+        level,
+        description,
+        series,
+        teams: [&teams[0].name, &teams[1].name],
+    })
 }
 
 /// Maps Cricbuzz's `state`. A toss, interval or weather stoppage means the match day has begun,
@@ -809,8 +828,9 @@ mod tests {
                 team2: ("India U19", "INDU19"),
                 state: Complete,
                 description: "1st unofficial Test",
-                // Cricbuzz's own word is "TEST", even for an unofficial U19 Test.
-                format: Format::Test,
+                // Cricbuzz's own word is "TEST", even for an unofficial U19 Test; by the one
+                // table (`cricket::format`) a youth Test is first-class, as ESPNcricinfo rates it.
+                format: Format::FirstClass,
                 start: (2026, 7, 13, 4, 30),
                 url: "https://www.cricbuzz.com/live-cricket-scores/157226/slu19-vs-indu19-1st-unofficial-test-india-u19-tour-of-sri-lanka-2026",
                 series: "India U19 tour of Sri Lanka 2026",
@@ -1199,20 +1219,51 @@ mod tests {
     }
 
     #[test]
-    fn international_t20_is_t20i_and_domestic_t20_is_not() {
-        assert_eq!(
-            format_of(Some("T20"), Some("International"), Some("2nd T20I")),
-            Format::T20i
+    fn international_t20_is_t20i_and_domestic_first_class_is_not_test() {
+        let teams = [
+            Team {
+                name: "India".into(),
+                short_name: None,
+            },
+            Team {
+                name: "Australia".into(),
+                short_name: None,
+            },
+        ];
+        let f = |format, match_type, description| format_of(format, match_type, description, None, &teams);
+        assert_eq!(f(Some("T20"), Some("International"), Some("2nd T20I")), Format::T20i);
+        assert_eq!(f(Some("T20"), Some("international"), None), Format::T20i);
+        assert_eq!(f(Some("T20"), None, Some("3rd T20I")), Format::T20i);
+        assert_eq!(f(Some("T20"), Some("league"), Some("Final")), Format::T20);
+        assert_eq!(f(Some("T20"), None, Some("Semi Final 1")), Format::T20);
+        assert_eq!(f(Some("ODI"), Some("International"), None), Format::Odi);
+        assert_eq!(f(Some("TEST"), Some("International"), None), Format::Test);
+        assert_eq!(f(None, None, Some("4th ODI")), Format::Odi);
+        assert_eq!(f(Some("T10"), None, None), Format::Other("T10".into()));
+        // The cases: Cricbuzz's "Domestic" group says "TEST" for the Sheffield Shield,
+        // the CSA 4-Day and the Irani Cup, and "ODI" for domestic one-dayers.
+        assert_eq!(f(Some("TEST"), Some("Domestic"), Some("7th Match")), Format::FirstClass);
+        assert_eq!(f(Some("ODI"), Some("Domestic"), Some("Final")), Format::ListA);
+        // Unofficial (A-team) and youth Tests are first-class wherever they are listed.
+        assert_eq!(f(Some("TEST"), None, Some("1st unofficial Test")), Format::FirstClass);
+        let youth = [
+            Team {
+                name: "India U19".into(),
+                short_name: None,
+            },
+            Team {
+                name: "England U19".into(),
+                short_name: None,
+            },
+        ];
+        let m = format_of(
+            Some("TEST"),
+            Some("International"),
+            Some("1st Youth Test"),
+            None,
+            &youth,
         );
-        assert_eq!(format_of(Some("T20"), Some("international"), None), Format::T20i);
-        assert_eq!(format_of(Some("T20"), None, Some("3rd T20I")), Format::T20i);
-        assert_eq!(format_of(Some("T20"), Some("league"), Some("Final")), Format::T20);
-        assert_eq!(format_of(Some("T20"), None, Some("Semi Final 1")), Format::T20);
-        assert_eq!(format_of(Some("ODI"), Some("International"), None), Format::Odi);
-        assert_eq!(format_of(Some("TEST"), Some("International"), None), Format::Test);
-        assert_eq!(format_of(Some("TEST"), None, Some("1st unofficial Test")), Format::Test);
-        assert_eq!(format_of(None, None, Some("4th ODI")), Format::Odi);
-        assert_eq!(format_of(Some("T10"), None, None), Format::Other("T10".into()));
+        assert_eq!(m, Format::FirstClass);
     }
 
     #[test]

@@ -13,20 +13,23 @@
 //! ("International", `matchFormat` "T20") from a domestic T20.
 
 use crate::cricket::Match;
-use crate::source::cricbuzz::match_from_info;
-use crate::source::lenient::{List, Loose, Scalar};
+use crate::source::cricbuzz::{match_from_info, match_from_raw, RawMatchInfo};
+use crate::source::lenient::{read_answer, List, Loose, Reading, Scalar};
 use crate::source::ParseError;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::HashSet;
 
-/// The answer's skeleton, read in one pass without building a JSON tree. Each `matchInfo` is kept
-/// as its raw text and read on its own, so a malformed listing costs only itself.
+/// The answer's skeleton, read in one pass without building a JSON tree. `I` is how each
+/// `matchInfo` is read: straight into [`RawMatchInfo`] (the fast path, one pass over the page),
+/// or kept as its raw text and read on its own (the fallback, so that a malformed listing,
+/// e.g. one repeating a key, costs only itself).
 #[derive(Deserialize)]
-struct Answer<'a> {
+#[serde(bound(deserialize = "I: Deserialize<'de>"))]
+struct Answer<'a, I> {
     #[serde(rename = "typeMatches", borrow, default)]
-    type_matches: Option<List<Loose<Group<'a>>>>,
+    type_matches: Option<List<Loose<Group<'a, I>>>>,
     #[serde(rename = "responseLastUpdated", default)]
     response_last_updated: Option<IgnoredAny>,
     #[serde(rename = "appIndex", default)]
@@ -34,32 +37,56 @@ struct Answer<'a> {
 }
 
 #[derive(Deserialize)]
-struct Group<'a> {
+#[serde(bound(deserialize = "I: Deserialize<'de>"))]
+struct Group<'a, I> {
     #[serde(rename = "matchType", borrow, default)]
     match_type: Option<Scalar<'a>>,
-    #[serde(rename = "seriesMatches", borrow, default)]
-    series_matches: Option<List<Loose<Wrapper<'a>>>>,
+    #[serde(rename = "seriesMatches", default)]
+    series_matches: Option<List<Loose<Wrapper<'a, I>>>>,
 }
 
 #[derive(Deserialize)]
-struct Wrapper<'a> {
+#[serde(bound(deserialize = "I: Deserialize<'de>"))]
+struct Wrapper<'a, I> {
     /// `adDetail` entries, and anything else that is not a series wrapper, have none.
     #[serde(rename = "seriesAdWrapper", borrow, default)]
-    series: Option<Loose<Series<'a>>>,
+    series: Option<Loose<Series<'a, I>>>,
 }
 
 #[derive(Deserialize)]
-struct Series<'a> {
+#[serde(bound(deserialize = "I: Deserialize<'de>"))]
+struct Series<'a, I> {
     #[serde(rename = "seriesName", borrow, default)]
     series_name: Option<Scalar<'a>>,
-    #[serde(borrow, default)]
-    matches: Option<List<Loose<Listing<'a>>>>,
+    #[serde(default)]
+    matches: Option<List<Loose<Listing<I>>>>,
 }
 
 #[derive(Deserialize)]
-struct Listing<'a> {
-    #[serde(rename = "matchInfo", borrow, default)]
-    info: Option<&'a RawValue>,
+#[serde(bound(deserialize = "I: Deserialize<'de>"))]
+struct Listing<I> {
+    #[serde(rename = "matchInfo", default)]
+    info: Option<I>,
+}
+
+/// A `matchInfo` as one of the two paths reads it.
+trait Info {
+    /// The match, with the group's `matchType` and the wrapper's `seriesName` filling gaps.
+    fn into_match(self, group_type: Option<&str>, series_name: Option<&str>) -> Option<Match>;
+}
+
+/// The fast path: read in the same pass as the answer.
+impl Info for Loose<RawMatchInfo<'_>> {
+    fn into_match(self, group_type: Option<&str>, series_name: Option<&str>) -> Option<Match> {
+        match_from_raw(self.object()?, group_type, series_name)
+    }
+}
+
+/// The fallback: the raw text, read on its own.
+impl Info for &RawValue {
+    fn into_match(self, group_type: Option<&str>, series_name: Option<&str>) -> Option<Match> {
+        match_from_info(self.get(), group_type, series_name)
+    }
 }
 
 fn list<T>(field: Option<List<Loose<T>>>) -> impl Iterator<Item = T> {
@@ -99,13 +126,16 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     if page.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    let answer: Answer<'_> = serde_json::from_str(page).map_err(|e| ParseError::LayoutNotRecognised {
-        what: if e.is_data() {
-            format!("the JSON is not a Cricbuzz `matches/v1` answer ({e})")
-        } else {
-            format!("not JSON ({e}); expected a Cricbuzz `matches/v1` answer")
-        },
-    })?;
+    match read_answer::<Answer<'_, Loose<RawMatchInfo<'_>>>, Answer<'_, &RawValue>>(
+        page,
+        "a Cricbuzz `matches/v1` answer",
+    )? {
+        Reading::OnePass(answer) => matches_of(answer),
+        Reading::Fallback(answer) => matches_of(answer),
+    }
+}
+
+fn matches_of<I: Info>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> {
     let answered_empty = answer.response_last_updated.is_some() || answer.app_index.is_some();
     let groups = match answer.type_matches {
         Some(List::Array(groups)) => groups,
@@ -125,10 +155,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
             let series_name = text(&series.series_name);
             for listing in list(series.matches) {
                 // The group's and the wrapper's values only fill gaps: the match's own word wins.
-                let Some(m) = listing
-                    .info
-                    .and_then(|info| match_from_info(info.get(), group_type, series_name))
-                else {
+                let Some(m) = listing.info.and_then(|info| info.into_match(group_type, series_name)) else {
                     continue;
                 };
                 if seen.insert(m.source_id.clone()) {
@@ -448,6 +475,20 @@ mod tests {
         let matches = parse(page).expect("parses");
         assert_eq!(matches.len(), 1);
         assert_eq!(matches[0].source_id, "3");
+    }
+
+    #[test]
+    fn a_match_info_repeating_a_key_costs_only_itself() {
+        // The one-pass read refuses the repeated key; the fallback reads listing by listing.
+        let page = r#"{"typeMatches":[{"seriesMatches":[{"seriesAdWrapper":{"matches":[
+            {"matchInfo":{"matchId":1,"matchId":2,"team1":{"teamName":"A"},"team2":{"teamName":"B"}}},
+            {"matchInfo":{"matchId":3,"state":"Complete","status":"No result due to rain",
+              "team1":{"teamName":"C"},"team2":{"teamName":"D"}}}
+        ]}}]}]}"#;
+        let matches = parse(page).expect("parses");
+        assert_eq!(matches.len(), 1);
+        assert_eq!(matches[0].source_id, "3");
+        assert_eq!(matches[0].state, MatchState::Abandoned);
     }
 
     #[test]

@@ -13,10 +13,12 @@
 //! parser builds, `https://cricketdata.org/match/<id>`, is a stable identifier in URL form and
 //! NOT a page anyone can open.
 
-use crate::cricket::{Format, Match, MatchState, Site, Team, Venue};
+use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
+use crate::source::lenient::{read_answer, List, Loose, Reading, Scalar};
 use crate::source::ParseError;
 use chrono::{DateTime, NaiveDateTime, Utc};
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::collections::HashSet;
 use url::Url;
 
@@ -26,6 +28,78 @@ const MATCH_URL_PREFIX: &str = "https://cricketdata.org/match/";
 /// cricapi ids are 36-character UUIDs; the bound keeps a hostile id from making a huge URL.
 const MAX_ID_LEN: usize = 64;
 
+/// The answer's skeleton, read in one pass without building a JSON tree (the `info` block and
+/// anything else not listed is skipped). `I` is how each `data[]` item is read: straight into
+/// [`Item`] (the fast path, one pass over the page), or kept as its raw text and read on its
+/// own (the fallback, so that a malformed item, e.g. one repeating a key, costs only itself).
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "I: Deserialize<'de>"))]
+struct Answer<'a, I> {
+    #[serde(borrow, default)]
+    status: Option<Scalar<'a>>,
+    #[serde(borrow, default)]
+    reason: Option<Scalar<'a>>,
+    #[serde(default)]
+    data: Option<List<I>>,
+}
+
+/// A `data[]` item as one of the two paths reads it.
+trait ReadItem {
+    /// The match, when the item is one.
+    fn read(&self) -> Option<Match>;
+}
+
+/// The fast path: read in the same pass as the answer.
+impl ReadItem for Loose<Item<'_>> {
+    fn read(&self) -> Option<Match> {
+        match self {
+            Loose::Object(item) => read_match(item),
+            Loose::Other => None,
+        }
+    }
+}
+
+/// The fallback: the raw text, read on its own.
+impl ReadItem for &RawValue {
+    fn read(&self) -> Option<Match> {
+        read_match(&serde_json::from_str::<Loose<Item<'_>>>(self.get()).ok()?.object()?)
+    }
+}
+
+/// One `data[]` item: only the fields a [`Match`] needs, strings borrowed from the page when
+/// they have no escapes. A field of another type reads as absent ([`Scalar`]).
+#[derive(Deserialize)]
+struct Item<'a> {
+    #[serde(borrow, default)]
+    id: Option<Scalar<'a>>,
+    #[serde(borrow, default)]
+    name: Option<Scalar<'a>>,
+    #[serde(rename = "matchType", borrow, default)]
+    match_type: Option<Scalar<'a>>,
+    #[serde(borrow, default)]
+    status: Option<Scalar<'a>>,
+    #[serde(borrow, default)]
+    venue: Option<Scalar<'a>>,
+    #[serde(rename = "dateTimeGMT", borrow, default)]
+    date_time_gmt: Option<Scalar<'a>>,
+    #[serde(borrow, default)]
+    teams: Option<List<Scalar<'a>>>,
+    #[serde(rename = "teamInfo", borrow, default)]
+    team_info: Option<List<Loose<TeamInfo<'a>>>>,
+    #[serde(rename = "matchStarted", borrow, default)]
+    match_started: Option<Scalar<'a>>,
+    #[serde(rename = "matchEnded", borrow, default)]
+    match_ended: Option<Scalar<'a>>,
+}
+
+#[derive(Deserialize)]
+struct TeamInfo<'a> {
+    #[serde(borrow, default)]
+    name: Option<Scalar<'a>>,
+    #[serde(borrow, default)]
+    shortname: Option<Scalar<'a>>,
+}
+
 /// Reads every match in a cricapi `v1/currentMatches` answer.
 ///
 /// Returns one [`Match`] per cricapi `id` (site [`Site::Cricketdata`]), in the answer's order; a
@@ -33,9 +107,11 @@ const MAX_ID_LEN: usize = 64;
 /// names looked up by name in `teamInfo`. `name` gives the description and series when it has the
 /// usual `"Team A vs Team B, DESCRIPTION, SERIES"` form. The state comes from the flags:
 /// not started is [`MatchState::Upcoming`], started and not ended [`MatchState::Live`], ended
-/// [`MatchState::Complete`]; a status saying the match was abandoned, had no result or was
-/// cancelled makes it [`MatchState::Abandoned`] whatever the flags say, so that a cancelled
-/// fixture is never announced. The URL is an identifier, not a real page: see the module
+/// [`MatchState::Complete`]; then the status line settles what the flags get wrong
+/// ([`MatchState::with_status`]): abandoned, no result or cancelled is [`MatchState::Abandoned`]
+/// whatever the flags say, so that a cancelled fixture is never announced, and "Match not
+/// started" is upcoming even when `matchStarted` is `true`. The format follows the project's one
+/// table ([`Format::classify`]). The URL is an identifier, not a real page: see the module
 /// documentation. Text is HTML-entity-decoded, trimmed, whitespace-collapsed and free of control
 /// characters. Items without a usable id or two team names are skipped.
 ///
@@ -50,22 +126,22 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     if page.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    let root: Value = serde_json::from_str(page).map_err(|e| ParseError::LayoutNotRecognised {
-        what: format!("not JSON ({e}); expected a cricapi `currentMatches` answer"),
-    })?;
-    let Some(object) = root.as_object() else {
-        return Err(ParseError::LayoutNotRecognised {
-            what: "the JSON is not an object; expected a cricapi `currentMatches` answer".to_string(),
-        });
-    };
+    match read_answer::<Answer<'_, Loose<Item<'_>>>, Answer<'_, &RawValue>>(page, "a cricapi `currentMatches` answer")?
+    {
+        Reading::OnePass(answer) => matches_of(answer),
+        Reading::Fallback(answer) => matches_of(answer),
+    }
+}
+
+fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> {
     // A failure answer has no `data`; its reason (bad key, quota) is what the operator needs.
-    if text(object.get("status")).is_some_and(|s| s.eq_ignore_ascii_case("failure")) {
-        let reason = text(object.get("reason")).unwrap_or_else(|| "no reason given".to_string());
+    if text(answer.status.as_ref()).is_some_and(|s| s.eq_ignore_ascii_case("failure")) {
+        let reason = text(answer.reason.as_ref()).unwrap_or_else(|| "no reason given".to_string());
         return Err(ParseError::LayoutNotRecognised {
             what: format!("cricapi answered failure: {reason}"),
         });
     }
-    let Some(items) = object.get("data").and_then(Value::as_array) else {
+    let Some(List::Array(items)) = answer.data else {
         return Err(ParseError::LayoutNotRecognised {
             what: "no `data` array (cricapi `currentMatches` answer)".to_string(),
         });
@@ -74,7 +150,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     let mut seen = HashSet::new();
     let matches: Vec<Match> = items
         .iter()
-        .filter_map(read_match)
+        .filter_map(ReadItem::read)
         .filter(|m| seen.insert(m.source_id.clone()))
         .collect();
     if matches.is_empty() {
@@ -86,49 +162,53 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 }
 
 /// One `data[]` item, or `None` when it has no usable id or not two team names.
-fn read_match(item: &Value) -> Option<Match> {
-    let id = text(item.get("id")).filter(|id| is_id(id))?;
+fn read_match(item: &Item<'_>) -> Option<Match> {
+    let id = text(item.id.as_ref()).filter(|id| is_id(id))?;
     let url = Url::parse(&format!("{MATCH_URL_PREFIX}{id}")).ok()?;
 
-    let names: Vec<String> = item
-        .get("teams")
-        .and_then(Value::as_array)?
-        .iter()
-        .filter_map(|t| text(Some(t)))
-        .collect();
-    let [first, second] = [names.first()?, names.get(1)?].map(|name| Team {
-        name: name.clone(),
-        short_name: short_name(item.get("teamInfo"), name),
+    let Some(List::Array(names)) = &item.teams else {
+        return None;
+    };
+    let mut names = names.iter().filter_map(|t| text(Some(t)));
+    let [first, second] = [names.next()?, names.next()?].map(|name| Team {
+        short_name: short_name(item.team_info.as_ref(), &name),
+        name,
     });
 
-    let name = text(item.get("name"));
+    let name = text(item.name.as_ref());
     let (description, series) = name
         .as_deref()
         .and_then(|n| description_and_series(n, &first.name, &second.name))
         .unwrap_or_default();
-    let status = text(item.get("status"));
+    let status = text(item.status.as_ref());
+    let format = format_of(
+        text(item.match_type.as_ref()).as_deref(),
+        description.as_deref(),
+        series.as_deref(),
+        [&first.name, &second.name],
+    );
+    let state = state_of(flag(&item.match_started), flag(&item.match_ended), status.as_deref());
 
     Some(Match {
         site: Site::Cricketdata,
         source_id: id,
-        format: format_of(
-            text(item.get("matchType")).as_deref(),
-            description.as_deref(),
-            series.as_deref(),
-        ),
+        format,
         teams: [first, second],
         series,
         description,
-        venue: text(item.get("venue")).map(|v| venue_of(&v)),
-        start_time: text(item.get("dateTimeGMT")).and_then(|t| gmt_time(&t)),
-        state: state_of(
-            item.get("matchStarted").and_then(Value::as_bool),
-            item.get("matchEnded").and_then(Value::as_bool),
-            status.as_deref(),
-        ),
+        venue: text(item.venue.as_ref()).map(|v| venue_of(&v)),
+        start_time: text(item.date_time_gmt.as_ref()).and_then(|t| gmt_time(&t)),
+        state,
         status,
         url,
     })
+}
+
+fn flag(value: &Option<Scalar<'_>>) -> Option<bool> {
+    match value {
+        Some(Scalar::Bool(b)) => Some(*b),
+        _ => None,
+    }
 }
 
 /// Only ids that can go into a URL path unescaped: cricapi's are UUIDs.
@@ -138,12 +218,23 @@ fn is_id(id: &str) -> bool {
 
 /// The `shortname` of the `teamInfo` entry named `name`. `teamInfo` is sorted by name, not in
 /// `teams` order, so entries are matched by name, never by position.
-fn short_name(team_info: Option<&Value>, name: &str) -> Option<String> {
-    team_info?
-        .as_array()?
-        .iter()
-        .find(|info| text(info.get("name")).is_some_and(|n| n.eq_ignore_ascii_case(name)))
-        .and_then(|info| text(info.get("shortname")))
+fn short_name(team_info: Option<&List<Loose<TeamInfo<'_>>>>, name: &str) -> Option<String> {
+    let Some(List::Array(infos)) = team_info else {
+        return None;
+    };
+    let objects = || {
+        infos.iter().filter_map(|info| match info {
+            Loose::Object(info) => Some(info),
+            Loose::Other => None,
+        })
+    };
+    // The raw name as written first (no copy); the cleaned name only when none is equal as is.
+    let as_written =
+        |info: &&TeamInfo<'_>| matches!(&info.name, Some(Scalar::Text(n)) if n.trim().eq_ignore_ascii_case(name));
+    objects()
+        .find(as_written)
+        .or_else(|| objects().find(|info| text(info.name.as_ref()).is_some_and(|n| n.eq_ignore_ascii_case(name))))
+        .and_then(|info| text(info.shortname.as_ref()))
 }
 
 /// Splits `name`, "A vs B, <description>, <series>", into description and series.
@@ -154,11 +245,14 @@ fn short_name(team_info: Option<&Value>, name: &str) -> Option<String> {
 /// second does, and otherwise just the first; the series is the rest. `None` when `name` does not
 /// start "A vs B, " with this item's own team names.
 fn description_and_series(name: &str, team1: &str, team2: &str) -> Option<(Option<String>, Option<String>)> {
-    let teams = format!("{team1} vs {team2}, ");
-    let rest = name
-        .get(..teams.len())
-        .filter(|head| head.eq_ignore_ascii_case(&teams))
-        .and_then(|_| name.get(teams.len()..))?;
+    // "A vs B, " matched piece by piece, without building it.
+    let mut rest = name;
+    for piece in [team1, " vs ", team2, ", "] {
+        rest = rest
+            .get(..piece.len())
+            .filter(|head| head.eq_ignore_ascii_case(piece))
+            .and_then(|_| rest.get(piece.len()..))?;
+    }
     let segments: Vec<&str> = rest.split(", ").map(str::trim).collect();
     let take = match segments.as_slice() {
         [first, ..] if looks_like_place(first) => 1,
@@ -189,22 +283,19 @@ fn looks_like_place(segment: &str) -> bool {
         )
 }
 
-/// cricapi's `matchType` says "t20" for internationals and domestic games alike; a "T20I" in
-/// the description or series ("2nd T20I", "T20I Tri-Series In Japan") marks an international.
-/// Without a `matchType` the format is [`Format::Other`] with an empty word: the API did not say.
-fn format_of(match_type: Option<&str>, description: Option<&str>, series: Option<&str>) -> Format {
-    let Some(word) = match_type else {
-        return Format::Other(String::new());
-    };
-    let says_t20i = |text: Option<&str>| {
-        text.unwrap_or_default()
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|w| w.eq_ignore_ascii_case("t20i"))
-    };
-    match Format::parse(word) {
-        Format::T20 if says_t20i(description) || says_t20i(series) => Format::T20i,
-        format => format,
-    }
+/// cricapi's `matchType` ("t20", "odi", "test") says the same for internationals and domestic
+/// games, and cricapi has no field that tells them apart: [`Format::classify`] decides from the
+/// word, the description and series ("2nd T20I", "T20I Tri-Series") and the teams ("Sri Lanka A
+/// Women"), by the project's one table. Without a `matchType` the description's words decide;
+/// without those either the format is [`Format::Other`] with an empty word.
+fn format_of(match_type: Option<&str>, description: Option<&str>, series: Option<&str>, teams: [&str; 2]) -> Format {
+    Format::classify(&FormatClues {
+        word: match_type,
+        level: Level::Unknown,
+        description,
+        series,
+        teams,
+    })
 }
 
 /// "Sano International Cricket Ground 2, Sano, Kanto": the ground is up to the first comma, the
@@ -224,6 +315,10 @@ fn venue_of(venue: &str) -> Venue {
 
 /// `dateTimeGMT` is naive ("2026-05-17T12:30:00") and in UTC; an explicit offset is honoured too.
 fn gmt_time(raw: &str) -> Option<DateTime<Utc>> {
+    // The usual form first, read without a format string (parsing one costs more than the date).
+    if let Ok(t) = raw.parse::<NaiveDateTime>() {
+        return Some(t.and_utc());
+    }
     if let Ok(t) = DateTime::parse_from_rfc3339(raw) {
         return Some(t.with_timezone(&Utc));
     }
@@ -233,29 +328,29 @@ fn gmt_time(raw: &str) -> Option<DateTime<Utc>> {
         .map(|t| t.and_utc())
 }
 
-/// The flags decide, except that an abandoned, no-result or cancelled status always wins (it can
-/// arrive while the flags still say "not started"). Missing flags are [`MatchState::Other`].
+/// The flags decide, then the status line settles what they get wrong
+/// ([`MatchState::with_status`]): an abandoned, no-result or cancelled status always wins (it can
+/// arrive while the flags still say "not started"), and "Match not started" beats a
+/// `matchStarted: true`. Missing flags are [`MatchState::Other`] (unknown) unless the status
+/// says.
 fn state_of(started: Option<bool>, ended: Option<bool>, status: Option<&str>) -> MatchState {
-    let status = status.unwrap_or_default().to_lowercase();
-    if ["abandon", "no result", "cancelled", "canceled", "called off"]
-        .iter()
-        .any(|w| status.contains(w))
-    {
-        return MatchState::Abandoned;
-    }
-    match (started, ended) {
+    let flags = match (started, ended) {
         (Some(false), _) => MatchState::Upcoming,
         (Some(true), Some(false)) => MatchState::Live,
         (Some(true), Some(true)) => MatchState::Complete,
         _ => MatchState::Other,
-    }
+    };
+    flags.with_status(status)
 }
 
 /// A JSON string as clean text: HTML entities decoded, control and bidirectional-override
 /// characters (which can hide or reorder text in a public post) removed, whitespace trimmed and
 /// collapsed. `None` for a non-string or when nothing is left.
-fn text(value: Option<&Value>) -> Option<String> {
-    crate::text::plain(value?.as_str()?)
+fn text(value: Option<&Scalar<'_>>) -> Option<String> {
+    match value? {
+        Scalar::Text(t) => crate::text::plain(t),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -294,7 +389,7 @@ mod tests {
         ("4a897823-d2af-4c5c-953a-a128ad46c7cc", ("Malaysia Women", Some("ML-W")), ("Indonesia Women", Some("INA-W")), Complete, "1st T20I", "Indonesia Women tour of Malaysia, 2026", Format::T20i, (2026, 5, 15, 0, 0), "Kolej Tuanku Ja'afar Cricket Oval", "Mantin"),
         ("e70a10b8-073c-42fe-8d88-6d15258e2305", ("Fiji", Some("FIJ")), ("South Korea", Some("SKO")), Complete, "5th Match", "T20I Tri-Series In Japan, 2026", Format::T20i, (2026, 5, 17, 1, 0), "Sano International Cricket Ground 2", "Sano, Kanto"),
         ("99d5ee87-980c-4846-bcd8-f6a2e3406938", ("Philippines", Some("PHL")), ("South Korea", Some("SKO")), Complete, "4th Match", "T20I Tri-Series In Japan, 2026", Format::T20i, (2026, 5, 16, 5, 30), "Sano International Cricket Ground 2", "Sano, Kanto"),
-        ("78702027-ac80-4814-be92-fdb5b7d89e4e", ("Sri Lanka A Women", Some("SLAW")), ("New Zealand A Women", None), Abandoned, "2nd Unofficial ODI", "New Zealand A Women tour of Sri Lanka, 2026", Format::Other(String::new()), (2026, 5, 15, 4, 30), "Rangiri Dambulla International Stadium", "Dambulla"),
+        ("78702027-ac80-4814-be92-fdb5b7d89e4e", ("Sri Lanka A Women", Some("SLAW")), ("New Zealand A Women", None), Abandoned, "2nd Unofficial ODI", "New Zealand A Women tour of Sri Lanka, 2026", Format::ListA, (2026, 5, 15, 4, 30), "Rangiri Dambulla International Stadium", "Dambulla"),
         ("f1724ed7-ff2a-45d0-a3de-aeae3655106a", ("Fiji", Some("FIJ")), ("Philippines", Some("PHL")), Complete, "3rd Match", "T20I Tri-Series In Japan, 2026", Format::T20i, (2026, 5, 14, 1, 0), "Sano International Cricket Ground 2", "Sano, Kanto"),
         ("3216b2a1-5b55-4f2c-93a1-c6569ac006d8", ("Fiji", Some("FIJ")), ("South Korea", Some("SKO")), Complete, "2nd Match", "T20I Tri-Series In Japan, 2026", Format::T20i, (2026, 5, 13, 1, 0), "Sano International Cricket Ground 2", "Sano, Kanto"),
         ("1873eb52-add6-4484-a7be-fc23b9a4f108", ("China Women", Some("CHW")), ("Malaysia Women", Some("ML-W")), Live, "3rd Match", "Hong Kong, China Women T20I Tri-Series, 2026", Format::T20i, (2026, 5, 8, 1, 0), "Mission Road Ground", "Mong Kok"),
@@ -383,7 +478,7 @@ mod tests {
     #[test]
     fn short_names_follow_the_team_not_the_team_info_order() {
         // `teamInfo` lists Indonesia Women first; `teams` lists Malaysia Women first.
-        let raw: Value = serde_json::from_str(FIXTURE).expect("JSON");
+        let raw: serde_json::Value = serde_json::from_str(FIXTURE).expect("JSON");
         assert_eq!(raw["data"][0]["teams"][0], "Malaysia Women");
         assert_eq!(raw["data"][0]["teamInfo"][0]["name"], "Indonesia Women");
         let matches = parse(FIXTURE).expect("parses");
@@ -412,6 +507,9 @@ mod tests {
             (Some(false), Some(false), "Match cancelled", Abandoned),
             (None, None, "", Other),
             (Some(true), None, "", Other),
+            // The flag says started; the status says it has not: the status is the evidence.
+            (Some(true), Some(false), "Match not started", Upcoming),
+            (None, None, "Match starts at May 19, 09:00 GMT", Upcoming),
         ] {
             assert_eq!(
                 state_of(started, ended, Some(status)),
@@ -456,19 +554,23 @@ mod tests {
 
     #[test]
     fn match_types_map_to_formats() {
-        assert_eq!(format_of(Some("t20"), Some("2nd T20I"), None), Format::T20i);
-        assert_eq!(
-            format_of(Some("t20"), Some("5th Match"), Some("T20I Tri-Series")),
-            Format::T20i
-        );
-        assert_eq!(
-            format_of(Some("t20"), Some("Final"), Some("Big Bash League")),
-            Format::T20
-        );
-        assert_eq!(format_of(Some("odi"), None, None), Format::Odi);
-        assert_eq!(format_of(Some("test"), None, None), Format::Test);
-        assert_eq!(format_of(Some("t10"), None, None), Format::Other("t10".into()));
-        assert_eq!(format_of(None, Some("2nd ODI"), None), Format::Other(String::new()));
+        let f = |word, description, series| format_of(word, description, series, ["Fiji", "Japan"]);
+        assert_eq!(f(Some("t20"), Some("2nd T20I"), None), Format::T20i);
+        assert_eq!(f(Some("t20"), Some("5th Match"), Some("T20I Tri-Series")), Format::T20i);
+        assert_eq!(f(Some("t20"), Some("Final"), Some("Big Bash League")), Format::T20);
+        assert_eq!(f(Some("odi"), None, None), Format::Odi);
+        // Test status belongs to matches between ICC full members only.
+        assert_eq!(f(Some("test"), None, None), Format::FirstClass);
+        let full = format_of(Some("test"), Some("2nd Test"), None, ["Bangladesh", "Pakistan"]);
+        assert_eq!(full, Format::Test);
+        assert_eq!(f(Some("t10"), None, None), Format::Other("t10".into()));
+        // No `matchType`: the description's words, by the same table as every source.
+        assert_eq!(f(None, Some("2nd ODI"), None), Format::Odi);
+        assert_eq!(f(None, Some("5th Match"), None), Format::Other(String::new()));
+        // A-team and youth matches are never Tests or ODIs.
+        let a = |word, description| format_of(word, description, None, ["India A", "England Lions"]);
+        assert_eq!(a(Some("test"), Some("1st unofficial Test")), Format::FirstClass);
+        assert_eq!(a(Some("odi"), Some("2nd ODI")), Format::ListA);
     }
 
     #[test]
@@ -534,6 +636,15 @@ mod tests {
             })
         );
         assert_eq!(m.start_time, Some(Utc.with_ymd_and_hms(2026, 5, 19, 14, 0, 0).unwrap()));
+    }
+
+    #[test]
+    fn an_item_repeating_a_key_costs_only_itself() {
+        // The one-pass read refuses the repeated key; the fallback reads item by item.
+        let page = format!(r#"{{"data":[{{"id":"x","id":"y","teams":["A","B"]}},{{{AB}}}]}}"#);
+        let matches = parse(&page).expect("parses");
+        assert_eq!(matches.len(), 1);
+        assert_eq!(matches[0].source_id, "ab-1");
     }
 
     #[test]

@@ -15,6 +15,27 @@ pub enum ParseError {
         /// What was looked for and not found, e.g. "no `__NEXT_DATA__` script".
         what: String,
     },
+    /// The page is in a form no source kind reads: JSON wrapped in JavaScript, UTF-16 without a
+    /// byte-order mark, binary data, or a known format such as PDF. `what` is one plain sentence
+    /// saying what the page is and what to do about it.
+    #[error("{what}")]
+    Unsupported {
+        /// What the page is, and what to do.
+        what: String,
+    },
+    /// The page is an older layout that this parser does not read but a built-in CSS profile
+    /// does: the error names the profile to use.
+    #[error(
+        "{what}; the built-in profile `css:{profile}` reads this page ({matches} match(es)): name the source as css:{profile}=LOCATION"
+    )]
+    ReadByProfile {
+        /// Why this parser refused the page.
+        what: String,
+        /// The built-in profile that reads it.
+        profile: &'static str,
+        /// How many matches the profile found on it.
+        matches: usize,
+    },
     /// The page has the expected structure but it yields no match at all.
     #[error("the page has the expected layout but lists no match ({what})")]
     NoMatches {

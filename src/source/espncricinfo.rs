@@ -21,7 +21,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visi
 use serde::Deserialize;
 use url::Url;
 
-use crate::cricket::{Format, Match, MatchState, Site, Team, Venue};
+use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
 use crate::source::ParseError;
 
 /// The site root every match URL is built on.
@@ -104,10 +104,14 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     }
 
     if found.is_empty() {
+        // An older `__NEXT_DATA__` shape (2019–2021 score pages) names its fields otherwise;
+        // counting what looks like a match says whether there was anything to read at all.
+        let loose = candidates.max(count_loosely_match_like(&tree));
         return Err(ParseError::NoMatches {
             what: format!(
-                "no object with objectId, slug, state, series {{objectId, slug}} and two teams \
-                 anywhere in `__NEXT_DATA__` ({candidates} match-like objects did not fit)"
+                "`__NEXT_DATA__` holds {loose} match-like objects (two teams, or team1 and team2) in a \
+                 layout this version does not read: it reads objects with objectId, slug, state, \
+                 series {{objectId, slug}} and two teams"
             ),
         });
     }
@@ -155,6 +159,21 @@ fn next_data_text(page: &str) -> Result<&str, ParseError> {
         return body
             .get(..end)
             .ok_or_else(|| layout("the `__NEXT_DATA__` script has no `</script>`"));
+    }
+    if page.contains("window.__INITIAL_STATE__") {
+        // The 2018–2020 React layout: the page's own match is a `div.cscore` header (shown
+        // twice), the score strip of the other matches is JSON in an inline script whose match
+        // objects each carry a `competitors` list.
+        let cards = page.matches("class=\"cscore ").count();
+        let strip = page.matches("\"competitors\":").count();
+        return Err(ParseError::LayoutNotRecognised {
+            what: format!(
+                "no `<script id=\"__NEXT_DATA__\">`: the page is ESPNcricinfo's 2018–2020 layout \
+                 (`window.__INITIAL_STATE__`) and holds {strip} match-like objects (score-strip \
+                 JSON with `competitors`) and {cards} `div.cscore` match headers in a layout this \
+                 version does not read as `espncricinfo`"
+            ),
+        });
     }
     Err(layout(
         "no `<script id=\"__NEXT_DATA__\">` (ESPNcricinfo Next.js layout)",
@@ -409,6 +428,27 @@ fn match_shaped<'t, 'b>(root: &'t Json<'b>) -> Vec<&'t Json<'b>> {
     out
 }
 
+/// Objects with a two-element `teams` array, or both `team1` and `team2`: the shape any layout
+/// of a match has, whatever its other fields are called. Iterative, like [`match_shaped`].
+fn count_loosely_match_like(root: &Json<'_>) -> usize {
+    let mut count = 0;
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        match node {
+            Json::Object(entries) => {
+                let two_teams = matches!(get(entries, "teams"), Some(Json::Array(t)) if t.len() == 2);
+                if two_teams || (get(entries, "team1").is_some() && get(entries, "team2").is_some()) {
+                    count += 1;
+                }
+                stack.extend(entries.iter().map(|(_, v)| v).filter(|v| is_container(v)));
+            }
+            Json::Array(items) => stack.extend(items.iter().filter(|v| is_container(v))),
+            _ => {}
+        }
+    }
+    count
+}
+
 fn is_container(json: &Json<'_>) -> bool {
     matches!(json, Json::Object(_) | Json::Array(_))
 }
@@ -560,16 +600,17 @@ fn to_match(raw: &RawMatch) -> Option<(Match, usize)> {
     .filter(|present| *present)
     .count();
 
+    let form = format(raw, &teams);
     let m = Match {
         site: Site::Espncricinfo,
         source_id: raw.object_id.to_string(),
         teams,
         series,
         description,
-        format: format(raw),
+        format: form,
         venue,
         start_time,
-        state: state(raw),
+        state: state(raw).with_status(status.as_deref()),
         status,
         url,
     };
@@ -680,16 +721,21 @@ fn ended_without_result(raw: &RawMatch) -> bool {
 /// matches alike; the class ids tell them apart. `internationalClassId` is 1/2/3 for men's
 /// Test/ODI/T20I and 8/9/10 for women's; when it is null the match is domestic and
 /// `generalClassId` 4/5/6 means first-class/List A/T20. Lists on match pages (`supportInfo`)
-/// omit both ids, so there the title ("2nd T20I") is the only hint left.
-fn format(raw: &RawMatch) -> Format {
+/// omit both ids; there [`Format::classify`] decides from the word, the title ("2nd T20I") and
+/// the teams ("India A"), by the same table as every other source.
+fn format(raw: &RawMatch, teams: &[Team; 2]) -> Format {
     match raw.international_class_id {
         Some(Some(1 | 8)) => return Format::Test,
         Some(Some(2 | 9)) => return Format::Odi,
         Some(Some(3 | 10)) => return Format::T20i,
         _ => {}
     }
-    let domestic = raw.international_class_id == Some(None);
-    if domestic {
+    let level = match raw.international_class_id {
+        Some(None) => Level::Domestic,
+        Some(Some(_)) => Level::International,
+        None => Level::Unknown,
+    };
+    if level == Level::Domestic {
         match raw.general_class_id {
             Some(4) => return Format::FirstClass,
             Some(5) => return Format::ListA,
@@ -697,20 +743,14 @@ fn format(raw: &RawMatch) -> Format {
             _ => {}
         }
     }
-    let word = raw.format.as_deref().and_then(clean).unwrap_or_default();
-    match Format::parse(&word) {
-        Format::Test if domestic => Format::FirstClass,
-        Format::Odi if domestic => Format::ListA,
-        Format::T20i if domestic => Format::T20,
-        Format::T20 if !domestic && title_says_t20i(raw) => Format::T20i,
-        other => other,
-    }
-}
-
-fn title_says_t20i(raw: &RawMatch) -> bool {
-    raw.title.as_deref().is_some_and(|t| {
-        t.split(|c: char| !c.is_alphanumeric())
-            .any(|w| w.eq_ignore_ascii_case("t20i"))
+    let word = raw.format.as_deref().and_then(clean);
+    let series = raw.series.long_name.as_deref().or(raw.series.name.as_deref());
+    Format::classify(&FormatClues {
+        word: word.as_deref(),
+        level,
+        description: raw.title.as_deref(),
+        series,
+        teams: [&teams[0].name, &teams[1].name],
     })
 }
 

@@ -67,7 +67,9 @@ pub enum FetchError {
         status: u16,
     },
     /// The page is larger than the cap.
-    #[error("{location} is larger than {max_bytes} bytes")]
+    #[error(
+        "{location} is larger than FETCH_MAX_BYTES ({max_bytes} bytes); if the page really is this big, raise FETCH_MAX_BYTES (or --fetch-max-bytes)"
+    )]
     TooLarge {
         /// The page.
         location: String,

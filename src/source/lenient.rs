@@ -6,6 +6,7 @@
 //! into serde's private `Content` tree and then try each variant against it, which was most of
 //! the Cricbuzz parsers' time (measured with `perf` on the criterion benchmark, `benches/parse.rs`).
 
+use crate::source::ParseError;
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -15,7 +16,8 @@ use std::marker::PhantomData;
 
 /// A JSON scalar of whatever type the page used: Cricbuzz writes ids and dates as numbers in
 /// one place and strings in another, and RSC may replace a value with a `"$…"` reference.
-/// Anything else (object, array, bool, null) reads as [`Scalar::Other`].
+/// A bool is kept ([`Scalar::Bool`]); anything else (object, array, null) reads as
+/// [`Scalar::Other`].
 ///
 /// Deserialized by hand rather than as a `#[serde(untagged)]` enum: untagged enums buffer every
 /// value into serde's private `Content` tree and then try each variant against it, which was most
@@ -25,6 +27,8 @@ pub(crate) enum Scalar<'a> {
     Text(Cow<'a, str>),
     /// A number.
     Number(serde_json::Number),
+    /// `true` or `false` (CricketData's `matchStarted`).
+    Bool(bool),
     /// Anything else.
     Other,
 }
@@ -55,8 +59,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
             fn visit_f64<E>(self, v: f64) -> Result<Scalar<'a>, E> {
                 Ok(serde_json::Number::from_f64(v).map_or(Scalar::Other, Scalar::Number))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Scalar<'a>, E> {
-                Ok(Scalar::Other)
+            fn visit_bool<E>(self, v: bool) -> Result<Scalar<'a>, E> {
+                Ok(Scalar::Bool(v))
             }
             fn visit_unit<E>(self) -> Result<Scalar<'a>, E> {
                 Ok(Scalar::Other)
@@ -201,4 +205,38 @@ impl<T> List<T> {
             List::Other => Vec::new(),
         }
     }
+}
+
+/// How a JSON answer was read by [`read_answer`].
+pub(crate) enum Reading<F, S> {
+    /// In one pass, every listing straight into its struct (the usual case).
+    OnePass(F),
+    /// Listing by listing, each kept as its raw text and read on its own.
+    Fallback(S),
+}
+
+/// Reads a JSON API answer in one pass as `F`; only when that refuses it (a listing repeating a
+/// key, say) reads it again as `S`, whose listings are raw text read one by one, so that one
+/// malformed listing does not cost the others.
+///
+/// # Errors
+/// [`ParseError::LayoutNotRecognised`] when `page` is not JSON, or not the shape `S` reads;
+/// `expected` names the answer ("a Cricbuzz `matches/v1` answer").
+pub(crate) fn read_answer<'a, F, S>(page: &'a str, expected: &str) -> Result<Reading<F, S>, ParseError>
+where
+    F: Deserialize<'a>,
+    S: Deserialize<'a>,
+{
+    if let Ok(answer) = serde_json::from_str(page) {
+        return Ok(Reading::OnePass(answer));
+    }
+    serde_json::from_str(page)
+        .map(Reading::Fallback)
+        .map_err(|e| ParseError::LayoutNotRecognised {
+            what: if e.is_data() {
+                format!("the JSON is not {expected} ({e})")
+            } else {
+                format!("not JSON ({e}); expected {expected}")
+            },
+        })
 }

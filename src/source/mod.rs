@@ -10,6 +10,7 @@ pub mod espncricinfo;
 pub mod fetch;
 mod lenient;
 pub mod selectors;
+mod sniff;
 
 pub use error::ParseError;
 
@@ -74,15 +75,36 @@ impl SourceKind {
     ///
     /// # Errors
     /// [`ParseError`] when the page is empty, not this layout, or lists no match.
+    ///
+    /// A refused page gets the error that says what to do: one plain sentence when the page is
+    /// a form no kind reads ([`ParseError::Unsupported`]: JSON wrapped in JavaScript, UTF-16
+    /// without a byte-order mark, binary data, PDF…), or the built-in profile that reads it when
+    /// it is an older layout ([`ParseError::ReadByProfile`]).
     pub fn parse(&self, page: &str) -> Result<Vec<Match>, ParseError> {
-        match self {
+        let result = match self {
             SourceKind::Cricbuzz => cricbuzz::parse(page),
             SourceKind::CricbuzzJson => cricbuzz_json::parse(page),
             SourceKind::Espncricinfo => espncricinfo::parse(page),
             SourceKind::EspnRss => espn_rss::parse(page),
             SourceKind::Cricketdata => cricketdata::parse(page),
             SourceKind::Css(profile) => profile.parse(page),
-        }
+        };
+        result.map_err(|error| match error {
+            ParseError::Empty => ParseError::Empty,
+            error => {
+                if let Some(what) = sniff::unsupported(page) {
+                    return ParseError::Unsupported { what };
+                }
+                match (self, builtin_profile_for(page)) {
+                    (SourceKind::Css(_), _) | (_, None) => error,
+                    (_, Some((profile, matches))) => ParseError::ReadByProfile {
+                        what: error.to_string(),
+                        profile,
+                        matches,
+                    },
+                }
+            }
+        })
     }
 
     /// Guesses the kind of `page` from markers each layout carries. `None` when no known
@@ -153,6 +175,19 @@ impl FromStr for SourceKind {
             _ => return Err(format!("unknown source kind {s:?}; known kinds: {}", kind_list())),
         })
     }
+}
+
+/// The built-in CSS profile that reads `page`, with how many matches it found: the first of
+/// [`BUILTIN_PROFILES`] that reads at least one. Only asked once a page has been refused, so
+/// the cost (one streaming pass per profile) is never on the normal path.
+pub fn builtin_profile_for(page: &str) -> Option<(&'static str, usize)> {
+    BUILTIN_PROFILES.iter().find_map(|(name, _)| {
+        let SourceKind::Css(profile) = SourceKind::css(name).ok()? else {
+            return None;
+        };
+        let found = profile.parse(page).ok()?.len();
+        (found > 0).then_some((*name, found))
+    })
 }
 
 /// "cricbuzz, cricbuzz-json, …".
@@ -332,12 +367,24 @@ pub enum SourceError {
     },
     /// No kind was named and the page carries no known layout's marker.
     #[error(
-        "source {source_name}: cannot tell which layout this page is; name it as KIND=LOCATION with one of: {}",
+        "source {source_name}: cannot tell which layout this page is; name it as KIND=LOCATION with one of: {}{hint}",
         kind_list()
     )]
     UnknownKind {
         /// The source as configured.
         source_name: String,
+        /// Empty, or a sentence naming the built-in profile that reads the page, when one of
+        /// [`BUILTIN_PROFILES`] does.
+        hint: String,
+    },
+    /// No kind was named and the page is a form no kind reads (JSON wrapped in JavaScript,
+    /// UTF-16 without a byte-order mark, binary data, PDF…).
+    #[error("source {source_name}: {what}")]
+    Unsupported {
+        /// The source as configured.
+        source_name: String,
+        /// One plain sentence: what the page is, and what to do.
+        what: String,
     },
     /// No kind was named and the page is empty, so there is nothing to detect a kind from.
     #[error("source {source_name}: the page is empty")]
@@ -421,7 +468,18 @@ fn parse_page(spec: &SourceSpec, source_name: &str, page: &str) -> Result<Vec<Ma
     let kind = match spec.kind.clone().or_else(|| SourceKind::detect(page)) {
         Some(k) => k,
         None if page.trim().is_empty() => return Err(SourceError::EmptyPage { source_name }),
-        None => return Err(SourceError::UnknownKind { source_name }),
+        None => {
+            if let Some(what) = sniff::unsupported(page) {
+                return Err(SourceError::Unsupported { source_name, what });
+            }
+            let hint = builtin_profile_for(page).map_or_else(String::new, |(profile, found)| {
+                format!(
+                    ". It is an older layout that the built-in profile `css:{profile}` reads \
+                     ({found} match(es)): name it as css:{profile}=LOCATION"
+                )
+            });
+            return Err(SourceError::UnknownKind { source_name, hint });
+        }
     };
     kind.parse(page).map_err(|error| SourceError::Parse {
         source_name,

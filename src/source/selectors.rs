@@ -68,10 +68,13 @@
 //! - State: a class of the state element found in `from_class` (when several are, the
 //!   alphabetically first key wins), else the `from_text` entry matching the state text (exact,
 //!   case-insensitive, else the longest key whose words appear as consecutive words of the
-//!   text), else `default`.
-//! - Format: the `format` field through [`Format::parse`] when it yields text; else inferred
-//!   from the description's words ("Test", "ODI", "T20I"/"IT20", "T20"); else `default_format`
-//!   through [`Format::parse`]; else `Format::Other("")` (unknown, printed as nothing).
+//!   text), else `default`; then the status line settles it like every source's
+//!   ([`MatchState::with_status`]: "No result" is abandoned, "won by" complete).
+//! - Format: the word is the `format` field when it yields text; else the description's format
+//!   word ("Test", "ODI", "T20I"/"IT20", "T20"); else `default_format`; the word then goes
+//!   through the project's one table ([`Format::classify`]: an A team's "Test" is first-class,
+//!   a "T20" is a T20I when the description or series says so); no word at all is
+//!   `Format::Other("")` (unknown, printed as nothing).
 //! - `start_time` is parsed with its chrono `time_format`; a format without an offset is read
 //!   as UTC; text that does not parse leaves the time unset rather than dropping the match.
 //!
@@ -126,7 +129,7 @@ use lol_html::{ElementContentHandlers, HtmlRewriter, Selector, Settings};
 use serde::Deserialize;
 use url::Url;
 
-use crate::cricket::{Format, Match, MatchState, Site, Team, Venue};
+use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
 use crate::source::ParseError;
 
 /// An operator's description of one page layout, as read from TOML by [`load_profile`].
@@ -965,11 +968,25 @@ fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>]) -> Resul
     }
 
     let description = optional("fields.description", &f.description);
-    let format = optional("fields.format", &f.format)
-        .map(|word| Format::parse(&word))
-        .or_else(|| description.as_deref().and_then(infer_format))
-        .or_else(|| profile.default_format.as_deref().map(Format::parse))
-        .unwrap_or_else(|| Format::Other(String::new()));
+    let series = optional("fields.series", &f.series);
+    // The word: the format field, else the description's own format word, else the profile's
+    // default; then the project's one table (A teams, youth sides) like every other source.
+    let word = optional("fields.format", &f.format)
+        .or_else(|| {
+            description
+                .as_deref()
+                .and_then(infer_format)
+                .map(|f| f.label().to_string())
+        })
+        .or_else(|| profile.default_format.clone());
+    let format = Format::classify(&FormatClues {
+        word: word.as_deref(),
+        level: Level::Unknown,
+        description: description.as_deref(),
+        series: series.as_deref(),
+        teams: [&name1, &name2],
+    });
+    let status = optional("fields.status", &f.status);
     let start_time = f.start_time.as_ref().and_then(|t| {
         let raw = read(raw("fields.start_time"), &t.extract)?;
         let time = parse_time(&raw, &t.time_format);
@@ -995,13 +1012,13 @@ fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>]) -> Resul
                 short_name: optional("fields.team2_short", &f.team2_short),
             },
         ],
-        series: optional("fields.series", &f.series),
+        series,
         description,
         format,
         venue: optional("fields.venue", &f.venue).map(|ground| Venue { ground, city: None }),
         start_time,
-        state: read_state(&profile.state, raw(STATE_CLASS), raw("state")),
-        status: optional("fields.status", &f.status),
+        state: read_state(&profile.state, raw(STATE_CLASS), raw("state")).with_status(status.as_deref()),
+        status,
         url,
     })
 }
@@ -1184,9 +1201,18 @@ mod tests {
             assert_eq!(m.site, Site::Cricbuzz);
             assert_eq!(m.source_id, id);
             assert_eq!(m.teams[0].name, t1, "{id}");
-            assert_eq!(m.teams[0].short_name.as_deref(), Some(s1), "{id}");
+            // "" stands for none: the dropdown's cards carry no abbreviation.
+            assert_eq!(
+                m.teams[0].short_name.as_deref(),
+                Some(s1).filter(|s| !s.is_empty()),
+                "{id}"
+            );
             assert_eq!(m.teams[1].name, t2, "{id}");
-            assert_eq!(m.teams[1].short_name.as_deref(), Some(s2), "{id}");
+            assert_eq!(
+                m.teams[1].short_name.as_deref(),
+                Some(s2).filter(|s| !s.is_empty()),
+                "{id}"
+            );
             assert_eq!(m.description.as_deref(), Some(desc), "{id}");
             assert_eq!(m.status.as_deref(), Some(status), "{id}");
             assert_eq!(m.state, state, "{id}");
@@ -1247,11 +1273,36 @@ mod tests {
         ),
     ];
 
+    /// The dropdown's matches that the ticker does not list, in page order: read off its
+    /// `li.cb-lst-mtch div.cb-mtch-all > a` elements (title and href), with no abbreviations.
+    const CRICBUZZ_DROPDOWN: [Expected; 7] = {
+        use MatchState::Complete;
+        const fn row(
+            id: &'static str,
+            t1: &'static str,
+            t2: &'static str,
+            desc: &'static str,
+            status: &'static str,
+            url: &'static str,
+        ) -> Expected {
+            (id, t1, "", t2, "", desc, status, Complete, url)
+        }
+        [
+            row("19464", "Derbyshire", "Middlesex", "County Div 2", "DERBY Won", "https://www.cricbuzz.com/live-cricket-scores/19464/derby-vs-mdx-county-div-2-county-championship-division-two-2018"),
+            row("19466", "Leicestershire", "Sussex", "County Div 2", "Match drawn", "https://www.cricbuzz.com/live-cricket-scores/19466/leic-vs-sus-county-div-2-county-championship-division-two-2018"),
+            row("19463", "Northamptonshire", "Warwickshire", "County Div 2", "WARKS Won", "https://www.cricbuzz.com/live-cricket-scores/19463/nor-vs-warks-county-div-2-county-championship-division-two-2018"),
+            row("19409", "Surrey", "Hampshire", "County Div 1", "SUR Won", "https://www.cricbuzz.com/live-cricket-scores/19409/sur-vs-ham-county-div-1-county-championship-division-one-2018"),
+            row("19410", "Yorkshire", "Nottinghamshire", "County Div 1", "YORKS Won", "https://www.cricbuzz.com/live-cricket-scores/19410/yorks-vs-notts-county-div-1-county-championship-division-one-2018"),
+            row("19407", "Essex", "Lancashire", "County Div 1", "ESS Won", "https://www.cricbuzz.com/live-cricket-scores/19407/ess-vs-lancs-county-div-1-county-championship-division-one-2018"),
+            row("19408", "Somerset", "Worcestershire", "County Div 1", "SOM Won", "https://www.cricbuzz.com/live-cricket-scores/19408/som-vs-worcs-county-div-1-county-championship-division-one-2018"),
+        ]
+    };
+
     const DD_KXIP_URL: &str =
         "https://www.cricbuzz.com/live-cricket-scores/20082/dd-vs-kxip-22nd-match-indian-premier-league-2018";
 
     #[test]
-    fn the_cricbuzz_2018_profile_reads_the_five_ticker_matches_of_its_fixture() {
+    fn the_cricbuzz_2018_profile_reads_the_five_ticker_matches_then_the_seven_only_in_the_dropdown() {
         let matches = parse(&cricbuzz(), CRICBUZZ_2018).unwrap();
         let mut expected = vec![(
             "20082",
@@ -1265,13 +1316,14 @@ mod tests {
             DD_KXIP_URL,
         )];
         expected.extend(CRICBUZZ_TAIL);
+        expected.extend(CRICBUZZ_DROPDOWN);
         assert_cricbuzz(&matches, &expected);
     }
 
     #[test]
-    fn the_unrendered_template_copy_yields_the_same_five_matches_with_dd_v_kxip_complete_and_no_template_text() {
-        // This copy's ticker is server-rendered; only the Angular dropdown and widgets beside it
-        // hold `{{ }}` markup. The ticker there reports DD v KXIP as finished ("KXIP Won").
+    fn the_unrendered_template_copy_yields_the_same_twelve_matches_with_dd_v_kxip_complete_and_no_template_text() {
+        // This copy's ticker and dropdown list are server-rendered; only Angular widgets beside
+        // them hold `{{ }}` markup. The ticker there reports DD v KXIP as finished ("KXIP Won").
         let matches = parse(&cricbuzz(), CRICBUZZ_2018_TEMPLATE).unwrap();
         let mut expected = vec![(
             "20082",
@@ -1285,6 +1337,7 @@ mod tests {
             DD_KXIP_URL,
         )];
         expected.extend(CRICBUZZ_TAIL);
+        expected.extend(CRICBUZZ_DROPDOWN);
         assert_cricbuzz(&matches, &expected);
         for m in &matches {
             let all = format!(
@@ -1372,7 +1425,7 @@ mod tests {
         assert_eq!(
             err,
             ParseError::LayoutNotRecognised {
-                what: "profile cricbuzz-2018: selector `nav.cb-mat-mnu > a.cb-mat-mnu-itm` matched nothing".to_string()
+                what: "profile cricbuzz-2018: selector `nav.cb-mat-mnu > a.cb-mat-mnu-itm, li.cb-lst-mtch div.cb-mtch-all > a` matched nothing".to_string()
             }
         );
         // Each profile is the wrong layout for the other's fixture.
@@ -1406,7 +1459,10 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("fields.team2") && msg.contains("li[[oops"), "{msg}");
 
-        let bad_card = CRICBUZZ_PROFILE.replace("card = \"nav.cb-mat-mnu > a.cb-mat-mnu-itm\"", "card = \"a >\"");
+        let bad_card = CRICBUZZ_PROFILE.replace(
+            "card = \"nav.cb-mat-mnu > a.cb-mat-mnu-itm, li.cb-lst-mtch div.cb-mtch-all > a\"",
+            "card = \"a >\"",
+        );
         let err = load_profile(&bad_card).unwrap_err();
         assert!(
             matches!(&err, ProfileError::BadSelector { field, selector, .. } if field == "card" && selector == "a >"),
@@ -1416,7 +1472,10 @@ mod tests {
 
     #[test]
     fn a_profile_without_card_is_refused_naming_card() {
-        let text = CRICBUZZ_PROFILE.replace("card = \"nav.cb-mat-mnu > a.cb-mat-mnu-itm\"", "");
+        let text = CRICBUZZ_PROFILE.replace(
+            "card = \"nav.cb-mat-mnu > a.cb-mat-mnu-itm, li.cb-lst-mtch div.cb-mtch-all > a\"",
+            "",
+        );
         let err = load_profile(&text).unwrap_err();
         assert!(matches!(err, ProfileError::Toml(_)), "{err:?}");
         assert!(err.to_string().contains("card"), "{err}");

@@ -3,6 +3,7 @@
 mod announce;
 mod claim;
 mod cli;
+mod contract;
 mod daemon;
 mod durable;
 mod faults;

@@ -23,12 +23,12 @@ async fn every_fixture_is_parsed_with_its_count_or_rejected_with_a_clear_error()
         (
             "css:cricbuzz-2018=",
             "cricbuzz/old-layout_match-page_20082_2018-04-23.html",
-            Ok(5),
+            Ok(12),
         ),
         (
             "css:cricbuzz-2018=",
             "cricbuzz/old-layout_match-page_20082_2018-04-23_unrendered-template.html",
-            Ok(5),
+            Ok(12),
         ),
         ("", "cricketdata/current-matches_2026-05-18.json", Ok(25)),
         ("", "espncricinfo/series-match-results_ipl-2022_2022-07-27.html", Ok(88)),
@@ -171,6 +171,11 @@ async fn a_page_over_the_size_cap_is_refused() {
                 ..
             }
         ),
+        "{e}"
+    );
+    // The error names the setting to raise.
+    assert!(
+        e.to_string().contains("larger than FETCH_MAX_BYTES (1000 bytes)"),
         "{e}"
     );
 }
@@ -330,6 +335,172 @@ async fn a_device_that_never_ends_is_cut_at_the_size_cap() {
                 ..
             }
         ),
+        "{e}"
+    );
+}
+
+/// Writes `bytes` to a file in `dir` and reads it as a source (`kind=` prefix or bare).
+async fn read_file_as(
+    dir: &tempfile::TempDir,
+    name: &str,
+    bytes: &[u8],
+    kind: &str,
+) -> Result<Vec<cricket_announcer::cricket::Match>, SourceError> {
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    reader(8 << 20)
+        .read(&format!("{kind}{}", path.display()).parse().unwrap())
+        .await
+}
+
+#[tokio::test]
+async fn an_old_layout_page_names_the_builtin_profile_that_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, profile, found) in [
+        (
+            "cricbuzz/old-layout_match-page_20082_2018-04-23.html",
+            "cricbuzz-2018",
+            12,
+        ),
+        (
+            "espncricinfo/old-layout_match-page_1213062_2020-02-07.html",
+            "espncricinfo-2020",
+            1,
+        ),
+    ] {
+        // A bare location: detection fails, and says which profile fits.
+        let e = read_file_as(&dir, "page.html", fixture(file).as_bytes(), "")
+            .await
+            .unwrap_err();
+        assert!(matches!(e, SourceError::UnknownKind { .. }), "{file}: {e}");
+        let want = format!(
+            "It is an older layout that the built-in profile `css:{profile}` reads ({found} match(es)): name it as css:{profile}=LOCATION"
+        );
+        assert!(e.to_string().contains(&want), "{file}: {e}");
+    }
+    // Named as the current ESPNcricinfo kind: the parser says what it found, then the profile.
+    let page = fixture("espncricinfo/old-layout_match-page_1213062_2020-02-07.html");
+    let e = read_file_as(&dir, "old.html", page.as_bytes(), "espncricinfo=")
+        .await
+        .unwrap_err();
+    let SourceError::Parse {
+        error: ParseError::ReadByProfile { what, profile, matches },
+        ..
+    } = &e
+    else {
+        panic!("{e}")
+    };
+    assert_eq!((*profile, *matches), ("espncricinfo-2020", 1));
+    assert!(
+        what.contains("2018–2020 layout (`window.__INITIAL_STATE__`) and holds 26 match-like objects (score-strip JSON with `competitors`) and 2 `div.cscore` match headers in a layout this version does not read"),
+        "{what}"
+    );
+}
+
+#[test]
+fn an_older_next_data_shape_is_refused_with_its_count_of_match_like_objects() {
+    // The IPL 2022 page (14 current matches and 74 of the series) with the match objects' ids
+    // renamed, as an older page might name them.
+    let page =
+        fixture("espncricinfo/series-match-results_ipl-2022_2022-07-27.html").replace("\"objectId\":", "\"id\":");
+    let e = SourceKind::Espncricinfo.parse(&page).unwrap_err();
+    let ParseError::NoMatches { what } = &e else {
+        panic!("{e}")
+    };
+    assert!(
+        what.starts_with("`__NEXT_DATA__` holds 88 match-like objects (two teams, or team1 and team2) in a layout this version does not read"),
+        "{what}"
+    );
+}
+
+#[tokio::test]
+async fn javascript_wrapped_json_gets_its_own_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    // The Cricbuzz answer as it was first saved: a TypeScript constant (see fixtures/README.md).
+    let wrapped = format!(
+        "export const data = {};\n",
+        fixture("cricbuzz/matches-v1-live_2024-06-16.json")
+    );
+    let want = "the page is JSON wrapped in JavaScript (`export const data = {…}`), not JSON; save only the JSON value, from its first `{` to its last `}`, or point the source at the API's own URL";
+    let e = read_file_as(&dir, "live.ts", wrapped.as_bytes(), "").await.unwrap_err();
+    assert!(
+        matches!(e, SourceError::Unsupported { .. }) && e.to_string().ends_with(want),
+        "{e}"
+    );
+    let e = read_file_as(&dir, "live.ts", wrapped.as_bytes(), "cricbuzz-json=")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, SourceError::Parse { error: ParseError::Unsupported { what }, .. } if what == want),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn utf16_without_a_byte_order_mark_gets_its_own_sentence_and_with_one_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let feed = fixture("espncricinfo/rss-livescores_2019-01-31.xml");
+    let utf16le: Vec<u8> = feed.encode_utf16().flat_map(u16::to_le_bytes).collect();
+    for kind in ["", "espn-rss="] {
+        let e = read_file_as(&dir, "feed.xml", &utf16le, kind).await.unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "the page is UTF-16 (little-endian) text without a byte-order mark, so it reads as every other character being zero; save it as UTF-8, or as UTF-16 with its byte-order mark (both are read)"
+            ),
+            "{kind}: {e}"
+        );
+    }
+    let utf16be: Vec<u8> = feed.encode_utf16().flat_map(u16::to_be_bytes).collect();
+    let e = read_file_as(&dir, "feed.xml", &utf16be, "").await.unwrap_err();
+    assert!(e.to_string().contains("UTF-16 (big-endian)"), "{e}");
+    // With its byte-order mark the same bytes are decoded and read.
+    let with_bom = [&[0xFF, 0xFE][..], &utf16le].concat();
+    let matches = read_file_as(&dir, "feed.xml", &with_bom, "").await.unwrap();
+    assert_eq!(matches.len(), 17);
+}
+
+#[tokio::test]
+async fn binary_data_and_known_unsupported_formats_each_get_their_own_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let answer = fixture("cricketdata/current-matches_2026-05-18.json");
+    // The answer gzip-compressed as a saving tool would leave it (stored deflate blocks, so no
+    // compression library is needed to build it).
+    let mut gzip = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+    let chunks: Vec<&[u8]> = answer.as_bytes().chunks(65_535).collect();
+    for (i, chunk) in chunks.iter().enumerate() {
+        let len = u16::try_from(chunk.len()).unwrap();
+        gzip.push(u8::from(i + 1 == chunks.len()));
+        gzip.extend(len.to_le_bytes());
+        gzip.extend((!len).to_le_bytes());
+        gzip.extend_from_slice(chunk);
+    }
+    let e = read_file_as(&dir, "answer.json.gz", &gzip, "cricketdata=")
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "the page is gzip-compressed data (save it decompressed, e.g. with gunzip), which no source kind reads"
+        ),
+        "{e}"
+    );
+    // The answer in UTF-32: three zero bytes after each character, no text encoding the bot reads.
+    let utf32: Vec<u8> = answer.chars().flat_map(|c| u32::from(c).to_le_bytes()).collect();
+    let e = read_file_as(&dir, "answer.bin", &utf32, "").await.unwrap_err();
+    assert!(
+        matches!(e, SourceError::Unsupported { .. }) && e.to_string().contains("the page is binary data, not text ("),
+        "{e}"
+    );
+    // A PDF print of a page.
+    let pdf = format!(
+        "%PDF-1.4\n%\u{e2}\u{e3}\n1 0 obj << /Title ({}) >> endobj\n",
+        &answer[..200]
+    );
+    let e = read_file_as(&dir, "answer.pdf", pdf.as_bytes(), "cricketdata=")
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("the page is a PDF document, which no source kind reads"),
         "{e}"
     );
 }

@@ -1,0 +1,423 @@
+//! The one rule that turns what a source says about a match's form of game into a [`Format`],
+//! shared by every parser so that the same match gets the same label whichever site it came from
+//! (and `FORMATS=Test` means the same thing for every source).
+//!
+//! # The table
+//!
+//! | the source says                 | full international | domestic, or a second-tier side¹ |
+//! | ------------------------------- | ------------------ | -------------------------------- |
+//! | multi-day ("Test", "TEST", "4-Day") | Test           | First-class                      |
+//! | one-day, 50 overs ("ODI")       | ODI                | List A                           |
+//! | twenty overs ("T20", "T20I")    | T20I               | T20                              |
+//! | 100 balls                       | The Hundred        | The Hundred                      |
+//!
+//! ¹ A second-tier side is an A team ("India A", "Sri Lanka A Women", "England Lions", "Pakistan
+//! Shaheens"), a youth side ("India U19", "Under-19s"), an "XI" or "Emerging" side, or any match
+//! the description or series calls "Unofficial" or "Youth" ("2nd Unofficial ODI", "1st Youth
+//! Test"). ESPNcricinfo, the site that publishes the classes, rates these matches first-class or
+//! List A, not Test or ODI, so every source does.
+//!
+//! Women's matches follow the same table: a women's Test, ODI or T20I between national sides is
+//! international (ESPNcricinfo classes 8, 9, 10), a women's A-team or domestic match is not.
+//!
+//! Which column applies:
+//! - the source says the match is international ([`Level::International`]: Cricbuzz's
+//!   `matchType` "International", an ESPNcricinfo `internationalClassId`) → international,
+//!   unless a side is second-tier;
+//! - the source says it is domestic ([`Level::Domestic`]: Cricbuzz "Domestic" or "League", an
+//!   ESPNcricinfo `internationalClassId` of null) → domestic;
+//! - the source does not say ([`Level::Unknown`]: CricketData, CSS profiles, Cricbuzz's "Women"
+//!   group): second-tier sides → domestic; otherwise a "Test" is a Test only between two ICC
+//!   full members (Test status belongs to no one else: "Victoria v Queensland" is
+//!   first-class), an "ODI" stays what it says (ODI status also covers some associates, and
+//!   changes), and a "T20" is international only when the description or series says "T20I"
+//!   ("2nd T20I", "T20I Tri-Series").
+//!
+//! When the source gives no format word, the description's words decide ("3rd ODI" → ODI, then
+//! the table); with none of those either the format is `Format::Other("")`: the source did not
+//! say, and nothing is guessed.
+
+use super::Format;
+
+/// What a source says about whether a match is an international.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// The source marks it international (between full national sides, or an ICC event).
+    International,
+    /// The source marks it domestic (a league, a first-class competition, a franchise game).
+    Domestic,
+    /// The source does not say.
+    Unknown,
+}
+
+/// Everything a source knows that bears on the format. Borrowed: parsers fill it from the page.
+#[derive(Debug, Clone, Copy)]
+pub struct FormatClues<'a> {
+    /// The source's own format word ("TEST", "odi", "T20"), when it gives one.
+    pub word: Option<&'a str>,
+    /// Whether the source marks the match international.
+    pub level: Level,
+    /// The match's place in its series ("2nd T20I", "1st Youth Test").
+    pub description: Option<&'a str>,
+    /// The series name ("T20I Tri-Series In Japan, 2026").
+    pub series: Option<&'a str>,
+    /// The two sides' names, as the page prints them.
+    pub teams: [&'a str; 2],
+}
+
+impl Format {
+    /// The format of a match from what its source says, by the table in the module
+    /// documentation. Every parser calls this, so the same facts give the same format.
+    pub fn classify(clues: &FormatClues<'_>) -> Format {
+        let said = match clues.word.map(str::trim).filter(|w| !w.is_empty()) {
+            Some(word) => Format::parse(word),
+            None => match clues.description.and_then(format_word_in) {
+                Some(format) => format,
+                None => return Format::Other(String::new()),
+            },
+        };
+        let second_tier = clues.teams.iter().any(|t| is_second_tier_side(t))
+            || [clues.description, clues.series]
+                .into_iter()
+                .flatten()
+                .any(says_second_tier);
+        let international = !second_tier
+            && match clues.level {
+                Level::International => true,
+                Level::Domestic => false,
+                Level::Unknown => match said {
+                    Format::T20 => says_t20i(clues),
+                    // Test status belongs to matches between ICC full members, and to no other.
+                    Format::Test => clues.teams.iter().all(|t| is_full_member(t)),
+                    _ => true,
+                },
+            };
+        match (said, international) {
+            (Format::Test, false) => Format::FirstClass,
+            (Format::Odi, false) => Format::ListA,
+            (Format::T20i, false) => Format::T20,
+            (Format::T20, true) => Format::T20i,
+            (format, _) => format,
+        }
+    }
+}
+
+/// The twelve ICC full members, the only sides that play Tests
+/// (<https://www.icc-cricket.com/about/members>).
+const FULL_MEMBERS: [&str; 12] = [
+    "afghanistan",
+    "australia",
+    "bangladesh",
+    "england",
+    "india",
+    "ireland",
+    "new zealand",
+    "pakistan",
+    "south africa",
+    "sri lanka",
+    "west indies",
+    "zimbabwe",
+];
+
+/// "India", "England Women": a full member's national side (men's or women's).
+fn is_full_member(name: &str) -> bool {
+    let name = name.trim().to_lowercase();
+    let nation = name.strip_suffix(" women").unwrap_or(&name);
+    FULL_MEMBERS.contains(&nation)
+}
+
+/// The alphanumeric words of `text`, as written: compared with `eq_ignore_ascii_case`, so
+/// that no word is copied (this runs for every match of every page).
+fn words(text: &str) -> impl Iterator<Item = &str> + '_ {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
+}
+
+fn is(word: &str, wanted: &str) -> bool {
+    word.eq_ignore_ascii_case(wanted)
+}
+
+/// The format a description names ("1st Test", "3rd ODI", "2nd T20I", "Match 12 (T20)").
+/// The most specific word wins, wherever it stands; "22nd Match" names none.
+fn format_word_in(description: &str) -> Option<Format> {
+    // Ranked: T20I over ODI over Test over T20, as "T20I" is the most specific word.
+    let rank = |w: &str| {
+        if is(w, "t20i") || is(w, "it20") {
+            4
+        } else if is(w, "odi") {
+            3
+        } else if is(w, "test") {
+            2
+        } else if is(w, "t20") {
+            1
+        } else {
+            0
+        }
+    };
+    match words(description).map(rank).max().unwrap_or(0) {
+        4 => Some(Format::T20i),
+        3 => Some(Format::Odi),
+        2 => Some(Format::Test),
+        1 => Some(Format::T20),
+        _ => None,
+    }
+}
+
+fn says_t20i(clues: &FormatClues<'_>) -> bool {
+    [clues.description, clues.series]
+        .into_iter()
+        .flatten()
+        .any(|t| words(t).any(|w| is(w, "t20i") || is(w, "it20")))
+}
+
+/// "India A", "Sri Lanka A Women", "India U19", "Australia Under-19s", "Prime Minister's XI",
+/// "India Emerging", "England Lions", "Pakistan Shaheens". One pass over the name's words.
+fn is_second_tier_side(name: &str) -> bool {
+    let (mut prev, mut last, mut before_last) = ("", "", "");
+    let mut count = 0usize;
+    for word in words(name) {
+        if is_second_tier_word(word)
+            || (is(prev, "under") && is_age(word))
+            || (is(prev, "england") && is(word, "lions"))
+        {
+            return true;
+        }
+        before_last = last;
+        last = word;
+        prev = word;
+        count += 1;
+    }
+    // "Sri Lanka A Women": the A is the word before "Women".
+    let (a, words_before_a) = if is(last, "women") || is(last, "w") {
+        (before_last, count.saturating_sub(2))
+    } else {
+        (last, count.saturating_sub(1))
+    };
+    is(a, "a") && words_before_a >= 1
+}
+
+fn is_second_tier_word(word: &str) -> bool {
+    ["xi", "emerging", "shaheens", "youth", "academy"]
+        .iter()
+        .any(|w| is(word, w))
+        || is_age_group(word)
+}
+
+/// "u19", "U23", "under19s".
+fn is_age_group(word: &str) -> bool {
+    let lower_prefix = |p: &str| word.get(..p.len()).is_some_and(|head| is(head, p));
+    let rest = if lower_prefix("under") {
+        word.get(5..)
+    } else if lower_prefix("u") {
+        word.get(1..)
+    } else {
+        None
+    };
+    rest.is_some_and(is_age)
+}
+
+/// "19", "19s", "23".
+fn is_age(text: &str) -> bool {
+    let digits = text.strip_suffix(['s', 'S']).unwrap_or(text);
+    (1..=2).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A description or series that says the match is below full international level
+/// ("2nd Unofficial ODI", "1st Youth Test", "Under-19 World Cup"). One pass over its words.
+fn says_second_tier(text: &str) -> bool {
+    let mut prev = "";
+    for word in words(text) {
+        if is(word, "unofficial") || is(word, "youth") || is_age_group(word) || (is(prev, "under") && is_age(word)) {
+            return true;
+        }
+        prev = word;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classify(word: Option<&str>, level: Level, description: &str, teams: [&str; 2]) -> Format {
+        Format::classify(&FormatClues {
+            word,
+            level,
+            description: Some(description),
+            series: None,
+            teams,
+        })
+    }
+
+    #[test]
+    fn the_table_gives_each_level_its_own_column() {
+        use Format::*;
+        use Level::*;
+        let teams = ["India", "Australia"];
+        #[rustfmt::skip]
+        let cases = [
+            (Some("TEST"), International, Test), (Some("TEST"), Domestic, FirstClass), (Some("TEST"), Unknown, Test),
+            (Some("ODI"), International, Odi), (Some("ODI"), Domestic, ListA), (Some("odi"), Unknown, Odi),
+            (Some("T20"), International, T20i), (Some("T20"), Domestic, T20), (Some("t20"), Unknown, T20),
+            (Some("T20I"), Domestic, T20), (Some("first-class"), Domestic, FirstClass),
+        ];
+        for (word, level, want) in cases {
+            assert_eq!(classify(word, level, "1st Match", teams), want, "{word:?} {level:?}");
+        }
+    }
+
+    #[test]
+    fn domestic_first_class_and_a_team_one_dayers_are_never_tests_or_odis() {
+        use Format::*;
+        // Sheffield Shield, CSA 4-Day and Irani Cup matches: Cricbuzz's "Domestic" group, "TEST".
+        assert_eq!(
+            classify(Some("TEST"), Level::Domestic, "7th Match", ["Victoria", "Queensland"]),
+            FirstClass
+        );
+        assert_eq!(
+            classify(Some("TEST"), Level::Domestic, "Final", ["Rest of India", "Mumbai"]),
+            FirstClass
+        );
+        // A source that does not say domestic: Test status belongs to full members only.
+        assert_eq!(
+            classify(Some("test"), Level::Unknown, "Final", ["Titans", "Lions"]),
+            FirstClass
+        );
+        assert_eq!(
+            classify(Some("test"), Level::Unknown, "2nd Test", ["Bangladesh", "Pakistan"]),
+            Test
+        );
+        assert_eq!(
+            classify(
+                Some("test"),
+                Level::Unknown,
+                "Only Test",
+                ["England Women", "India Women"]
+            ),
+            Test
+        );
+        // Youth Tests and A-team one-dayers, even in an "International" group.
+        assert_eq!(
+            classify(
+                Some("TEST"),
+                Level::International,
+                "1st Youth Test",
+                ["India U19", "Australia U19"]
+            ),
+            FirstClass
+        );
+        assert_eq!(
+            classify(
+                Some("ODI"),
+                Level::International,
+                "2nd unofficial ODI",
+                ["India A", "South Africa A"]
+            ),
+            ListA
+        );
+        assert_eq!(
+            classify(
+                None,
+                Level::Unknown,
+                "2nd Unofficial ODI",
+                ["Sri Lanka A Women", "New Zealand A Women"]
+            ),
+            ListA
+        );
+        assert_eq!(
+            classify(
+                Some("T20"),
+                Level::International,
+                "1st T20",
+                ["England Lions", "Pakistan Shaheens"]
+            ),
+            T20
+        );
+        assert_eq!(
+            classify(
+                Some("TEST"),
+                Level::Unknown,
+                "Tour Match",
+                ["Prime Minister's XI", "Pakistan"]
+            ),
+            FirstClass
+        );
+        assert_eq!(
+            classify(
+                Some("ODI"),
+                Level::Unknown,
+                "Final",
+                ["Australia Under-19s", "India Under-19s"]
+            ),
+            ListA
+        );
+    }
+
+    #[test]
+    fn womens_internationals_are_internationals() {
+        assert_eq!(
+            classify(
+                Some("ODI"),
+                Level::Unknown,
+                "1st ODI",
+                ["India Women", "South Africa Women"]
+            ),
+            Format::Odi
+        );
+        assert_eq!(
+            classify(
+                Some("T20"),
+                Level::Unknown,
+                "1st T20I",
+                ["Cyprus Women", "Estonia Women"]
+            ),
+            Format::T20i
+        );
+        assert_eq!(
+            classify(
+                Some("T20"),
+                Level::Unknown,
+                "5th Match",
+                ["Croatia Women", "Gibraltar Women"]
+            ),
+            Format::T20
+        );
+    }
+
+    #[test]
+    fn without_a_word_the_description_decides_and_without_one_nothing_is_guessed() {
+        assert_eq!(classify(None, Level::Unknown, "2nd T20I", ["A", "B"]), Format::T20i);
+        assert_eq!(
+            classify(None, Level::Domestic, "1st Test", ["X", "Y"]),
+            Format::FirstClass
+        );
+        assert_eq!(
+            classify(None, Level::Unknown, "22nd Match", ["A", "B"]),
+            Format::Other(String::new())
+        );
+    }
+
+    #[test]
+    fn ordinary_names_are_not_second_tier() {
+        for name in [
+            "Afghanistan",
+            "Lions",
+            "Cape Cobras",
+            "Papua New Guinea",
+            "Sri Lanka",
+            "Dolphins",
+            "Titans",
+        ] {
+            assert!(!is_second_tier_side(name), "{name}");
+        }
+        for name in [
+            "India A",
+            "Sri Lanka A Women",
+            "India U19",
+            "Bangladesh Under-19",
+            "England Lions",
+            "Cricket Australia XI",
+        ] {
+            assert!(is_second_tier_side(name), "{name}");
+        }
+    }
+}

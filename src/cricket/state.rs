@@ -1,0 +1,156 @@
+//! The one rule that reconciles a source's state word with its status line, shared by every
+//! parser so that the same facts give the same [`MatchState`] whichever site they came from.
+//!
+//! Sources disagree with themselves: Cricbuzz's `state` says "Complete" for a match whose status
+//! reads "No result"; CricketData's `matchStarted` is `true` while its status says "Match not
+//! started"; some listings carry no state word at all. The status line is the more specific
+//! evidence, so it settles those cases:
+//!
+//! | the status says                                   | state                                      |
+//! | ------------------------------------------------- | ------------------------------------------ |
+//! | abandoned, no result, cancelled, called off        | abandoned, whatever the state word says    |
+//! | "won by", "match drawn", "match tied", "beat"…     | complete (unless abandoned): never live    |
+//! | "match not started", "starts at", "yet to begin"   | upcoming, when the state word said live or nothing |
+//! | a toss, "need N runs", "lead by", "stumps"…        | live, only when the state word said nothing |
+//! | anything else, or no status                        | the state word's state                     |
+//!
+//! A match whose state cannot be known stays [`MatchState::Other`] (shown as `other`, and
+//! meaning "unknown"): it is never announced as live.
+
+use super::MatchState;
+
+impl MatchState {
+    /// The state once the status line's evidence is weighed, by the table in the module
+    /// documentation. Every parser calls this with its own reading of the state word.
+    pub fn with_status(self, status: Option<&str>) -> MatchState {
+        let Some(evidence) = status.and_then(state_from_status) else {
+            return self;
+        };
+        match (evidence, self) {
+            (MatchState::Abandoned, _) => MatchState::Abandoned,
+            (MatchState::Complete, MatchState::Abandoned) => MatchState::Abandoned,
+            (MatchState::Complete, _) => MatchState::Complete,
+            (MatchState::Upcoming, MatchState::Live | MatchState::Other) => MatchState::Upcoming,
+            (MatchState::Live, MatchState::Other) => MatchState::Live,
+            (_, said) => said,
+        }
+    }
+}
+
+/// What a status line alone proves, or `None` when it proves nothing.
+///
+/// One pass over the line's words, each looked at with the word before it (every phrase is one
+/// or two words), strongest evidence kept: abandoned, then complete, then upcoming, then live.
+/// No copy of the line is made: this runs for every match of every page.
+pub fn state_from_status(status: &str) -> Option<MatchState> {
+    let mut strongest: Option<MatchState> = None;
+    let mut prev = "";
+    let mut saw_won = false;
+    for word in status.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let found = evidence(prev, word, saw_won);
+        if found.is_some_and(|f| strongest.is_none_or(|s| rank(f) > rank(s))) {
+            strongest = found;
+        }
+        saw_won |= word.eq_ignore_ascii_case("won");
+        prev = word;
+    }
+    strongest
+}
+
+/// How strong a piece of evidence is: an abandonment outranks a result, which outranks "not
+/// started", which outranks signs of play.
+fn rank(state: MatchState) -> u8 {
+    match state {
+        MatchState::Abandoned => 4,
+        MatchState::Complete => 3,
+        MatchState::Upcoming => 2,
+        MatchState::Live => 1,
+        MatchState::Other => 0,
+    }
+}
+
+/// The evidence of `word` read after `prev` ("won" + "by"); `saw_won`: "won" came earlier
+/// ("won the Super Over").
+fn evidence(prev: &str, word: &str, saw_won: bool) -> Option<MatchState> {
+    let is = |w: &str, wanted: &str| w.eq_ignore_ascii_case(wanted);
+    let any = |w: &str, wanted: &[&str]| wanted.iter().any(|x| is(w, x));
+    let starts = |w: &str, head: &str| w.get(..head.len()).is_some_and(|h| is(h, head));
+    if starts(word, "abandon")
+        || any(word, &["cancelled", "canceled"])
+        || (is(prev, "no") && is(word, "result"))
+        || (is(prev, "called") && is(word, "off"))
+    {
+        Some(MatchState::Abandoned)
+    } else if (any(prev, &["won", "wins", "win"]) && is(word, "by"))
+        || (is(prev, "match") && any(word, &["drawn", "tied"]))
+        || is(word, "beat")
+        || (is(prev, "boundary") && is(word, "count"))
+        || (saw_won && is(prev, "super") && is(word, "over"))
+    {
+        Some(MatchState::Complete)
+    } else if (is(prev, "not") && is(word, "started"))
+        || (is(prev, "to") && is(word, "begin"))
+        || (is(prev, "starts") && any(word, &["at", "in"]))
+        || (is(prev, "match") && is(word, "starts"))
+    {
+        Some(MatchState::Upcoming)
+    } else if (any(prev, &["opt", "opted", "elected", "chose"]) && is(word, "to"))
+        || (is(prev, "the") && is(word, "toss"))
+        || any(word, &["need", "needs", "stumps"])
+        || (any(prev, &["lead", "trail"]) && is(word, "by"))
+        || (is(prev, "innings") && is(word, "break"))
+    {
+        Some(MatchState::Live)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use MatchState::*;
+
+    #[test]
+    fn the_status_line_settles_what_the_state_word_gets_wrong() {
+        // Cricbuzz: "Complete" with no result; CricketData: started, yet "Match not started".
+        assert_eq!(Complete.with_status(Some("No result due to rain")), Abandoned);
+        assert_eq!(Complete.with_status(Some("Match abandoned due to rain")), Abandoned);
+        assert_eq!(Live.with_status(Some("Match not started")), Upcoming);
+        assert_eq!(Live.with_status(Some("India won by 7 wkts")), Complete);
+        assert_eq!(Upcoming.with_status(Some("Match drawn")), Complete);
+        assert_eq!(Other.with_status(Some("Slovenia opt to bat")), Live);
+        assert_eq!(Other.with_status(Some("Match starts at Jun 16, 08:30 GMT")), Upcoming);
+    }
+
+    #[test]
+    fn a_status_that_proves_nothing_keeps_the_state_word() {
+        assert_eq!(
+            Live.with_status(Some("Day 2: Stumps - Bangladesh lead by 156 runs")),
+            Live
+        );
+        assert_eq!(Upcoming.with_status(Some("Pakistan won the toss")), Upcoming);
+        assert_eq!(Other.with_status(Some("Rain delay")), Other);
+        assert_eq!(Other.with_status(None), Other);
+        assert_eq!(Complete.with_status(Some("Australia opt to bowl")), Complete);
+    }
+
+    #[test]
+    fn phrases_are_whole_words_read_in_any_case_and_the_strongest_wins() {
+        assert_eq!(state_from_status("IND Women won by 17 runs"), Some(Complete));
+        assert_eq!(state_from_status("No result (abandoned with a toss)"), Some(Abandoned));
+        assert_eq!(state_from_status("Match yet to begin"), Some(Upcoming));
+        assert_eq!(state_from_status("NW Warriors chose to bat."), Some(Live));
+        assert_eq!(state_from_status("WORCS need 194 runs"), Some(Live));
+        assert_eq!(state_from_status("Titans won the Super Over"), Some(Complete));
+        assert_eq!(state_from_status("Super Over in progress"), None);
+        // "won by" after a toss line: the result is the stronger evidence.
+        assert_eq!(
+            state_from_status("Pakistan won the toss; India won by 3 runs"),
+            Some(Complete)
+        );
+        // Not whole words: nothing.
+        assert_eq!(state_from_status("Wonby Park"), None);
+        assert_eq!(state_from_status(""), None);
+    }
+}
