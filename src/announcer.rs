@@ -314,10 +314,17 @@ impl Announcer {
             .enumerate()
             .map(|(i, s)| hinted.get(i).and_then(Option::as_ref).unwrap_or(&s.ids.key))
             .collect();
+        // Each sighting's source ids, and its own key's identity where the claim is stored
+        // under another key (a claim stored under the sighting's key answers for that one).
         let touch = || {
             sightings
                 .iter()
-                .flat_map(|s| s.ids.ids.iter().map(String::as_str))
+                .zip(&refs)
+                .flat_map(|(s, read)| {
+                    let own = (*read != &s.ids.key).then(|| s.ids.ids.iter().map(String::as_str));
+                    s.source_ids()
+                        .chain(own.into_iter().flatten().filter(|i| i.starts_with(CROSS_KEY_IDENTITY)))
+                })
                 .collect::<Vec<&str>>()
         };
         self.holders_with(&refs, touch).await

@@ -302,7 +302,15 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::SUCCESS)
                 }
                 ClaimsCommand::Release { key, force } => {
-                    let key = parse_key(&key)?;
+                    let asked = parse_key(&key)?;
+                    // As `show`: a match key, or any identity a claim recorded.
+                    let key = match store.peek(&asked).await? {
+                        Some(_) => asked,
+                        None => match store.peek_identity(asked.as_str()).await? {
+                            Some((key, _)) => key,
+                            None => asked,
+                        },
+                    };
                     match store.operator_release(&key, force, stuck_after).await? {
                         OperatorRelease::Released(c) => {
                             // A posted match that is still listed will be announced again.

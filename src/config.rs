@@ -209,10 +209,10 @@ pub struct Settings {
     pub claim_min_replicas: Option<String>,
     /// PEM file of the CA(s) that sign the Redis server's certificate (rediss://); unset: the system's roots.
     #[arg(long, env = "REDIS_CA_FILE", global = true)]
-    pub redis_ca_file: Option<PathBuf>,
+    pub redis_ca_file: Option<String>,
     /// PEM file of the CA(s) that sign the PostgreSQL server's certificate (sslmode=require, verify-ca, verify-full); unset: the system's roots.
     #[arg(long, env = "DATABASE_CA_FILE", global = true)]
-    pub database_ca_file: Option<PathBuf>,
+    pub database_ca_file: Option<String>,
     /// Testing knob: milliseconds between polls, replacing POLL_INTERVAL_SECS (soak runs and
     /// tests). Hidden: a production poll interval is whole seconds.
     #[arg(long, env = "POLL_INTERVAL_MS", hide = true, global = true)]
@@ -804,8 +804,11 @@ impl Config {
             })?),
             _ => None,
         };
+        // A blank value (`REDIS_CA_FILE=` as `.env.example` has it) is unset.
+        let file = |v: &Option<String>| v.as_deref().map(str::trim).filter(|p| !p.is_empty()).map(PathBuf::from);
+        let (redis_ca_file, database_ca_file) = (file(&s.redis_ca_file), file(&s.database_ca_file));
         let tls_redis = matches!(&store, StoreConfig::Redis(u) if u.expose_secret().starts_with("rediss://"));
-        if let (Some(path), false) = (&s.redis_ca_file, tls_redis) {
+        if let (Some(path), false) = (&redis_ca_file, tls_redis) {
             return Err(ConfigError::Invalid {
                 var: "REDIS_CA_FILE",
                 value: path.display().to_string(),
@@ -813,7 +816,7 @@ impl Config {
             });
         }
         let redis = RedisOptions {
-            ca_file: s.redis_ca_file.clone(),
+            ca_file: redis_ca_file,
             eviction_policy_asserted: eviction_policy_asserted(s.redis_eviction_policy_asserted.as_deref())?,
             min_replicas: match s.claim_min_replicas.as_deref().map(str::trim) {
                 Some(n) if !n.is_empty() => Some(count("CLAIM_MIN_REPLICAS", n)?),
@@ -829,7 +832,7 @@ impl Config {
         }
         Ok(Config {
             redis,
-            database_ca_file: s.database_ca_file.clone(),
+            database_ca_file,
             metrics_addr,
             health_max_stale_cycles: count("HEALTH_MAX_STALE_CYCLES", &s.health_max_stale_cycles)?,
             shutdown_grace: secs("SHUTDOWN_GRACE_SECS", &s.shutdown_grace_secs, 1)?,

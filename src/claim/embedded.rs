@@ -301,6 +301,7 @@ impl EmbeddedClaims {
             c.marker.clone(),
             c.ttl_secs,
         );
+        let own_pointer = c.own_pointer.clone();
         self.tx("claim", move |tx| {
             let now = now();
             let expires_at = now.saturating_add(secs(ttl_secs));
@@ -329,7 +330,11 @@ impl EmbeddedClaims {
                 };
                 let Some((key, held)) = found else { continue };
                 let canonical_of_holder = key[match_prefix.len()..].to_string();
-                for p in &pointers {
+                // Our own key's pointer is not needed when the holder is stored under it.
+                for p in pointers
+                    .iter()
+                    .filter(|p| **p != own_pointer || canonical_of_holder != canonical)
+                {
                     let free = match live(tx, p)? {
                         None => true,
                         Some(cur) => cur != canonical_of_holder && live(tx, &format!("{match_prefix}{cur}"))?.is_none(),
@@ -345,7 +350,7 @@ impl EmbeddedClaims {
                 });
             }
             upsert(&record_key, &record)?;
-            for p in &pointers {
+            for p in pointers.iter().filter(|p| **p != own_pointer) {
                 upsert(p, &canonical)?;
             }
             Ok(IdentityReply::Won)

@@ -541,6 +541,10 @@ pub(crate) struct IdentityClaim {
     pub lookups: Vec<StoredLookup>,
     /// The pointer keys to write: each identity's `<prefix>id:<identity>`.
     pub pointers: Vec<String>,
+    /// The pointer of our own key (`<prefix>id:key:<key>`): not written when we win, as our
+    /// record under that key already answers for it (one pointer less to write and refresh);
+    /// written when another claim holds the match, so the key leads to it.
+    pub own_pointer: String,
     /// `<prefix>match:`, to turn a pointer's value into a record key.
     pub match_prefix: String,
     /// The first-start marker's key, when the claim requires it to exist.
@@ -893,6 +897,7 @@ impl ClaimStore {
                 })
                 .collect(),
             pointers: ids.ids.iter().map(|i| self.identity_key(i)).collect(),
+            own_pointer: self.identity_key(&format!("{CROSS_KEY_IDENTITY}{}", ids.key)),
             match_prefix: format!("{}match:", self.prefix()),
             marker: require_marker.then(|| self.marker_key()),
             ttl_secs: ttl_secs(ttl),
@@ -977,6 +982,12 @@ impl ClaimStore {
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
     pub async fn peek_identity(&self, identity: &str) -> Result<Option<(MatchKey, Claim)>, ClaimError> {
+        // A key as an identity: the claim stored under it answers first.
+        if let Some(key) = identity.strip_prefix(CROSS_KEY_IDENTITY).and_then(MatchKey::parse) {
+            if let Some(claim) = self.peek(&key).await? {
+                return Ok(Some((key, claim)));
+            }
+        }
         let Some(target) = each!(self, s => s.get(&self.identity_key(identity)).await)? else {
             return Ok(None);
         };
@@ -1004,7 +1015,9 @@ impl ClaimStore {
                 .ttl
                 .unwrap_or(Duration::from_secs(1))
                 .min(Duration::from_secs(u64::MAX / 2));
-            for alias in &listed.claim.aliases {
+            let own = format!("{CROSS_KEY_IDENTITY}{}", listed.key);
+            // Its own key needs no pointer: the record is stored under it.
+            for alias in listed.claim.aliases.iter().filter(|a| **a != own) {
                 let key = self.identity_key(alias);
                 let previous = each!(self, s => s.set_nx(&key, listed.key.as_str(), ttl_secs(ttl)).await)?;
                 if previous.is_none() {

@@ -410,7 +410,12 @@ impl PostgresClaims {
                 };
                 let Some((key, record)) = found else { continue };
                 let holder = key[c.match_prefix.len()..].to_string();
-                for p in &c.pointers {
+                // Our own key's pointer is not needed when the holder is stored under it.
+                for p in c
+                    .pointers
+                    .iter()
+                    .filter(|p| **p != c.own_pointer || holder != c.canonical)
+                {
                     let free = match value_at(p.clone()).await? {
                         None => true,
                         Some(cur) => cur != holder && record_at(format!("{}{cur}", c.match_prefix)).await?.is_none(),
@@ -439,7 +444,7 @@ impl PostgresClaims {
                     None => Err(PostgresError::Contended(1)),
                 };
             }
-            for p in &c.pointers {
+            for p in c.pointers.iter().filter(|p| **p != c.own_pointer) {
                 tx.execute(upsert, &[p, &c.canonical, &ttl]).await?;
             }
             tx.commit().await?;

@@ -229,7 +229,7 @@ impl RedisClaims {
             keys.push(key);
         }
         keys.extend(c.pointers.iter().map(String::as_str));
-        let args: [String; 7] = [
+        let args: [String; 8] = [
             c.record.clone(),
             c.ttl_secs.to_string(),
             if c.marker.is_some() { "1" } else { "0" }.to_string(),
@@ -237,6 +237,7 @@ impl RedisClaims {
             kinds,
             c.match_prefix.clone(),
             c.canonical.clone(),
+            c.own_pointer.clone(),
         ];
         let reply: Vec<redis::Value> = match self.min_replicas {
             None => {

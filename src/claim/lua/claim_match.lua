@@ -4,7 +4,8 @@
 -- ARGV[1] = our record; ARGV[2] = TTL in seconds; ARGV[3] = '1' when the marker must exist;
 -- ARGV[4] = n; ARGV[5] = one letter per lookup: 'r' a record key, 'p' a pointer key (its value
 -- is a key without <prefix>match:); ARGV[6] = <prefix>match:; ARGV[7] = our key (the value of
--- our pointers).
+-- our pointers); ARGV[8] = the pointer of our own key, not written when we win (our record
+-- under that key answers for it).
 -- Returns {'won'}, {'nomarker'}, or {'held', lookup index (1-based), holder key, holder record}.
 -- Pointer values name keys built here from ARGV[6]: one Redis (not a Cluster) holds them all.
 local ttl, n, kinds, mprefix = tonumber(ARGV[2]), tonumber(ARGV[4]), ARGV[5], ARGV[6]
@@ -42,8 +43,10 @@ if held_key then
   for j = first_pointer, #KEYS do
     local cur = get(KEYS[j])
     -- Absent, or naming a claim that is gone: ours to point at the holder. One naming another
-    -- live claim is that claim's, and left alone.
-    if (not cur) or (cur ~= target and not get(mprefix .. cur)) then
+    -- live claim is that claim's, and left alone. Our own key's pointer is not needed when the
+    -- holder is stored under that very key (a race lost).
+    local needed = KEYS[j] ~= ARGV[8] or target ~= ARGV[7]
+    if needed and ((not cur) or (cur ~= target and not get(mprefix .. cur))) then
       redis.call('SET', KEYS[j], target, 'EX', ttl)
     end
   end
@@ -51,6 +54,8 @@ if held_key then
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
 for j = first_pointer, #KEYS do
-  redis.call('SET', KEYS[j], ARGV[7], 'EX', ttl)
+  if KEYS[j] ~= ARGV[8] then
+    redis.call('SET', KEYS[j], ARGV[7], 'EX', ttl)
+  end
 end
 return {'won'}
