@@ -511,7 +511,7 @@ impl App {
                         .lock()
                         .map(|mut b| (b[i].failed(), b[i].consecutive_failures()))
                         .unwrap_or((0, 0));
-                    tracing::error!(source = %spec, consecutive_failures, skip_cycles, error.message = %e, error.cause_chain = %CauseChain(&e), "source failed");
+                    tracing::error!(source = %spec, consecutive_failures, skip_cycles, error.cause_chain = %CauseChain(&e), "source failed");
                 }
             }
         }
@@ -563,7 +563,7 @@ impl App {
                 }
                 Err(e) => {
                     summary.store_errors += 1;
-                    tracing::error!(error.message = %e, error.cause_chain = %CauseChain(&e), "store unavailable; nothing posted this cycle");
+                    tracing::error!(error.cause_chain = %CauseChain(&e), "store unavailable; nothing posted this cycle");
                     summary.refused = Some(format!("store unavailable: {e}"));
                     return summary;
                 }
@@ -588,7 +588,7 @@ impl App {
                 .collect(),
             Err(e) => {
                 summary.store_errors += 1;
-                tracing::error!(error.message = %e, error.cause_chain = %CauseChain(&e), "store unavailable; nothing posted this cycle");
+                tracing::error!(error.cause_chain = %CauseChain(&e), "store unavailable; nothing posted this cycle");
                 summary.refused = Some(format!("store unavailable: {e}"));
                 return summary;
             }
@@ -645,7 +645,7 @@ impl App {
                 Err(AnnounceError::Store { key, source }) => {
                     summary.store_errors += 1;
                     summary.failed += 1;
-                    tracing::error!(match_key = %key, error.message = %source, error.cause_chain = %CauseChain(&source), "store unavailable; not posting, will retry next cycle");
+                    tracing::error!(match_key = %key, error.cause_chain = %CauseChain(&source), "store unavailable; not posting, will retry next cycle");
                     break;
                 }
                 Err(e @ AnnounceError::NoMarker { .. }) => {
@@ -660,7 +660,7 @@ impl App {
                     // Every later post would fail the same way: the dry run has nowhere to
                     // show its posts, so it stops, and a backfill says it did not complete.
                     summary.failed += 1;
-                    tracing::error!(error.message = %e, error.cause_chain = %CauseChain(&e), "the dry run's output cannot be written; stopping the dry run");
+                    tracing::error!(error.cause_chain = %CauseChain(&e), "the dry run's output cannot be written; stopping the dry run");
                     summary.refused = Some(e.to_string());
                     break;
                 }
@@ -863,5 +863,5 @@ fn record_metrics(summary: &Summary, took: Duration) {
 }
 
 fn log_announce_error(e: &AnnounceError) {
-    tracing::error!(error.message = %e, error.cause_chain = %CauseChain(e), "match not announced");
+    tracing::error!(error.cause_chain = %CauseChain(e), "match not announced");
 }

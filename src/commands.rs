@@ -518,13 +518,15 @@ fn log_startup(command: &str, config: &Config) {
         (_, true) => "dry run: prints posts, sends and writes nothing",
         (_, false) => "live: posts to X",
     };
+    // Only `run` polls: an interval means nothing to one pass.
+    let interval = (command == "run").then(|| format!("{:?}", config.poll_interval));
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         command,
         store = %store_label(config),
         sources = %sources.join(", "),
         template = %template,
-        interval = ?config.poll_interval,
+        interval = interval.as_deref(),
         posting,
         "starting"
     );

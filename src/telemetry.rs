@@ -307,7 +307,7 @@ mod tests {
             let e = Outer::Source { source: Inner::Refused };
             tracing::info!(owner = "evil\nINFO forged line\u{1b}[2J", "skipped");
             tracing::info!(owner = "a state=posted", "forged field");
-            tracing::error!(error.message = %e, error.cause_chain = %CauseChain(&e), "source failed");
+            tracing::error!(error.cause_chain = %CauseChain(&e), "source failed");
             tracing::debug!("held, not shown at info");
         });
         let lines: Vec<&str> = text.lines().collect();
