@@ -154,6 +154,7 @@ async fn a_claim_holds_its_match_through_every_identity_and_records_new_ones(kin
         p.b.claim_match(&renamed, "C v D", DAY, DAY, false).await.unwrap(),
         MatchClaim::Won(_)
     ));
+    helpers::cleanup(kind, &p.prefix).await;
 }
 
 async fn ten_concurrent_claims_of_ten_versions_of_one_listing_have_one_winner(kind: Kind) {
@@ -193,6 +194,7 @@ async fn ten_concurrent_claims_of_ten_versions_of_one_listing_have_one_winner(ki
         }
     }
     assert_eq!((won, held), (1, 9));
+    helpers::cleanup(kind, &prefix).await;
 }
 
 async fn a_claim_that_requires_the_marker_takes_nothing_without_it(kind: Kind) {
@@ -214,6 +216,7 @@ async fn a_claim_that_requires_the_marker_takes_nothing_without_it(kind: Kind) {
         p.a.claim_match(&ids, "A v B", DAY, DAY, true).await.unwrap(),
         MatchClaim::Won(_)
     ));
+    helpers::cleanup(kind, &p.prefix).await;
 }
 
 /// Each holder of a look-up as (state, owner), `None` where no claim is held.

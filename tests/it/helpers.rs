@@ -100,6 +100,28 @@ pub async fn ensure_schema(schema: &str) {
     tx.commit().await.unwrap();
 }
 
+/// Removes what a test wrote to the shared Redis or PostgreSQL (the embedded store lives in a
+/// temporary directory).
+pub async fn cleanup(kind: Kind, prefix: &str) {
+    match kind {
+        Kind::Redis => {
+            let mut conn = raw_redis().await;
+            for k in crate::helpers::keys(prefix).await {
+                let _: () = redis::cmd("DEL").arg(k).query_async(&mut conn).await.unwrap();
+            }
+        }
+        Kind::Postgres => {
+            let schema = schema_for(prefix);
+            raw_postgres(&schema)
+                .await
+                .execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"), &[])
+                .await
+                .unwrap();
+        }
+        Kind::Embedded => {}
+    }
+}
+
 /// Which store a test runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -119,19 +119,8 @@ async fn replay(kind: Kind, ids: &[&str], versions: &[&dyn Fn(&mut Value)]) -> (
     assert_eq!(claims.len(), 1, "one claim for the match: {claims:?}");
     assert_eq!(claims[0].claim.state, ClaimState::Posted);
     let identities = claims[0].claim.aliases.clone();
-    cleanup(kind, &bot.prefix).await;
+    crate::helpers::cleanup(kind, &bot.prefix).await;
     (per_cycle, identities)
-}
-
-/// Removes what a test wrote to the shared Redis (other stores clean up with their schema or
-/// temporary file).
-async fn cleanup(kind: Kind, prefix: &str) {
-    if kind == Kind::Redis {
-        let mut conn = raw_redis().await;
-        for k in crate::helpers::keys(prefix).await {
-            let _: () = redis::cmd("DEL").arg(k).query_async(&mut conn).await.unwrap();
-        }
-    }
 }
 
 fn same(_: &mut Value) {}
@@ -283,7 +272,7 @@ async fn two_sources_describing_one_match_differently_in_one_cycle_post_once(kin
     let s = app.cycle(&CancellationToken::new()).await;
     assert_eq!(s.posted, 1, "{s:?}");
     x.verify().await;
-    cleanup(kind, &prefix).await;
+    crate::helpers::cleanup(kind, &prefix).await;
 }
 
 /// Three processes, each seeing another version of one listing (moved across midnight,
@@ -338,7 +327,7 @@ async fn three_processes_seeing_three_versions_of_one_listing_post_once(kind: Ki
         "one process posted, the two others skipped the match: {summaries:?}"
     );
     x.verify().await;
-    cleanup(kind, &prefix).await;
+    crate::helpers::cleanup(kind, &prefix).await;
 }
 
 mod race {
@@ -419,7 +408,7 @@ async fn a_store_written_by_the_previous_release_still_protects_its_matches() {
     assert_eq!(key, MatchKey::parse(old_key).unwrap());
     assert_eq!(claim.state, ClaimState::Posted);
     assert_eq!(claim.owner, "old-bot:1");
-    cleanup(Kind::Redis, &prefix).await;
+    crate::helpers::cleanup(Kind::Redis, &prefix).await;
 }
 
 /// `claims show` lists every identity of a claim, and finds it by any of them.
