@@ -1038,7 +1038,13 @@ async fn claims_release_waits_for_the_holders_own_deadline_not_the_readers_timeo
     assert_eq!(o.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("is claimed (owner slow-bot:1)"), "{stderr}");
     assert!(stderr.contains("its owner gives up at "), "{stderr}");
-    assert!(stderr.contains("(in 4"), "about 45 s left: {stderr}");
+    let left: u64 = stderr
+        .split("(in ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("says how long: {stderr}"));
+    assert!((1..=45).contains(&left), "at most 45 s left: {stderr}");
     let o = release("2026-07-17_a-v-b_2nd-t20i").output().await.unwrap();
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
