@@ -44,9 +44,12 @@ fn error_json(status: u16, title: &str, detail: &str) -> ResponseTemplate {
 
 async fn announce_once(kind: Kind, x: &MockServer) -> Observed {
     let dir = tempfile::tempdir().unwrap();
-    let s = store(kind, &unique_prefix(), "solo", &dir.path().join("c.db")).await;
+    let prefix = unique_prefix();
+    let s = store(kind, &prefix, "solo", &dir.path().join("c.db")).await;
     let announcer = live_announcer(s.clone(), x);
-    observe(&announcer, &s, x).await
+    let observed = observe(&announcer, &s, x).await;
+    helpers::cleanup(kind, &prefix).await;
+    observed
 }
 
 async fn observe(announcer: &Announcer, s: &ClaimStore, x: &MockServer) -> Observed {
@@ -75,20 +78,7 @@ fn failed(o: &Observed) -> (bool, Verdict) {
     }
 }
 
-macro_rules! both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod redis_store {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Kind::Redis).await })*
-        }
-        mod embedded_store {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() { super::$name(super::Kind::Embedded).await })*
-        }
-    };
-}
-
-both_stores!(
+crate::helpers::store_matrix!(
     x_201_records_posted_with_the_tweet_id,
     x_400_releases_the_claim_and_counts_one_attempt,
     x_401_releases_the_claim_and_stops_posting,
@@ -234,7 +224,8 @@ async fn x_creating_the_tweet_then_answering_504_keeps_the_claim_as_unknown(kind
 async fn x_accepting_the_connection_and_never_answering_keeps_the_claim_as_unknown(kind: Kind) {
     let x = x_answering(ResponseTemplate::new(201).set_delay(Duration::from_secs(30))).await;
     let dir = tempfile::tempdir().unwrap();
-    let s = store(kind, &unique_prefix(), "solo", &dir.path().join("c.db")).await;
+    let prefix = unique_prefix();
+    let s = store(kind, &prefix, "solo", &dir.path().join("c.db")).await;
     let client = XClient::new(
         &url::Url::parse(&x.uri()).unwrap(),
         credentials(),
@@ -257,6 +248,7 @@ async fn x_accepting_the_connection_and_never_answering_keeps_the_claim_as_unkno
     assert_eq!(failed(&o), (true, Verdict::Unknown));
     assert_eq!((o.posts, o.state), (1, Some(ClaimState::Unknown)));
     assert!(o.detail.unwrap().starts_with("no answer from X"));
+    helpers::cleanup(kind, &prefix).await;
 }
 
 async fn a_refused_connection_releases_the_claim(kind: Kind) {
@@ -267,7 +259,8 @@ async fn a_refused_connection_releases_the_claim(kind: Kind) {
         .unwrap()
         .port();
     let dir = tempfile::tempdir().unwrap();
-    let s = store(kind, &unique_prefix(), "solo", &dir.path().join("c.db")).await;
+    let prefix = unique_prefix();
+    let s = store(kind, &prefix, "solo", &dir.path().join("c.db")).await;
     let base = url::Url::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
     let client = XClient::new(&base, credentials(), Duration::from_secs(2), Duration::from_secs(1)).unwrap();
     let pace = Arc::new(PostPace::new(
@@ -296,12 +289,14 @@ async fn a_refused_connection_releases_the_claim(kind: Kind) {
     );
     assert_eq!(s.peek(&MatchKey::for_match(&m)).await.unwrap(), None);
     assert_eq!(s.attempts(&MatchKey::for_match(&m)).await.unwrap(), 1);
+    helpers::cleanup(kind, &prefix).await;
 }
 
 async fn three_provable_failures_in_a_row_give_up_with_a_failed_record(kind: Kind) {
     let x = x_answering(error_json(400, "Invalid Request", "bad text")).await;
     let dir = tempfile::tempdir().unwrap();
-    let s = store(kind, &unique_prefix(), "solo", &dir.path().join("c.db")).await;
+    let prefix = unique_prefix();
+    let s = store(kind, &prefix, "solo", &dir.path().join("c.db")).await;
     let announcer = live_announcer(s.clone(), &x);
     let m = zim_v_ban();
     let key = MatchKey::for_match(&m);
@@ -321,6 +316,7 @@ async fn three_provable_failures_in_a_row_give_up_with_a_failed_record(kind: Kin
     // A failed match is never tried again.
     assert!(matches!(announcer.announce(&m).await.unwrap(), Outcome::Skipped { .. }));
     assert_eq!(x.received_requests().await.unwrap().len(), 3);
+    helpers::cleanup(kind, &prefix).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
