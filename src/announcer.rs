@@ -147,7 +147,7 @@ pub struct Announcer {
     last_records: Arc<Mutex<LastRecords>>,
     /// Source id → the key its match's claim is stored under, where that differs from the key
     /// its sighting derives now (the listing changed since the claim): learned from the claim
-    /// step, so the next batch look-up reads the claim directly (see [`Announcer::lookup_key`]).
+    /// step, so the next batch look-up reads the claim directly (see [`Announcer::holders_of`]).
     hints: Arc<Mutex<HashMap<String, MatchKey>>>,
     /// Whether a claim requires the first-start marker (see [`Announcer::requiring_marker`]).
     require_marker: bool,
@@ -276,21 +276,10 @@ impl Announcer {
         Box::pin(self.announce_inner(s).instrument(span(s))).await
     }
 
-    /// The key under which the batch look-up reads the claim of `s`: the key its claim was
-    /// found under when this process last met one of its source ids under another key (the
-    /// listing changed since the claim), else the key the sighting derives. What this returns
-    /// is only where to read first: a miss still goes through the claim step, which tries
-    /// every identity.
-    pub fn lookup_key(&self, s: &Sighting) -> MatchKey {
-        let hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
-        s.source_ids()
-            .find_map(|id| hints.get(id))
-            .cloned()
-            .unwrap_or_else(|| s.ids.key.clone())
-    }
-
-    /// The current holder of each sighting's claim, read under [`Announcer::lookup_key`], in
-    /// one store round trip (see [`Announcer::holders`]); a refresh also refreshes every
+    /// The current holder of each sighting's claim, in one store round trip. Each is read under
+    /// the key its claim was found under when this process last met one of its source ids under
+    /// another key (the listing changed since the claim), else the key the sighting derives; a
+    /// miss still goes through the claim step, which tries every identity (see [`Announcer::holders`]); a refresh also refreshes every
     /// identity of the sightings. Forgets what it learned of source ids no longer listed.
     ///
     /// # Errors
@@ -404,7 +393,7 @@ impl Announcer {
                 let message = if self.is_dry_run() {
                     "dry run: would skip"
                 } else {
-                    metrics::counter!(crate::status::names::CLAIMS, "result" => "held").increment(1);
+                    metrics::counter!(crate::metric_names::CLAIMS, "result" => "held").increment(1);
                     "skipped: match already claimed"
                 };
                 // Every held match is seen again each cycle: a line each would bury the news.
@@ -418,7 +407,7 @@ impl Announcer {
     }
 
     /// Remembers that the claim of `s` is stored under `key`, when that is not the key `s`
-    /// derives, for [`Announcer::lookup_key`].
+    /// derives, for [`Announcer::holders_of`].
     fn learn(&self, s: &Sighting, key: &MatchKey) {
         if *key == s.ids.key {
             return;
@@ -435,7 +424,7 @@ impl Announcer {
         let changed = key.changes_to(&s.ids.key);
         let own = via.strip_prefix(CROSS_KEY_IDENTITY) == Some(s.ids.key.as_str());
         if own && changed.is_empty() {
-            metrics::counter!(crate::status::names::CLAIMS, "result" => "lost").increment(1);
+            metrics::counter!(crate::metric_names::CLAIMS, "result" => "lost").increment(1);
             // A race lost just now: news, unlike a match held since an earlier cycle.
             log_skip(
                 key,
@@ -446,7 +435,7 @@ impl Announcer {
             );
             return;
         }
-        metrics::counter!(crate::status::names::CLAIMS, "result" => "held").increment(1);
+        metrics::counter!(crate::metric_names::CLAIMS, "result" => "held").increment(1);
         let message = if changed.is_empty() {
             format!("held via {via}")
         } else {
@@ -559,7 +548,7 @@ impl Announcer {
                     MatchClaim::NoMarker => return Err(AnnounceError::NoMarker { key: key.clone() }),
                     MatchClaim::Won(token) => token,
                 };
-                metrics::counter!(crate::status::names::CLAIMS, "result" => "won").increment(1);
+                metrics::counter!(crate::metric_names::CLAIMS, "result" => "won").increment(1);
                 tracing::info!(owner = %token.claim().owner, "claim won");
                 // The pace is checked after the claim, so skipped matches spend no slot; a
                 // claim we cannot use now is released: nothing was sent.

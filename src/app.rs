@@ -11,10 +11,10 @@ use crate::claim::{
 use crate::config::{Config, StoreConfig};
 use crate::cricket::{MatchKey, Sighting};
 use crate::filter::Filter;
+use crate::metric_names as names;
 use crate::post::{PostPace, XClient};
 use crate::shorten::Shortener;
 use crate::source::{self, fetch::Fetcher, SourceReader, SourceSpec};
-use crate::status::names;
 use crate::telemetry::CauseChain;
 use crate::template::Template;
 use anyhow::Context;

@@ -284,13 +284,10 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     let asked = parse_key(&key)?;
                     // A match key, or any identity a claim recorded (`cricbuzz:158062`,
                     // `key:2026-07-17_…`).
-                    let (key, claim) = match store.peek(&asked).await? {
-                        Some(claim) => (asked, claim),
-                        None => store
-                            .peek_identity(asked.as_str())
-                            .await?
-                            .with_context(|| format!("no claim on {asked} (as a match key or an identity)"))?,
-                    };
+                    let (key, claim) = store
+                        .peek_named(&asked)
+                        .await?
+                        .with_context(|| format!("no claim on {asked} (as a match key or an identity)"))?;
                     let ttl = store.ttl(&key).await?;
                     let identities: Vec<String> = claim.aliases.iter().map(|a| escaped(a).into_owned()).collect();
                     print_claims(&[ListedClaim { key, claim, ttl }], config.json, stuck_after, wide)?;
@@ -304,13 +301,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 ClaimsCommand::Release { key, force } => {
                     let asked = parse_key(&key)?;
                     // As `show`: a match key, or any identity a claim recorded.
-                    let key = match store.peek(&asked).await? {
-                        Some(_) => asked,
-                        None => match store.peek_identity(asked.as_str()).await? {
-                            Some((key, _)) => key,
-                            None => asked,
-                        },
-                    };
+                    let key = store.peek_named(&asked).await?.map_or(asked, |(key, _)| key);
                     match store.operator_release(&key, force, stuck_after).await? {
                         OperatorRelease::Released(c) => {
                             // A posted match that is still listed will be announced again.

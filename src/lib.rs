@@ -10,7 +10,8 @@
 //! - [`telemetry`]: logging setup.
 //! - [`app`]: wiring and the poll cycle (`run`, `backfill`); [`backoff`]: skipping a
 //!   source that keeps failing.
-//! - [`status`]: the operator's endpoint (`METRICS_ADDR`): Prometheus metrics and `/healthz`.
+//! - [`status`]: the operator's endpoint (`METRICS_ADDR`): Prometheus metrics and `/healthz`;
+//!   [`metric_names`]: the metric names the cycle and the announcer record and it serves.
 //! - [`announcer`]: the per-match protocol (render → claim → shorten → post → record).
 //! - [`cricket`]: domain nouns (`Match`, `MatchKey`, `Format`, …); [`filter`]: which matches are announced.
 //! - [`source`]: fetching pages and the pure parsers for each layout.
@@ -27,6 +28,7 @@ pub mod cli;
 pub mod config;
 pub mod cricket;
 pub mod filter;
+pub mod metric_names;
 pub mod post;
 pub mod shorten;
 pub mod source;

@@ -291,17 +291,17 @@ impl EmbeddedClaims {
     /// The claim of a match under all its identities, in one `BEGIN IMMEDIATE` transaction
     /// (see [`super::ClaimStore::claim_match`]).
     pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {
-        let lookups = c.lookups.clone();
-        let (record_key, record, canonical, pointers, match_prefix, marker, ttl_secs) = (
-            c.record_key.clone(),
-            c.record.clone(),
-            c.canonical.clone(),
-            c.pointers.clone(),
-            c.match_prefix.clone(),
-            c.marker.clone(),
-            c.ttl_secs,
-        );
-        let own_pointer = c.own_pointer.clone();
+        let IdentityClaim {
+            record_key,
+            record,
+            canonical,
+            lookups,
+            pointers,
+            own_pointer,
+            match_prefix,
+            marker,
+            ttl_secs,
+        } = c.clone();
         self.tx("claim", move |tx| {
             let now = now();
             let expires_at = now.saturating_add(secs(ttl_secs));

@@ -529,7 +529,7 @@ pub(crate) enum StoredLookup {
 
 /// One atomic claim of a match under all its identities, as the backends receive it (see
 /// [`ClaimStore::claim_match`] for the contract).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct IdentityClaim {
     /// Where our record goes: `<prefix>match:<key>`.
     pub record_key: String,
@@ -995,6 +995,18 @@ impl ClaimStore {
             return Ok(None);
         };
         Ok(self.peek(&key).await?.map(|c| (key, c)))
+    }
+
+    /// The claim an operator names by `asked`: the claim stored under it as a match key, else
+    /// the claim that recorded it as an identity (`cricbuzz:158062`, `key:…`), with its key.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn peek_named(&self, asked: &MatchKey) -> Result<Option<(MatchKey, Claim)>, ClaimError> {
+        match self.peek(asked).await? {
+            Some(claim) => Ok(Some((asked.clone(), claim))),
+            None => self.peek_identity(asked.as_str()).await,
+        }
     }
 
     /// Records the identities of every claim written by a release that kept them only inside

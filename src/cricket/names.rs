@@ -24,9 +24,7 @@ static SIDES: LazyLock<HashMap<String, String>> = LazyLock::new(|| {
         let mut names = line.split('|').map(|n| {
             let mut w = words(n.trim());
             // As team_slug reads a name: "The Netherlands" is "Netherlands".
-            if w.len() > 1 && w[0] == "the" {
-                w.remove(0);
-            }
+            drop_leading_the(&mut w);
             w
         });
         let Some(first) = names.next() else { continue };
@@ -98,37 +96,49 @@ const SAME_SIDE: &[&[&str]] = &[&["men", "s"], &["mens"], &["men"]];
 /// qualifiers ("Women", "U19", "A") kept apart, and the rest mapped through the shipped table
 /// of the names sites use for one side (`src/cricket/teams.txt`).
 pub(crate) fn team_slug(name: &str) -> String {
-    let mut w = words(name);
-    if w.len() > 1 && w[0] == "the" {
-        w.remove(0);
-    }
-    for same in SAME_SIDE {
-        if w.len() > same.len() && w.ends_with(&same.iter().map(|s| s.to_string()).collect::<Vec<_>>()) {
-            w.truncate(w.len() - same.len());
-            break;
-        }
-    }
-    let mut qualifiers: Vec<&str> = Vec::new();
-    'peel: loop {
-        for (q, written) in SIDE_QUALIFIERS {
-            if w.len() > q.len() && w[w.len() - q.len()..].iter().zip(q.iter()).all(|(a, b)| a == b) {
-                w.truncate(w.len() - q.len());
-                qualifiers.insert(0, written);
-                continue 'peel;
-            }
-        }
-        break;
-    }
-    if w.len() > 1 && w[0] == "the" {
-        w.remove(0);
-    }
-    let base = w.join("-");
+    let (base, qualifiers) = side(name);
+    let base = base.join("-");
     let mut slug = SIDES.get(&base).cloned().unwrap_or(base);
     for q in qualifiers {
         slug.push('-');
         slug.push_str(q);
     }
     slug
+}
+
+/// A team's name as [`team_slug`] reads it, before the table: its base words ("The" and a
+/// trailing "Men" dropped) and its qualifiers, in order ("women", "u19", "a").
+fn side(name: &str) -> (Vec<String>, Vec<&'static str>) {
+    let mut w = words(name);
+    drop_leading_the(&mut w);
+    if let Some(same) = SAME_SIDE
+        .iter()
+        .find(|same| w.len() > same.len() && ends_with(&w, same))
+    {
+        w.truncate(w.len() - same.len());
+    }
+    let mut qualifiers: Vec<&'static str> = Vec::new();
+    while let Some((q, written)) = SIDE_QUALIFIERS
+        .iter()
+        .find(|(q, _)| w.len() > q.len() && ends_with(&w, q))
+    {
+        w.truncate(w.len() - q.len());
+        qualifiers.insert(0, written);
+    }
+    drop_leading_the(&mut w);
+    (w, qualifiers)
+}
+
+/// "The Netherlands" is "Netherlands"; "The" alone stays.
+fn drop_leading_the(w: &mut Vec<String>) {
+    if w.len() > 1 && w[0] == "the" {
+        w.remove(0);
+    }
+}
+
+/// True when the words `w` end with the words `tail`.
+fn ends_with(w: &[String], tail: &[&str]) -> bool {
+    w.len() >= tail.len() && w[w.len() - tail.len()..].iter().zip(tail).all(|(a, b)| a == b)
 }
 
 /// Word sequences of a description that say how or when a match is played, not which match it
@@ -369,14 +379,7 @@ mod tests {
                 if is_placeholder_name(name) {
                     continue;
                 }
-                let mut w = words(name);
-                while w.len() > 1 && matches!(w.last().map(String::as_str), Some("women" | "u19" | "a")) {
-                    w.pop();
-                }
-                if w.len() > 1 && w[0] == "the" {
-                    w.remove(0);
-                }
-                if !SIDES.contains_key(&w.join("-")) {
+                if !SIDES.contains_key(&side(name).0.join("-")) {
                     missing.push(name.to_string());
                 }
             }

@@ -157,7 +157,9 @@ async fn a_claim_holds_its_match_through_every_identity_and_records_new_ones(kin
     helpers::cleanup(kind, &p.prefix).await;
 }
 
-async fn ten_concurrent_claims_of_ten_versions_of_one_listing_have_one_winner(kind: Kind) {
+/// Ten stores of `kind` on one prefix (one SQLite file), each its own connection as a
+/// separate process would have: the stores, their prefix and what keeps the file alive.
+async fn ten_stores(kind: Kind) -> (Vec<ClaimStore>, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("claims.db");
     let prefix = unique_prefix();
@@ -165,6 +167,11 @@ async fn ten_concurrent_claims_of_ten_versions_of_one_listing_have_one_winner(ki
     for i in 0..10 {
         stores.push(store(kind, &prefix, &format!("worker-{i}"), &file).await);
     }
+    (stores, prefix, dir)
+}
+
+async fn ten_concurrent_claims_of_ten_versions_of_one_listing_have_one_winner(kind: Kind) {
+    let (stores, prefix, _dir) = ten_stores(kind).await;
     // Every store connected first, then all ten claims released at one instant.
     let start = Arc::new(tokio::sync::Barrier::new(10));
     let mut tasks = Vec::new();
@@ -478,13 +485,7 @@ async fn peeking_writes_nothing(kind: Kind) {
 }
 
 async fn ten_concurrent_claims_on_separate_connections_have_one_winner(kind: Kind) {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("claims.db");
-    let prefix = unique_prefix();
-    let mut stores = Vec::new();
-    for i in 0..10 {
-        stores.push(store(kind, &prefix, &format!("worker-{i}"), &file).await);
-    }
+    let (stores, prefix, _dir) = ten_stores(kind).await;
     let k = key("k6");
     let tasks: Vec<_> = stores
         .into_iter()
@@ -504,6 +505,7 @@ async fn ten_concurrent_claims_on_separate_connections_have_one_winner(kind: Kin
     assert_eq!(winners.len(), 1, "exactly one winner");
     assert_eq!(holders.len(), 9);
     assert!(holders.iter().all(|h| *h == winners[0]), "every loser names the winner");
+    helpers::cleanup(kind, &prefix).await;
 }
 
 async fn list_shows_every_claim_with_its_state(kind: Kind) {
