@@ -237,7 +237,7 @@ fn uses(path: &str) -> Vec<&'static str> {
 
 /// The command line as the binary parses it: [`Cli`], with each command's help listing only
 /// the options it uses (the rest are still accepted, as they are global, but hidden), and `-h`
-/// listing only the commonest of those (see [`SHORT_HELP`]).
+/// listing only the commonest of those (see `SHORT_HELP`).
 pub fn command() -> clap::Command {
     let root = Cli::command();
     let globals: Vec<clap::Arg> = root.get_arguments().filter(|a| a.is_global_set()).cloned().collect();

@@ -134,7 +134,7 @@ fn shown(name: &str, value: &str) -> String {
     format!("\"{}\"", value.replace('"', "\\\""))
 }
 
-/// Formats span fields for [`PeopleFormat`] (escaped, [`FIELD_SEPARATOR`] between them).
+/// Formats span fields for [`PeopleFormat`] (escaped, `FIELD_SEPARATOR` between them).
 pub struct EscapedFields;
 
 impl<'w> FormatFields<'w> for EscapedFields {

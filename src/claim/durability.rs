@@ -28,7 +28,7 @@ use std::time::Duration;
 
 /// How long a won claim waits for `CLAIM_MIN_REPLICAS` acknowledgements: replicas on a working
 /// network acknowledge within milliseconds, and the whole pipeline must fit well within the Redis
-/// client's response timeout ([`super::redis::RESPONSE_TIMEOUT`], 5 s).
+/// client's response timeout (`super::redis::RESPONSE_TIMEOUT`, 5 s).
 pub const REPLICA_ACK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The only eviction policy under which Redis never drops a claim.

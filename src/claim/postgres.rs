@@ -156,7 +156,7 @@ impl PostgresClaims {
     }
 
     /// As [`PostgresClaims::connect`], with TLS as the URL's `sslmode` says (libpq's modes,
-    /// default `prefer`; see [`super::tls`]), verifying against `ca_file` (`DATABASE_CA_FILE`)
+    /// default `prefer`; see `super::tls`), verifying against `ca_file` (`DATABASE_CA_FILE`)
     /// or else the system's roots. Under `prefer`, a server that offers no TLS is logged as a
     /// warning: the connection is then plain text.
     ///

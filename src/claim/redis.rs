@@ -24,10 +24,10 @@ pub struct RedisOptions {
     /// without it, the system's roots.
     pub ca_file: Option<std::path::PathBuf>,
     /// `REDIS_EVICTION_POLICY_ASSERTED=noeviction`: where `CONFIG` is disabled, the operator
-    /// vouches that Redis never evicts keys (see [`super::durability`]).
+    /// vouches that Redis never evicts keys (see `super::durability`).
     pub eviction_policy_asserted: bool,
     /// `CLAIM_MIN_REPLICAS`: replicas that must acknowledge a won claim (`WAIT`) before the
-    /// winner may post (see [`super::durability`]).
+    /// winner may post (see `super::durability`).
     pub min_replicas: Option<u32>,
 }
 
@@ -472,7 +472,7 @@ impl RedisClaims {
 
     /// `CONFIG GET maxmemory-policy`: `Ok(Ok(policy))`, or `Ok(Err(reply))` when Redis answered
     /// the command with an error (managed Redis often disables `CONFIG`); `Err` only when Redis
-    /// did not answer. See [`super::durability`].
+    /// did not answer. See `super::durability`.
     pub(super) async fn maxmemory_policy(&self) -> Result<Result<String, String>, ClaimError> {
         let read: redis::RedisResult<std::collections::HashMap<String, String>> = redis::cmd("CONFIG")
             .arg("GET")

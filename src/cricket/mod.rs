@@ -1,7 +1,7 @@
 //! The domain nouns: a [`Match`] as a score page describes it, and the [`MatchKey`] that
 //! identifies the match itself (not any one page's id) for claims.
 //!
-//! It also owns the one definition of formats and states every parser follows: [`format`] (the
+//! It also owns the one definition of formats and states every parser follows: [`format`](mod@format) (the
 //! table that tells a Test from a first-class match, an ODI from List A, a T20I from a T20) and
 //! [`state`] (how a status line settles a state word). Nothing here does I/O; parsers in
 //! [`crate::source`] build these values from page text.

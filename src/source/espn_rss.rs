@@ -47,7 +47,7 @@ const MAX_DEPTH: usize = 64;
 /// first `title` count, and of each only the text (and CDATA) directly inside it.
 ///
 /// The feed has no state field; the state is read from the scores in the title, by
-/// [`state_from_scores`]: no score is [`MatchState::Upcoming`]; scores that prove the match is
+/// `state_from_scores`: no score is [`MatchState::Upcoming`]; scores that prove the match is
 /// over are [`MatchState::Complete`]; scores that fit a finished match as well as one in progress
 /// are [`MatchState::Other`] (unknown, never announced as live); any other score is
 /// [`MatchState::Live`]. When there is a score, the cleaned title is kept as the status; the format is [`Format::Other`] with an empty word, and
@@ -652,7 +652,7 @@ mod tests {
     /// Read off the feed with a separate Python script (`xml.etree`, the guid matched against
     /// `http://www\.cricinfo\.com/ci/engine/match/(\d+)\.html` in full, the title split at " v ",
     /// a trailing run of score / `*` / `&` tokens removed by regex, Live when the title has a digit).
-    /// Two states were then set by hand from the scores ([`state_from_scores`]): "New Zealand
+    /// Two states were then set by hand from the scores (`state_from_scores`): "New Zealand
     /// 93/2 * v India 92/10" and "Pakistan Women 89/10 * v West Indies Women 160/2" fit a
     /// finished one-day match and a first-class match in progress alike, so they are unknown.
     #[rustfmt::skip]

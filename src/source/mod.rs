@@ -245,9 +245,9 @@ fn looks_like_token(segment: &str) -> bool {
 }
 
 /// `url` as it may be shown: user name and password (RFC 3986 userinfo) become `REDACTED`, so
-/// does the value of every query parameter but a few harmless ones ([`SHOWN_PARAMS`]: `page`,
+/// does the value of every query parameter but a few harmless ones (`SHOWN_PARAMS`: `page`,
 /// `offset`, `id`, …), and so does a path segment that looks like a token (see
-/// [`looks_like_token`]). The URL fetched is never changed, only what is shown.
+/// `looks_like_token`). The URL fetched is never changed, only what is shown.
 pub fn redacted(url: &Url) -> Url {
     let mut shown = url.clone();
     if !url.username().is_empty() || url.password().is_some() {
