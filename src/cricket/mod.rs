@@ -75,7 +75,7 @@ impl Team {
 }
 
 /// The form of the game. Pages spell these many ways; parsers map them here through
-/// [`Format::classify`], the one table of [`format`].
+/// [`Format::classify`], the one table of [`format`](mod@format).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
