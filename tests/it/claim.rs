@@ -67,33 +67,26 @@ crate::helpers::store_matrix!(
 
 /// The identities of one listing version: the page's id `source`, the key `k`, and the key a
 /// day either side (as `Identities::of` gives them for a dated match).
-fn version(source: &str, k: &str, day_before: &str, day_after: &str) -> Identities {
+fn version(source: &str, k: &str) -> Identities {
+    let (date, rest) = k.split_once('_').expect("a dated key");
+    let date = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").expect("a date");
+    let day = |d: i64| key(&format!("{}_{rest}", date + chrono::Duration::days(d)));
     Identities {
         key: key(k),
         ids: vec![source.to_string(), format!("key:{k}")],
-        other_keys: vec![key(day_before), key(day_after)],
+        other_keys: vec![day(-1), day(1)],
     }
 }
 
 async fn a_claim_holds_its_match_through_every_identity_and_records_new_ones(kind: Kind) {
     let p = pair(kind).await;
-    let first = version(
-        "site:1",
-        "2026-07-17_a-v-b_2nd",
-        "2026-07-16_a-v-b_2nd",
-        "2026-07-18_a-v-b_2nd",
-    );
+    let first = version("site:1", "2026-07-17_a-v-b_2nd");
     let MatchClaim::Won(token) = p.a.claim_match(&first, "A v B", DAY, DAY, false).await.unwrap() else {
         panic!("the first claim wins")
     };
     p.a.transition(&token, &posted("9")).await.unwrap();
     // Same page id, every other word changed: held through the page's id.
-    let renamed = version(
-        "site:1",
-        "2026-07-20_c-v-d_final",
-        "2026-07-19_c-v-d_final",
-        "2026-07-21_c-v-d_final",
-    );
+    let renamed = version("site:1", "2026-07-20_c-v-d_final");
     match p.b.claim_match(&renamed, "C v D", DAY, DAY, false).await.unwrap() {
         MatchClaim::Held { key: k, claim, via } => {
             assert_eq!((k.as_str(), via.as_str()), ("2026-07-17_a-v-b_2nd", "site:1"));
@@ -108,22 +101,12 @@ async fn a_claim_holds_its_match_through_every_identity_and_records_new_ones(kin
     }
     // Another site, no shared id, the start a day later: held through the key a day before,
     // and through the renamed key recorded just now.
-    let other_site = version(
-        "other:7",
-        "2026-07-18_a-v-b_2nd",
-        "2026-07-17_a-v-b_2nd",
-        "2026-07-19_a-v-b_2nd",
-    );
+    let other_site = version("other:7", "2026-07-18_a-v-b_2nd");
     let MatchClaim::Held { via, .. } = p.b.claim_match(&other_site, "A v B", DAY, DAY, false).await.unwrap() else {
         panic!("held through the key a day before")
     };
     assert_eq!(via, "key:2026-07-17_a-v-b_2nd");
-    let by_key = version(
-        "x:0",
-        "2026-07-21_c-v-d_final",
-        "2026-07-20_c-v-d_final",
-        "2026-07-22_c-v-d_final",
-    );
+    let by_key = version("x:0", "2026-07-21_c-v-d_final");
     let MatchClaim::Held { key: k, via, .. } = p.a.claim_match(&by_key, "C v D", DAY, DAY, false).await.unwrap() else {
         panic!("held through a recorded key")
     };
@@ -177,12 +160,7 @@ async fn ten_concurrent_claims_of_ten_versions_of_one_listing_have_one_winner(ki
     let mut tasks = Vec::new();
     for (i, s) in stores.into_iter().enumerate() {
         // Ten versions of one listing: the page's id in common, keys all different.
-        let ids = version(
-            "site:42",
-            &format!("2026-07-{:02}_a-v-b_v{i}", 10 + i),
-            &format!("2026-07-{:02}_a-v-b_v{i}", 9 + i),
-            &format!("2026-07-{:02}_a-v-b_v{i}", 11 + i),
-        );
+        let ids = version("site:42", &format!("2026-07-{:02}_a-v-b_v{i}", 10 + i));
         let start = Arc::clone(&start);
         tasks.push(tokio::spawn(async move {
             start.wait().await;
@@ -206,12 +184,7 @@ async fn ten_concurrent_claims_of_ten_versions_of_one_listing_have_one_winner(ki
 
 async fn a_claim_that_requires_the_marker_takes_nothing_without_it(kind: Kind) {
     let p = pair(kind).await;
-    let ids = version(
-        "site:1",
-        "2026-07-17_a-v-b_2nd",
-        "2026-07-16_a-v-b_2nd",
-        "2026-07-18_a-v-b_2nd",
-    );
+    let ids = version("site:1", "2026-07-17_a-v-b_2nd");
     assert!(matches!(
         p.a.claim_match(&ids, "A v B", DAY, DAY, true).await.unwrap(),
         MatchClaim::NoMarker
