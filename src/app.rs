@@ -488,9 +488,13 @@ impl App {
                     tracing::debug!(source = %spec, matches = found.len(), "source read");
                     for m in found {
                         let alias = m.alias();
-                        let seen = by_id.get(&alias).copied();
+                        // A listing already seen under its own id adds nothing: its identities
+                        // are not even derived.
+                        if by_id.contains_key(&alias) {
+                            continue;
+                        }
                         let sighting = Sighting::new(m);
-                        match seen.or_else(|| by_key.get(&sighting.ids.key).copied()) {
+                        match by_key.get(&sighting.ids.key).copied() {
                             Some(at) => {
                                 sightings[at].ids.add_source(alias.clone());
                                 by_id.insert(alias, at);
