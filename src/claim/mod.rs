@@ -21,12 +21,14 @@ mod durability;
 mod embedded;
 mod postgres;
 mod redis;
+mod redis_conn;
 mod tls;
 
 pub use self::durability::{EvictionRefusal, EvictionSafety, NO_EVICTION, REPLICA_ACK_TIMEOUT};
 pub use self::embedded::EmbeddedClaims;
 pub use self::postgres::{PostgresClaims, PostgresError};
 pub use self::redis::{RedisClaims, RedisOptions};
+pub use self::redis_conn::{cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};
 pub use self::tls::{SslMode, TlsError};
 
 use crate::cricket::{Identities, Lookup, MatchKey, CROSS_KEY_IDENTITY};
@@ -699,6 +701,10 @@ pub enum ClaimError {
     /// A TLS setting of the store cannot be used (a CA file, `sslmode`).
     #[error(transparent)]
     Tls(#[from] TlsError),
+    /// A store setting cannot be used (a Sentinel URL that cannot be read, a `KEY_PREFIX` that
+    /// cannot be a cluster's hash tag). The text names the setting and what to do.
+    #[error("{0}")]
+    Setting(String),
     /// The store answered something the protocol does not allow (a script's reply of the wrong
     /// shape).
     #[error("store protocol error on {op}: {detail}")]
