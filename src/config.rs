@@ -902,7 +902,10 @@ mod tests {
             Ok("redis+sentinel://:pw@h:26379/m")
         );
         let tls_sentinel = redis_url("rediss+sentinel://:pw@h/m").unwrap_err().to_string();
-        assert!(tls_sentinel.contains("TLS through Sentinel is not supported yet"), "{tls_sentinel}");
+        assert!(
+            tls_sentinel.contains("TLS through Sentinel is not supported yet"),
+            "{tls_sentinel}"
+        );
         assert!(!tls_sentinel.contains("pw"), "{tls_sentinel}");
         let e = redis_url("http://:pw_SECRET@h/").unwrap_err().to_string();
         assert!(

@@ -5,7 +5,7 @@
 //! learns the holder in the same round trip).
 
 use super::redis_conn::{self, Deployment, RedisConn, SentinelConn, SENTINEL_SCHEMES};
-use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup};
+use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup, Swapped};
 use redis::aio::ConnectionManager;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
 use redis::{AsyncCommands, ExistenceCheck, Script, SetExpiry, SetOptions};
@@ -176,41 +176,6 @@ impl RedisClaims {
         Ok(old.map(text))
     }
 
-    /// For each `(key, value)`: `SET key value NX EX ttl GET` then `EXPIRE key ttl`, all in one
-    /// pipeline (one round trip). The `SET` replies, in order.
-    pub(super) async fn set_nx_many(
-        &self,
-        items: &[(String, String)],
-        ttl_secs: u64,
-    ) -> Result<Vec<Option<String>>, ClaimError> {
-        let secs = i64::try_from(ttl_secs).unwrap_or(i64::MAX);
-        let mut pipe = redis::pipe();
-        for (key, value) in items {
-            claim_command(&mut pipe, key, value, ttl_secs)
-                .cmd("EXPIRE")
-                .arg(key)
-                .arg(secs)
-                .ignore();
-        }
-        let old: Result<Vec<Option<Vec<u8>>>, _> = pipe.query_async(&mut self.conn.clone()).await;
-        match old {
-            Ok(old) => Ok(old.into_iter().map(|v| v.map(text)).collect()),
-            // One key holds another type, which fails the whole pipeline: key by key instead.
-            Err(e) if wrong_type(&e) => {
-                let mut out = Vec::with_capacity(items.len());
-                for (key, value) in items {
-                    let old = self.set_nx(key, value, ttl_secs).await?;
-                    if old.as_deref().is_some_and(|o| o != FOREIGN_TYPE) {
-                        self.expire(key, ttl_secs).await?;
-                    }
-                    out.push(old);
-                }
-                Ok(out)
-            }
-            Err(e) => Err(err("claim")(e)),
-        }
-    }
-
     /// The values of `keys`, in order, in one round trip, as bytes: a value that is not UTF-8
     /// (not written by this bot) must not fail the reading of every other key. With
     /// `refresh_secs`, one pipelined `GETEX key EX ttl` per key (the value, and its TTL set
@@ -321,7 +286,10 @@ impl RedisClaims {
                         .ok()
                         .and_then(|v| v.get("token").and_then(|t| t.as_str()).map(str::to_string))
                         .unwrap_or_default();
-                    let released = matches!(self.compare_and_delete(&c.record_key, &token).await, Ok((1, _)));
+                    let released = matches!(
+                        self.compare_and_delete(&c.record_key, &token).await,
+                        Ok(Swapped::Applied(_))
+                    );
                     return Err(ClaimError::NotReplicated {
                         key: c.canonical.clone(),
                         acked,
@@ -410,7 +378,7 @@ impl RedisClaims {
     }
 
     /// Lua compare-and-set on the record's token, keeping the TTL.
-    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<(i64, String), ClaimError> {
+    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<Swapped, ClaimError> {
         let (status, current): (i64, Vec<u8>) = self
             .compare_and_set
             .key(key)
@@ -419,11 +387,11 @@ impl RedisClaims {
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err("transition"))?;
-        Ok((status, text(current)))
+        Swapped::from_script("transition", status, text(current))
     }
 
     /// Lua compare-and-delete on the record's token.
-    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<(i64, String), ClaimError> {
+    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<Swapped, ClaimError> {
         let (status, current): (i64, Vec<u8>) = self
             .compare_and_delete
             .key(key)
@@ -431,7 +399,7 @@ impl RedisClaims {
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err("release"))?;
-        Ok((status, text(current)))
+        Swapped::from_script("release", status, text(current))
     }
 
     /// Every key starting with `prefix`, with its value and TTL (`SCAN`, then `GET`/`TTL` in
