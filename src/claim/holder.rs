@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Who holds a claim: what a skip needs to say (who, since when, in which state) and nothing
-/// more. A cycle's batch look-up ([`ClaimStore::holders`]) reads each held record into one of
+/// more. A cycle's batch look-up ([`ClaimStore::holders`](super::ClaimStore::holders)) reads each held record into one of
 /// these rather than into a whole [`Claim`]: nearly every match a cycle sees is held, and the
 /// rest of the record (title, aliases, token…) was most of a held cycle's work
-/// (`docs/benchmarks.md`). The whole record is [`ClaimStore::peek`]'s.
+/// (`docs/benchmarks.md`). The whole record is [`ClaimStore::peek`](super::ClaimStore::peek)'s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holder {
     /// Where the announcement is in its life.
@@ -142,7 +142,7 @@ pub(super) fn text_as_bytes(values: Vec<Option<String>>) -> Vec<Option<Vec<u8>>>
 }
 
 /// The records one batch look-up read, each with the holder it reads as (see
-/// [`ClaimStore::holders_since`]). Holds each record's text: about 260 bytes a match.
+/// [`ClaimStore::holders_since`](super::ClaimStore::holders_since)). Holds each record's text: about 260 bytes a match.
 #[derive(Debug, Default)]
 pub struct LastRecords(pub(super) HashMap<Vec<u8>, Holder, foldhash::fast::RandomState>);
 

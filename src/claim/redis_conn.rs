@@ -25,7 +25,7 @@ use redis::{Cmd, ConnectionAddr, Pipeline, RedisError, RedisFuture, Value};
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
-/// Which kind of Redis deployment a [`RedisConn`] talks to.
+/// Which kind of Redis deployment a Redis store talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Deployment {
     /// One server (perhaps a primary with replicas), at the URL's address.
