@@ -6,7 +6,7 @@
 //!
 //! Rows:
 //! - `cycle_new`: what `App::cycle` does with new matches: one batch look-up
-//!   (`Announcer::holders`) for all sightings, then `Announcer::announce_looked_up` for each
+//!   (`Announcer::holders`) for all sightings, then `Announcer::announce` for each
 //!   (claim, post to a loopback X stand-in, record `posted`);
 //! - `cycle_held`: the same matches seen again, as nearly every later cycle sees them: the batch
 //!   look-up (one `MGET`) answers them all; nothing else is sent. `HELD_CYCLES` cycles per
@@ -181,7 +181,7 @@ async fn bench(mock: mock_x::MockX) {
             let t = Instant::now();
             let holders = announcer.holders_of(&sighting_refs).await.unwrap();
             for (s, holder) in sightings.iter().zip(holders) {
-                let outcome = announcer.announce_looked_up(s, holder).await.unwrap();
+                let outcome = announcer.announce(s, holder).await.unwrap();
                 assert_eq!(matches!(outcome, Outcome::Posted(_)), expect_posted, "{outcome:?}");
             }
             times.entry(row).or_default().push(t.elapsed().as_secs_f64() * 1e3);
