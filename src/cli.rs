@@ -91,6 +91,13 @@ pub enum ClaimsCommand {
         #[arg(long)]
         wide: bool,
     },
+    /// Ask the platform whether the post of each unknown or stuck claim exists, and record
+    /// what it says (found: posted, with its id; not found: the time of the check). Never posts.
+    Reconcile {
+        /// Only this channel's claims (the environment-only setup has one channel, `x`).
+        #[arg(long)]
+        channel: Option<String>,
+    },
     /// Delete the claim on one match key so it may be announced again. Refused unless the
     /// claim is unknown, failed or stuck, or --force is given.
     Release {

@@ -10,6 +10,8 @@ use cricket_announcer::claim::{known_time, ClaimState, EvictionSafety, ListedCla
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, ConfigError, Needs, StoreConfig};
 use cricket_announcer::cricket::MatchKey;
+use cricket_announcer::post::XClient;
+use cricket_announcer::reconcile::{reconcile_x, Decision, Settled};
 use cricket_announcer::status;
 use cricket_announcer::telemetry::CauseChain;
 use cricket_announcer::template::{TemplateError, BUILT_IN_NAME};
@@ -162,7 +164,14 @@ pub fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
 
 /// Runs the command `cli` names.
 pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
-    let posts = matches!(cli.command, Command::Run { .. } | Command::Backfill { .. }) && !cli.dry_run;
+    // `claims reconcile` reads the account's posts: it needs the posting credentials too.
+    let posts = (matches!(cli.command, Command::Run { .. } | Command::Backfill { .. }) && !cli.dry_run)
+        || matches!(
+            cli.command,
+            Command::Claims {
+                action: ClaimsCommand::Reconcile { .. }
+            }
+        );
     let needs = if posts { Needs::Posting } else { Needs::NoPosting };
     if cli.shorten && !(cli.dry_run && matches!(cli.command, Command::Run { .. } | Command::Backfill { .. })) {
         return Err(Usage("--shorten applies to a dry run of run or backfill only (a real post always shortens when SHORTENER is set)".into()).into());
@@ -297,6 +306,36 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                         write_stdout(&format!("identities: {}\n", identities.join(", ")))?;
                     }
                     Ok(ExitCode::SUCCESS)
+                }
+                ClaimsCommand::Reconcile { channel } => {
+                    if let Some(name) = channel.as_deref().filter(|c| *c != "x") {
+                        return Err(Usage(format!(
+                            "no channel {:?}: without a channels file the one channel is `x`",
+                            escaped(name)
+                        ))
+                        .into());
+                    }
+                    if config.dry_run {
+                        return Err(Usage(
+                            "claims reconcile records what X says; it has no dry run (use `claims list --state unknown` to look)".into(),
+                        )
+                        .into());
+                    }
+                    let credentials = config
+                        .x_credentials
+                        .clone()
+                        .context("claims reconcile reads the account's posts: set the four X credentials")?;
+                    let x = XClient::new(
+                        &config.x_api_base,
+                        credentials,
+                        config.post_timeout,
+                        cricket_announcer::source::fetch::CONNECT_TIMEOUT,
+                    )
+                    .map_err(anyhow::Error::msg)?;
+                    let decisions = reconcile_x(&store, &x, stuck_after).await?;
+                    print_decisions(&decisions, config.json, &store_label(&config))?;
+                    let asked_all = decisions.iter().all(|d| !matches!(d.outcome, Settled::NotAsked { .. }));
+                    Ok(ExitCode::from(if asked_all { EXIT_OK } else { EXIT_INCOMPLETE }))
                 }
                 ClaimsCommand::Release { key, force } => {
                     let asked = parse_key(&key)?;
@@ -473,6 +512,32 @@ async fn seed_dry_run(app: &App, config: &Config) -> anyhow::Result<ExitCode> {
     }
     write_stdout(&out)?;
     Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_INCOMPLETE }))
+}
+
+/// `claims reconcile`'s report: one line (or JSON object) per claim it looked at.
+fn print_decisions(decisions: &[Decision], json: bool, store: &str) -> std::io::Result<()> {
+    if decisions.is_empty() && !json {
+        return write_stdout(&format!("no unknown or stuck claims (store {store})\n"));
+    }
+    let mut out = String::new();
+    for d in decisions {
+        let (result, detail) = match &d.outcome {
+            Settled::Posted { id } => ("posted", id.clone()),
+            Settled::StillUnknown { found } => ("not found", found.clone()),
+            Settled::Changed { state } => ("changed", format!("now {state}; left alone")),
+            Settled::NotAsked { why } => ("not asked", why.clone()),
+        };
+        if json {
+            out.push_str(
+                &serde_json::json!({ "key": d.key.as_str(), "was": d.was, "result": result, "detail": detail })
+                    .to_string(),
+            );
+            out.push('\n');
+        } else {
+            out.push_str(&format!("{} ({}): {result}: {}\n", d.key, d.was, escaped(&detail)));
+        }
+    }
+    write_stdout(&out)
 }
 
 /// Where claims are kept, as it may be shown: a URL's host, port and path only (no user,

@@ -30,6 +30,7 @@ pub mod cricket;
 pub mod filter;
 pub mod metric_names;
 pub mod post;
+pub mod reconcile;
 pub mod shorten;
 pub mod source;
 pub mod status;

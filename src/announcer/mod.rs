@@ -178,6 +178,14 @@ impl Announcer {
         }
     }
 
+    /// The X client posts go to (none in a dry run).
+    pub fn x_client(&self) -> Option<&XClient> {
+        match &self.mode {
+            Mode::Live(x, _) => Some(x),
+            Mode::DryRun(_) => None,
+        }
+    }
+
     /// With `yes`, every claim checks, in its own atomic step, that the store's first-start
     /// marker exists, and claims nothing when it does not ([`AnnounceError::NoMarker`]): a store
     /// wiped between a cycle's readiness check and its claims never looks free. `run` and
@@ -294,9 +302,10 @@ impl Announcer {
         }
         let token = match self
             .store
-            .claim_match(
+            .claim_match_to_post(
                 &s.ids,
                 &m.claim_title(),
+                Some(draft.text()),
                 self.policy.ttl,
                 self.policy.stuck_after,
                 self.require_marker,

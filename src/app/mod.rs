@@ -17,11 +17,14 @@ pub use summary::Summary;
 
 use crate::announcer::{Announcer, ClaimPolicy, DryRun, Mode, Output};
 use crate::backoff::Backoff;
+use crate::claim::ClaimError;
 use crate::config::Config;
 use crate::filter::Filter;
 use crate::post::{PostPace, XClient};
+use crate::reconcile::{reconcile_x, Decision, RECONCILE_EVERY_CYCLES};
 use crate::shorten::Shortener;
 use crate::source::{self, SourceReader, SourceSpec};
+use crate::telemetry::CauseChain;
 use crate::template::Template;
 use anyhow::Context;
 use std::sync::Mutex;
@@ -164,6 +167,20 @@ impl App {
         (summary, ok)
     }
 
+    /// Settles the store's `unknown` and stuck claims with X (see [`crate::reconcile`]); none
+    /// in a dry run, which writes nothing.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot list its claims.
+    pub async fn reconcile(&self) -> Result<Vec<Decision>, ClaimError> {
+        match self.announcer.x_client() {
+            Some(x) if !self.dry_run => {
+                reconcile_x(self.announcer.store(), x, self.announcer.policy().stuck_after).await
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
     /// Polls until `cancel` fires, or after `max_cycles` cycles when given. A cycle in
     /// progress finishes its current match first. Cycles start on a fixed schedule of one
     /// per poll interval, each delayed by up to [`POLL_JITTER_FRACTION`] of it at random so
@@ -209,6 +226,13 @@ impl App {
             if let Some(why) = self.announcer.halted() {
                 tracing::error!(reason = %why, "posting halted; fix the account or credentials and restart");
                 return Some(format!("posting halted: {why}"));
+            }
+            // Unknown and stuck claims are settled with the platform on the first cycle, then
+            // every RECONCILE_EVERY_CYCLES (see `crate::reconcile`).
+            if (done - 1).is_multiple_of(RECONCILE_EVERY_CYCLES) && !cancel.is_cancelled() {
+                if let Err(e) = self.reconcile().await {
+                    tracing::error!(error.cause_chain = %CauseChain(&e), "reconciliation failed: the store could not list the claims");
+                }
             }
             if let (false, Some(why)) = (self.dry_run, &summary.refused) {
                 // The refusal may be a store that did not answer (worth another cycle) or one

@@ -175,10 +175,17 @@ pub enum Transition {
     },
     /// Recorded at first start without posting.
     Seeded,
+    /// A reconciliation asked the platform and did not settle it: the state is kept, and the
+    /// record says when it was checked and what was found.
+    Checked {
+        /// What was found ("not among the 37 posts since …").
+        found: String,
+    },
 }
 
 impl Transition {
     fn apply(&self, mut claim: Claim, now: DateTime<Utc>) -> Claim {
+        let updated_at = claim.updated_at;
         claim.updated_at = now;
         match self {
             Transition::Posted { tweet_id, detail } => {
@@ -197,6 +204,12 @@ impl Transition {
             Transition::Seeded => {
                 claim.state = ClaimState::Seeded;
                 claim.detail = Some("present at first start; not announced".into());
+            }
+            Transition::Checked { found } => {
+                // Checked is not a change of state: `updated_at` stays when the state last changed.
+                claim.updated_at = updated_at;
+                claim.checked_at = Some(now);
+                claim.check = Some(found.clone());
             }
         }
         claim
@@ -400,7 +413,27 @@ impl ClaimStore {
         gives_up_after: Duration,
         require_marker: bool,
     ) -> Result<MatchClaim, ClaimError> {
-        let record = Claim::with_deadline(self.owner(), title, &ids.ids, Utc::now(), Some(gives_up_after));
+        self.claim_match_to_post(ids, title, None, ttl, gives_up_after, require_marker)
+            .await
+    }
+
+    /// As [`ClaimStore::claim_match`], with the post the winner is about to send (`text`, as
+    /// rendered before the claim) stored in the record, at no extra round trip: what settles
+    /// an `unknown` or stuck claim later (`claims reconcile`) is whether that post exists.
+    ///
+    /// # Errors
+    /// As [`ClaimStore::claim_match`].
+    pub async fn claim_match_to_post(
+        &self,
+        ids: &Identities,
+        title: &str,
+        text: Option<&str>,
+        ttl: Duration,
+        gives_up_after: Duration,
+        require_marker: bool,
+    ) -> Result<MatchClaim, ClaimError> {
+        let mut record = Claim::with_deadline(self.owner(), title, &ids.ids, Utc::now(), Some(gives_up_after));
+        record.text = text.map(str::to_string);
         let lookups = ids.lookups();
         let request = IdentityClaim {
             record_key: self.key(&ids.key),
@@ -720,6 +753,22 @@ impl ClaimStore {
     pub async fn attempts(&self, key: &MatchKey) -> Result<u32, ClaimError> {
         let raw = each!(self, s => s.get(&self.attempts_key(key)).await)?;
         Ok(raw.and_then(|r| r.trim().parse().ok()).unwrap_or(0))
+    }
+
+    /// Changes the claim on `key` as read in `read` (by `claims reconcile`, which does not own
+    /// it), only while the record still carries `read`'s token: a record that changed since it
+    /// was read (its owner recorded the post meanwhile) is left alone and returned.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn settle(&self, key: &MatchKey, read: &Claim, change: &Transition) -> Result<Checked, ClaimError> {
+        if read.token.is_empty() {
+            // Not a record of this bot's: nothing to compare, nothing to change.
+            return Ok(Checked::NotOurs(read.clone()));
+        }
+        let new = change.apply(read.clone(), Utc::now());
+        let swapped = each!(self, s => s.compare_and_set(&self.key(key), &read.token, &new.to_stored()).await)?;
+        Ok(swapped.checked(|_| new))
     }
 
     /// An operator's release of the claim on `key`: allowed when the claim is `unknown`,

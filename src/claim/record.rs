@@ -82,6 +82,16 @@ pub struct Claim {
     /// absent in records of earlier releases (then the reader's `POST_TIMEOUT_SECS` decides).
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_rfc3339")]
     pub deadline: Option<DateTime<Utc>>,
+    /// The post the owner was about to send, as rendered before the claim (the link may since
+    /// have been shortened). What `claims reconcile` looks for on the platform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// When `claims reconcile` last asked the platform about this claim and did not settle it.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_rfc3339")]
+    pub checked_at: Option<DateTime<Utc>>,
+    /// What that check found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
 }
 
 /// [`rfc3339`] for an optional field (`null` or absent: `None`).
@@ -127,6 +137,9 @@ impl fmt::Debug for Claim {
             .field("detail", &self.detail)
             .field("attempts", &self.attempts)
             .field("deadline", &self.deadline)
+            .field("text", &self.text)
+            .field("checked_at", &self.checked_at)
+            .field("check", &self.check)
             .finish_non_exhaustive()
     }
 }
@@ -160,6 +173,9 @@ impl Claim {
             deadline: gives_up_after
                 .and_then(|d| chrono::Duration::from_std(d).ok())
                 .and_then(|d| now.checked_add_signed(d)),
+            text: None,
+            checked_at: None,
+            check: None,
         }
     }
 
@@ -195,6 +211,9 @@ impl Claim {
                 )),
                 attempts: None,
                 deadline: None,
+                text: None,
+                checked_at: None,
+                check: None,
             }
         })
     }

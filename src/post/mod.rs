@@ -5,7 +5,7 @@ mod pace;
 mod x;
 
 pub use pace::{NotUntil, PostPace, RateGate, RateLimits, DEFAULT_429_BACKOFF};
-pub use x::{XClient, XCredentials};
+pub use x::{Found, XClient, XCredentials, RECONCILE_MAX_POSTS};
 
 use unicode_normalization::UnicodeNormalization;
 

@@ -156,6 +156,188 @@ impl XClient {
     }
 }
 
+/// What the account's recent posts say about one post (see [`XClient::find_post`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A post with the same text (links aside) or the same link exists: its id.
+    Posted {
+        /// The tweet's id.
+        tweet_id: String,
+    },
+    /// None of the `looked_at` posts since the window's start is it. Not proof that it was never
+    /// created: X's timeline is eventually consistent.
+    NotAmong {
+        /// How many posts were read.
+        looked_at: usize,
+    },
+}
+
+#[derive(Deserialize)]
+struct Me {
+    data: MeData,
+}
+
+#[derive(Deserialize)]
+struct MeData {
+    id: String,
+}
+
+#[derive(Deserialize)]
+struct Timeline {
+    #[serde(default)]
+    data: Vec<Tweet>,
+}
+
+#[derive(Deserialize)]
+struct Tweet {
+    id: String,
+    text: String,
+    #[serde(default)]
+    entities: Option<Entities>,
+}
+
+#[derive(Deserialize)]
+struct Entities {
+    #[serde(default)]
+    urls: Vec<UrlEntity>,
+}
+
+#[derive(Deserialize)]
+struct UrlEntity {
+    #[serde(default)]
+    expanded_url: Option<String>,
+}
+
+/// How many of the account's posts one reconciliation reads (X's most per page:
+/// <https://docs.x.com/x-api/users/get-posts>).
+pub const RECONCILE_MAX_POSTS: u32 = 100;
+
+impl XClient {
+    /// Looks for the post `text` among the account's posts created since `since`: reads
+    /// `GET /2/users/me` (the account's id), then one page of `GET /2/users/:id/tweets`
+    /// (at most [`RECONCILE_MAX_POSTS`], `start_time` = `since`, with each post's links
+    /// expanded). A post is it when its text is `text` with every link taken out (X rewrites
+    /// links to `t.co`, and ours may have been shortened) or one of its links is one of
+    /// `text`'s. Both reads are signed as the post is (OAuth 1.0a user context).
+    ///
+    /// Documentation: <https://docs.x.com/x-api/users/get-my-user>,
+    /// <https://docs.x.com/x-api/users/get-posts>.
+    ///
+    /// # Errors
+    /// [`PostError`] when X cannot be reached or refuses the read (a 401 or 403: the
+    /// credentials; a 429: the read limit), or answers what the documentation does not say.
+    pub async fn find_post(&self, text: &str, since: chrono::DateTime<chrono::Utc>) -> Result<Found, PostError> {
+        let me: Me = self.read(&self.join("users/me")?, &[]).await?;
+        let url = self.join(&format!("users/{}/tweets", me.data.id))?;
+        let start = since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let max = RECONCILE_MAX_POSTS.to_string();
+        let params = [
+            ("max_results", max.as_str()),
+            ("start_time", start.as_str()),
+            ("tweet.fields", "created_at,entities"),
+        ];
+        let timeline: Timeline = self.read(&url, &params).await?;
+        let (ours, our_links) = without_links(text);
+        for tweet in &timeline.data {
+            let (theirs, _) = without_links(&unescape(&tweet.text));
+            let links = tweet
+                .entities
+                .iter()
+                .flat_map(|e| &e.urls)
+                .filter_map(|u| u.expanded_url.as_deref());
+            if theirs == ours || links.into_iter().any(|l| our_links.contains(&l)) {
+                return Ok(Found::Posted {
+                    tweet_id: tweet.id.clone(),
+                });
+            }
+        }
+        Ok(Found::NotAmong {
+            looked_at: timeline.data.len(),
+        })
+    }
+
+    /// `<X_API_BASE_URL>/2/<path>`, next to the post endpoint `/2/tweets`.
+    fn join(&self, path: &str) -> Result<Url, PostError> {
+        self.endpoint.join(path).map_err(|e| PostError::BadReceipt {
+            status: 0,
+            detail: format!("the X API base cannot take the path /2/{path}: {e}"),
+        })
+    }
+
+    /// A signed `GET url?params`, read as `T`.
+    async fn read<T: serde::de::DeserializeOwned>(&self, url: &Url, params: &[(&str, &str)]) -> Result<T, PostError> {
+        let c = &self.credentials;
+        let token = oauth1_request::Token::from_parts(
+            c.api_key.expose_secret(),
+            c.api_secret.expose_secret(),
+            c.access_token.expose_secret(),
+            c.access_token_secret.expose_secret(),
+        );
+        // The query is signed (RFC 5849 §3.4.1.3), and sent encoded by the same encoder.
+        let request = oauth1_request::ParameterList::new(params.to_vec());
+        let authorization = oauth1_request::get(url.as_str(), &request, &token, oauth1_request::HMAC_SHA1);
+        let with_query = oauth1_request::to_query(url.as_str().to_string(), &request);
+        let sent = self
+            .http
+            .get(with_query.as_str())
+            .header(reqwest::header::AUTHORIZATION, authorization)
+            .send()
+            .await;
+        let response = match sent {
+            Ok(r) => r,
+            Err(source) if source.is_connect() => {
+                return Err(PostError::Connect {
+                    url: url.to_string(),
+                    source,
+                })
+            }
+            Err(source) => {
+                return Err(PostError::NoAnswer {
+                    url: url.to_string(),
+                    source,
+                })
+            }
+        };
+        let status = response.status().as_u16();
+        let limits = pace::observe(&self.gate, status, response.headers());
+        let body = response.bytes().await.map_err(|source| PostError::NoAnswer {
+            url: url.to_string(),
+            source,
+        })?;
+        if !(200..300).contains(&status) {
+            return Err(PostError::Refused {
+                status,
+                detail: error_detail(&body),
+                limits,
+            });
+        }
+        serde_json::from_slice(&body).map_err(|e| PostError::BadReceipt {
+            status,
+            detail: format!("{e}: {}", preview(&body)),
+        })
+    }
+}
+
+/// `text` with its links taken out and its white space collapsed (NFC), and the links.
+fn without_links(text: &str) -> (String, Vec<&str>) {
+    use unicode_normalization::UnicodeNormalization;
+    let mut words = Vec::new();
+    let mut links = Vec::new();
+    for word in text.split_whitespace() {
+        if word.starts_with("https://") || word.starts_with("http://") {
+            links.push(word);
+        } else {
+            words.push(word);
+        }
+    }
+    (words.join(" ").nfc().collect(), links)
+}
+
+/// X API v2 returns a post's text with `&`, `<` and `>` escaped as HTML entities.
+fn unescape(text: &str) -> String {
+    text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+}
+
 /// X's error detail from an error body (`detail`, `title`, or `errors[0].message`), else the
 /// start of the body.
 fn error_detail(body: &[u8]) -> String {
