@@ -7,7 +7,7 @@ use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Output};
 use cricket_announcer::app::App;
 use cricket_announcer::claim::{ClaimStore, EmbeddedClaims, PostgresClaims, RedisClaims};
 use cricket_announcer::cli::Cli;
-use cricket_announcer::config::{Config, Needs};
+use cricket_announcer::config::{Config, Invocation, Needs};
 use cricket_announcer::cricket::Match;
 use cricket_announcer::post::{PostPace, XClient, XCredentials};
 use cricket_announcer::source::SourceKind;
@@ -429,7 +429,7 @@ pub async fn live_app_on(
         .map(String::from),
     );
     let cli = Cli::try_parse_from(args).unwrap();
-    let config = Config::from_settings(&cli.settings, &cli.source, Needs::Posting, false, false, false)?;
+    let config = Config::from_settings(&cli.settings, Invocation::new(&cli.source, Needs::Posting))?;
     App::build(&config, Buffer::default().output()).await
 }
 
