@@ -107,7 +107,8 @@ async fn the_post_sent_to_x_is_the_exact_rendered_text_signed_with_oauth1() {
         .expect(1)
         .mount(&x)
         .await;
-    let s = store(Kind::Redis, &unique_prefix(), "solo", std::path::Path::new("")).await;
+    let prefix = unique_prefix();
+    let s = store(Kind::Redis, &prefix, "solo", std::path::Path::new("")).await;
     let outcome = live_announcer(s, &x).announce(&zim_v_ban()).await.unwrap();
     assert!(
         matches!(outcome, Outcome::Posted(ref r) if r.tweet_id == "7"),
@@ -301,7 +302,8 @@ async fn held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_pe
     let x = MockServer::start().await;
     x_accepts(&x, 0).await;
     let dir = tempfile::tempdir().unwrap();
-    let s = store(kind, &unique_prefix(), "holder", &dir.path().join("claims.db")).await;
+    let prefix = unique_prefix();
+    let s = store(kind, &prefix, "holder", &dir.path().join("claims.db")).await;
     let policy_ttl = Duration::from_secs(8);
     let every = policy_ttl / REFRESHES_PER_TTL;
     let long = Duration::from_secs(1_000);

@@ -47,9 +47,7 @@ async fn announce_once(kind: Kind, x: &MockServer) -> Observed {
     let prefix = unique_prefix();
     let s = store(kind, &prefix, "solo", &dir.path().join("c.db")).await;
     let announcer = live_announcer(s.clone(), x);
-    let observed = observe(&announcer, &s, x).await;
-    helpers::cleanup(kind, &prefix).await;
-    observed
+    observe(&announcer, &s, x).await
 }
 
 async fn observe(announcer: &Announcer, s: &ClaimStore, x: &MockServer) -> Observed {
@@ -248,7 +246,6 @@ async fn x_accepting_the_connection_and_never_answering_keeps_the_claim_as_unkno
     assert_eq!(failed(&o), (true, Verdict::Unknown));
     assert_eq!((o.posts, o.state), (1, Some(ClaimState::Unknown)));
     assert!(o.detail.unwrap().starts_with("no answer from X"));
-    helpers::cleanup(kind, &prefix).await;
 }
 
 async fn a_refused_connection_releases_the_claim(kind: Kind) {
@@ -289,7 +286,6 @@ async fn a_refused_connection_releases_the_claim(kind: Kind) {
     );
     assert_eq!(s.peek(&MatchKey::for_match(&m)).await.unwrap(), None);
     assert_eq!(s.attempts(&MatchKey::for_match(&m)).await.unwrap(), 1);
-    helpers::cleanup(kind, &prefix).await;
 }
 
 async fn three_provable_failures_in_a_row_give_up_with_a_failed_record(kind: Kind) {
@@ -316,7 +312,6 @@ async fn three_provable_failures_in_a_row_give_up_with_a_failed_record(kind: Kin
     // A failed match is never tried again.
     assert!(matches!(announcer.announce(&m).await.unwrap(), Outcome::Skipped { .. }));
     assert_eq!(x.received_requests().await.unwrap().len(), 3);
-    helpers::cleanup(kind, &prefix).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -550,7 +545,8 @@ mod lifecycle {
     async fn a_never_initialised_store_refuses_to_post_and_says_what_to_do() {
         let x = MockServer::start().await;
         helpers::x_accepts(&x, 0).await;
-        let summary = app(&unique_prefix(), &x).await.cycle(&CancellationToken::new()).await;
+        let prefix = unique_prefix();
+        let summary = app(&prefix, &x).await.cycle(&CancellationToken::new()).await;
         assert_eq!(summary.posted, 0);
         // The page's matches are counted as a dry run of the same page counts them
         // (`cli::a_dry_run_writes_nothing_and_…`): 9 seen, 5 not announceable.

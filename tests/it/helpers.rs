@@ -25,9 +25,53 @@ pub fn redis_url() -> String {
     std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".to_string())
 }
 
-/// A key prefix no other test uses.
-pub fn unique_prefix() -> String {
-    format!("test:{}:", uuid::Uuid::new_v4().simple())
+/// A key prefix no other test uses. Everything written under it (Redis keys, the PostgreSQL
+/// schema [`schema_for`] names) is removed when it is dropped, so bind it for the whole test
+/// (`let prefix = unique_prefix();`), not as a temporary.
+pub fn unique_prefix() -> Prefix {
+    Prefix(format!("test:{}:", uuid::Uuid::new_v4().simple()))
+}
+
+/// A test's key prefix, read as the `String` it is; dropping it removes what the test wrote to
+/// the shared Redis and PostgreSQL, even when the test fails (drops run while a panic unwinds).
+pub struct Prefix(String);
+
+impl std::ops::Deref for Prefix {
+    type Target = String;
+    fn deref(&self) -> &String {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Prefix {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_ref()
+    }
+}
+
+impl std::fmt::Display for Prefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Drop for Prefix {
+    fn drop(&mut self) {
+        let prefix = self.0.clone();
+        // A drop cannot await, and runs inside the test's runtime, which must not be blocked on
+        // itself: the cleanup gets a thread and a runtime of its own. A failure there (a server
+        // gone) must not turn into a second panic while the test's own unwinds: it is ignored.
+        let _ = std::thread::spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                return;
+            };
+            runtime.block_on(async {
+                cleanup(Kind::Redis, &prefix).await;
+                cleanup(Kind::Postgres, &prefix).await;
+            });
+        })
+        .join();
+    }
 }
 
 /// A raw connection for inspecting keys. Fails the test loudly when Redis is down.
