@@ -158,54 +158,6 @@ async fn a_dry_run_prints_the_exact_post_and_writes_no_claim() {
     assert!(helpers::keys(&prefix).await.is_empty(), "dry run wrote to Redis");
 }
 
-/// A post that fails leaves the state its failure proves.
-async fn outcome_of(status: u16, body: serde_json::Value) -> (Outcome, Option<ClaimState>, u64) {
-    let x = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/2/tweets"))
-        .respond_with(ResponseTemplate::new(status).set_body_json(body))
-        .mount(&x)
-        .await;
-    let prefix = unique_prefix();
-    let s = store(Kind::Redis, &prefix, "solo", std::path::Path::new("")).await;
-    let m = zim_v_ban();
-    let outcome = live_announcer(s.clone(), &x).announce(&m).await.unwrap();
-    let state = s.peek(&MatchKey::for_match(&m)).await.unwrap().map(|c| c.state);
-    let sent = x.received_requests().await.unwrap().len() as u64;
-    (outcome, state, sent)
-}
-
-#[tokio::test]
-async fn a_5xx_keeps_the_claim_as_unknown() {
-    let (outcome, state, sent) = outcome_of(503, serde_json::json!({"title": "Service Unavailable"})).await;
-    assert!(
-        matches!(outcome, Outcome::PostFailed { claim_kept: true, .. }),
-        "{outcome:?}"
-    );
-    assert_eq!((state, sent), (Some(ClaimState::Unknown), 1));
-}
-
-#[tokio::test]
-async fn a_400_proves_nothing_was_posted_and_releases_the_claim() {
-    let (outcome, state, sent) = outcome_of(400, serde_json::json!({"title": "Invalid Request"})).await;
-    assert!(
-        matches!(outcome, Outcome::PostFailed { claim_kept: false, .. }),
-        "{outcome:?}"
-    );
-    assert_eq!((state, sent), (None, 1));
-}
-
-#[tokio::test]
-async fn a_duplicate_content_403_is_recorded_as_posted() {
-    let body = serde_json::json!({"detail": "You are not allowed to create a Tweet with duplicate content.", "status": 403, "title": "Forbidden"});
-    let (outcome, state, sent) = outcome_of(403, body).await;
-    assert!(
-        matches!(outcome, Outcome::PostFailed { claim_kept: true, .. }),
-        "{outcome:?}"
-    );
-    assert_eq!((state, sent), (Some(ClaimState::Posted), 1));
-}
-
 #[tokio::test]
 async fn after_a_429_nothing_is_claimed_until_the_reset_and_then_the_match_is_posted_once() {
     let x = MockServer::start().await;

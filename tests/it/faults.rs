@@ -201,7 +201,11 @@ async fn x_503_keeps_the_claim_as_unknown(kind: Kind) {
     )
     .await;
     assert_eq!(failed(&o), (true, Verdict::Unknown));
-    assert_eq!((o.posts, o.state), (1, Some(ClaimState::Unknown)));
+    assert_eq!(
+        (o.posts, o.state, o.attempts, o.halted),
+        (1, Some(ClaimState::Unknown), 0, false)
+    );
+    assert_eq!(o.detail.as_deref(), Some("X answered 503: over capacity"));
 }
 
 async fn x_creating_the_tweet_then_answering_504_keeps_the_claim_as_unknown(kind: Kind) {
