@@ -109,8 +109,31 @@ async fn three_backfill_processes_on_one_redis_post_each_match_once() {
         let ttl: i64 = redis::cmd("TTL").arg(&k).query_async(&mut conn).await.unwrap();
         assert!(ttl > 0, "{k} has TTL {ttl}: every key written must expire");
     }
-    let skipped: usize = outputs.iter().map(|o| text(o).0.matches("skipped").count()).sum();
-    assert_eq!(skipped, 3, "each process prints one summary line");
+    // Each process read the page and decided all four announceable matches: posted by it, or
+    // skipped as another's; together they posted each once.
+    let mut posted = 0;
+    for o in &outputs {
+        let stdout = text(o).0;
+        let summary: Vec<&str> = stdout.lines().filter(|l| l.starts_with("backfill: ")).collect();
+        let [line] = summary[..] else {
+            panic!("one summary line expected: {stdout}")
+        };
+        let n: usize = line
+            .split("; posted ")
+            .nth(1)
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no posted count in {line:?}"));
+        assert_eq!(
+            line,
+            format!(
+                "backfill: sources read 1, failed 0; matches seen 9, not announceable 5; posted {n}, skipped {}, failed 0",
+                4 - n
+            )
+        );
+        posted += n;
+    }
+    assert_eq!(posted, 4, "each match posted by exactly one process");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
