@@ -2,8 +2,9 @@
 //! conformance cases for the configuration it uses (v3), and X's rate-limit headers read from
 //! every answer (wiremock on loopback).
 
-use crate::cli::{bot, text};
+use crate::cli::bot;
 use crate::helpers::{self, credentials, root, unique_prefix, zim_v_ban, Kind};
+use crate::operator::on_fixture;
 use chrono::{DateTime, Utc};
 use cricket_announcer::claim::{ClaimOutcome, ClaimToken};
 use cricket_announcer::cricket::MatchKey;
@@ -76,15 +77,8 @@ fn counted_by_hand(text: &str) -> usize {
 #[tokio::test]
 async fn the_real_posts_of_a_saved_page_carry_the_weighted_length_x_counts_not_their_length() {
     let dir = tempfile::tempdir().unwrap();
-    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
-    let o = bot(dir.path())
-        .args(["--dry-run", "backfill", "--source"])
-        .arg(&page)
-        .output()
-        .await
-        .unwrap();
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let (code, stdout, stderr) = on_fixture(&mut bot(dir.path()), &["--dry-run", "backfill"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
     // Each post is printed as `--- KEY (ID; weighted length N/280)`, its text, a blank line.
     let posts: Vec<(usize, &str)> = stdout
         .split("--- ")
