@@ -6,7 +6,7 @@
 //!
 //! Rows:
 //! - `cycle_new`: what `App::cycle` does with new matches: one batch look-up
-//!   (`Announcer::holders`) for all sightings, then `Announcer::announce_looked_up` for each
+//!   (`Announcer::holders`) for all sightings, then `Announcer::announce` for each
 //!   (claim, post to a loopback X stand-in, record `posted`);
 //! - `cycle_held`: the same matches seen again, as nearly every later cycle sees them: the batch
 //!   look-up (one `MGET`) answers them all; nothing else is sent. `HELD_CYCLES` cycles per
@@ -18,7 +18,6 @@
 //!   refresh of the held claims' TTLs is due (its first look-up; later, once per TTL /
 //!   `REFRESHES_PER_TTL`): one `GETEX` per match in one pipeline;
 //! - `claim_new` / `claim_held`: `ClaimStore::claim` alone, one call per sighting;
-//! - `claim_many_new` / `claim_many_held`: `ClaimStore::claim_many`, all sightings in one batch.
 //!
 //! Usage: `cargo run --release --example claims -- REDIS_URL [SIGHTINGS] [REPEATS] [HELD_CYCLES]`.
 //! Prints one JSON object on stdout (times in milliseconds, medians over REPEATS; `ms_each`
@@ -29,7 +28,7 @@
 mod mock_x;
 
 use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Outcome};
-use cricket_announcer::claim::{ClaimOutcome, ClaimRequest, ClaimStore, RedisClaims};
+use cricket_announcer::claim::{ClaimOutcome, ClaimStore, RedisClaims};
 use cricket_announcer::cricket::{Match, MatchKey, Sighting};
 use cricket_announcer::post::{PostPace, XClient};
 use cricket_announcer::source::SourceKind;
@@ -125,13 +124,6 @@ async fn bench(mock: mock_x::MockX) {
     let sighting_refs: Vec<&Sighting> = sightings.iter().collect();
     let titles: Vec<String> = matches.iter().map(Match::title).collect();
     let aliases: Vec<Vec<String>> = matches.iter().map(|m| vec![m.alias()]).collect();
-    let requests: Vec<ClaimRequest<'_>> = (0..n)
-        .map(|i| ClaimRequest {
-            key: &keys[i],
-            title: &titles[i],
-            aliases: &aliases[i],
-        })
-        .collect();
 
     let mut info = redis::Client::open(url.as_str())
         .unwrap()
@@ -189,7 +181,7 @@ async fn bench(mock: mock_x::MockX) {
             let t = Instant::now();
             let holders = announcer.holders_of(&sighting_refs).await.unwrap();
             for (s, holder) in sightings.iter().zip(holders) {
-                let outcome = announcer.announce_looked_up(s, holder).await.unwrap();
+                let outcome = announcer.announce(s, holder).await.unwrap();
                 assert_eq!(matches!(outcome, Outcome::Posted(_)), expect_posted, "{outcome:?}");
             }
             times.entry(row).or_default().push(t.elapsed().as_secs_f64() * 1e3);
@@ -214,17 +206,6 @@ async fn bench(mock: mock_x::MockX) {
             }
             times.entry(row).or_default().push(t.elapsed().as_secs_f64() * 1e3);
             counts.insert(row, per_sighting(&before, &counters(&mut info).await, n));
-        }
-
-        // One batch per cycle.
-        let s = store("batch").await;
-        for (row, expect_won) in [("claim_many_new", true), ("claim_many_held", false)] {
-            let before = counters(&mut info).await;
-            let t = Instant::now();
-            let outcomes = s.claim_many(&requests, TTL).await.unwrap();
-            times.entry(row).or_default().push(t.elapsed().as_secs_f64() * 1e3);
-            counts.insert(row, per_sighting(&before, &counters(&mut info).await, n));
-            assert!(outcomes.iter().all(|o| matches!(o, ClaimOutcome::Won(_)) == expect_won));
         }
     }
     // The first held cycle of each repeat on its own: it reads every record for the first time

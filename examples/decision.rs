@@ -89,7 +89,7 @@ async fn bench(mut mock: mock_x::MockX) {
         let mut first = true;
         for (s, holder) in sightings.iter().zip(holders) {
             let start = Instant::now();
-            let outcome = announcer.announce_looked_up(s, holder).await.unwrap();
+            let outcome = announcer.announce(s, holder).await.unwrap();
             assert!(matches!(outcome, Outcome::Posted(_)), "{outcome:?}");
             let arrived = mock.arrivals.recv().await.unwrap();
             if i >= WARM_UP {

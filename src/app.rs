@@ -2,7 +2,7 @@
 //! [`App::cycle`] is one poll (read sources → dedupe by match → filter → announce);
 //! [`App::backfill`] and [`App::run_until_cancelled`] are the two ways to run it.
 
-use crate::announcer::{AnnounceError, Announcer, ClaimPolicy, Mode, Outcome, Output};
+use crate::announcer::{AnnounceError, Announcer, ClaimPolicy, DryRun, Mode, Outcome, Output};
 use crate::backoff::{Backoff, Turn};
 use crate::claim::{
     ClaimError, ClaimStore, EmbeddedClaims, EvictionRefusal, EvictionSafety, Holder, MatchClaim, PostgresClaims,
@@ -282,11 +282,11 @@ impl App {
             None => None,
         };
         let mode = if config.dry_run {
-            Mode::DryRun {
+            Mode::DryRun(DryRun {
                 out,
                 json: config.json,
                 shorten: config.shorten_in_dry_run,
-            }
+            })
         } else if let Some(credentials) = config.x_credentials.clone() {
             Mode::Live(
                 XClient::new(
@@ -301,11 +301,11 @@ impl App {
         } else {
             // Only a command that never posts (`seed`) gets here: `Config` requires the
             // credentials of those that do. Without them nothing can reach X; posts are printed.
-            Mode::DryRun {
+            Mode::DryRun(DryRun {
                 out,
                 json: config.json,
                 shorten: false,
-            }
+            })
         };
         let policy = ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout);
         if !config.dry_run {
@@ -618,7 +618,7 @@ impl App {
                 );
                 break;
             }
-            match self.announcer.announce_looked_up(sighting, holders.remove(&i)).await {
+            match self.announcer.announce(sighting, holders.remove(&i)).await {
                 Ok(outcome @ (Outcome::Posted(_) | Outcome::WouldPost(_))) => {
                     let label = if matches!(outcome, Outcome::Posted(_)) {
                         "posted"

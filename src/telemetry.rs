@@ -169,7 +169,7 @@ impl<'w> FormatFields<'w> for EscapedFields {
 }
 
 /// Log lines for people: `TIME LEVEL message field=value … span_field=value …`. Unlike the
-/// default format, no span *name* is printed (a reader has no use for `announce_looked_up{…}:`),
+/// default format, no span *name* is printed (a reader has no use for `announce_unheld{…}:`),
 /// only the span's fields that the event does not already carry, and an error's text once:
 /// `error=` holds the cause chain when the event has one, else the message.
 pub struct PeopleFormat;
@@ -308,7 +308,7 @@ mod tests {
     fn a_text_line_has_no_span_name_escapes_values_and_says_an_error_once() {
         let text = logged("info", || {
             let span = tracing::info_span!(
-                "announce_looked_up",
+                "announce_unheld",
                 match_key = "2026-07-17_a-v-b_final",
                 source = "cricbuzz:1"
             );
@@ -332,7 +332,7 @@ mod tests {
             second,
             r#"ERROR source failed error=source cricbuzz failed: connection refused match_key=2026-07-17_a-v-b_final source=cricbuzz:1"#
         );
-        assert!(!text.contains("announce_looked_up"), "{text}");
+        assert!(!text.contains("announce_unheld"), "{text}");
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //! the claim.
 
 use super::redis::RedisClaims;
-use super::{ttl_secs, Claim, ClaimError, ClaimOutcome, ClaimStore, ClaimToken};
+use super::{ttl_secs, Claim, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Swapped};
 use crate::cricket::MatchKey;
 use std::fmt;
 use std::time::Duration;
@@ -136,7 +136,10 @@ impl ClaimStore {
                 claim: record,
             }));
         }
-        let released = matches!(redis.compare_and_delete(&stored, &record.token).await, Ok((1, _)));
+        let released = matches!(
+            redis.compare_and_delete(&stored, &record.token).await,
+            Ok(Swapped::Applied(_))
+        );
         Err(ClaimError::NotReplicated {
             key: key.to_string(),
             acked,

@@ -5,7 +5,7 @@
 //! column (`expires_at`, Unix seconds); expired rows count as absent and are replaced by the
 //! next write.
 
-use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup};
+use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup, Swapped};
 use chrono::Utc;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -201,45 +201,6 @@ impl EmbeddedClaims {
         .await
     }
 
-    /// [`EmbeddedClaims::set_nx`] for each `(key, value)`, plus the TTL refresh of a key already
-    /// held, in one transaction. The previous values, in order.
-    pub(super) async fn set_nx_many(
-        &self,
-        items: &[(String, String)],
-        ttl_secs: u64,
-    ) -> Result<Vec<Option<String>>, ClaimError> {
-        let items = items.to_vec();
-        self.tx("claim", move |c| {
-            let now = now();
-            let expires_at = now.saturating_add(secs(ttl_secs));
-            let mut out = Vec::with_capacity(items.len());
-            for (key, value) in items {
-                c.execute(
-                    "DELETE FROM claims WHERE key = ?1 AND expires_at <= ?2",
-                    params![key, now],
-                )?;
-                let inserted = c.execute(
-                    "INSERT INTO claims (key, record, expires_at) VALUES (?1, ?2, ?3) ON CONFLICT(key) DO NOTHING",
-                    params![key, value, expires_at],
-                )?;
-                if inserted == 1 {
-                    out.push(None);
-                } else {
-                    c.execute(
-                        "UPDATE claims SET expires_at = ?2 WHERE key = ?1",
-                        params![key, expires_at],
-                    )?;
-                    // Read without the expiry test: the row was just refreshed, and a second
-                    // `now()` could differ from the one the DELETE used.
-                    let held: String = c.query_row("SELECT record FROM claims WHERE key = ?1", [&key], |r| r.get(0))?;
-                    out.push(Some(held));
-                }
-            }
-            Ok(out)
-        })
-        .await
-    }
-
     pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
         let key = key.to_string();
         self.read("get", move |c| live(c, &key)).await
@@ -431,29 +392,29 @@ impl EmbeddedClaims {
         key: &str,
         token: &str,
         new: Option<String>,
-    ) -> Result<(i64, String), ClaimError> {
+    ) -> Result<Swapped, ClaimError> {
         let (key, token) = (key.to_string(), token.to_string());
         self.tx(op, move |c| {
             let Some(current) = live(c, &key)? else {
-                return Ok((-1, String::new()));
+                return Ok(Swapped::Gone);
             };
             if token.is_empty() || token_of(&current).as_deref() != Some(token.as_str()) {
-                return Ok((0, current));
+                return Ok(Swapped::NotOurs(current));
             }
             match new {
                 Some(v) => c.execute("UPDATE claims SET record = ?2 WHERE key = ?1", params![key, v])?,
                 None => c.execute("DELETE FROM claims WHERE key = ?1", [&key])?,
             };
-            Ok((1, current))
+            Ok(Swapped::Applied(current))
         })
         .await
     }
 
-    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<(i64, String), ClaimError> {
+    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<Swapped, ClaimError> {
         self.checked("transition", key, token, Some(new.to_string())).await
     }
 
-    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<(i64, String), ClaimError> {
+    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<Swapped, ClaimError> {
         self.checked("release", key, token, None).await
     }
 

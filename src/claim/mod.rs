@@ -1,5 +1,10 @@
-//! The claim protocol: who announces a match. This module owns the claim record, the token that
-//! proves a claim was won, and the stores that hold claims.
+//! The claim protocol: who announces a match. This module owns the protocol ([`ClaimStore`]:
+//! claim a match under all its identities, look holders up, move or release a claim by
+//! compare-and-set on its token) and the token that proves a claim was won. Around it, one file
+//! per job: `record.rs` (what a claim says, stored as JSON), `holder.rs` (the fast reading of
+//! who holds one), `error.rs` ([`ClaimError`]), `durability.rs` (eviction and replication), and
+//! the stores: `redis.rs` over `redis_conn.rs` (one server, Cluster, Sentinel), `embedded.rs`
+//! (SQLite), `postgres.rs`, with `tls.rs` for the networked ones.
 //!
 //! # The contract (every store keeps it; one test suite checks all three)
 //! - [`ClaimStore::claim`] takes `<prefix>match:<key>` in ONE atomic step that says who won. The
@@ -19,453 +24,29 @@
 
 mod durability;
 mod embedded;
+mod error;
+mod holder;
 mod postgres;
+mod record;
 mod redis;
+mod redis_conn;
 mod tls;
 
 pub use self::durability::{EvictionRefusal, EvictionSafety, NO_EVICTION, REPLICA_ACK_TIMEOUT};
 pub use self::embedded::EmbeddedClaims;
+pub use self::error::ClaimError;
+use self::holder::{text_as_bytes, Owners};
+pub use self::holder::{Holder, LastRecords};
 pub use self::postgres::{PostgresClaims, PostgresError};
+pub use self::record::{known_time, Claim, ClaimState};
 pub use self::redis::{RedisClaims, RedisOptions};
+pub use self::redis_conn::{cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};
 pub use self::tls::{SslMode, TlsError};
 
 use crate::cricket::{Identities, Lookup, MatchKey, CROSS_KEY_IDENTITY};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
-use std::collections::HashMap;
-use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
-
-/// Where a claimed match is in the announcement protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ClaimState {
-    /// A worker won the claim and is composing or sending the post.
-    Claimed,
-    /// The post exists on X (`tweet_id` is set when X told us the id).
-    Posted,
-    /// The post was sent but its outcome could not be known (timeout after sending, reset,
-    /// 5xx). Never retried automatically: a lost tweet is acceptable, a duplicate is not.
-    Unknown,
-    /// Given up after repeated failures that proved nothing was posted.
-    Failed,
-    /// Recorded by `seed` at first start, without posting: the match was already current.
-    Seeded,
-}
-
-impl ClaimState {
-    /// Lower-case name, as stored in the record: `claimed`, `posted`, `unknown`, `failed`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ClaimState::Claimed => "claimed",
-            ClaimState::Posted => "posted",
-            ClaimState::Unknown => "unknown",
-            ClaimState::Failed => "failed",
-            ClaimState::Seeded => "seeded",
-        }
-    }
-}
-
-impl fmt::Display for ClaimState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A claim record: what the store holds at `<prefix>match:<key>`, serialised as JSON.
-///
-/// It says what it is, so that a loser (and an operator) learns who holds the match, since when
-/// and in which state.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Claim {
-    /// Where the announcement is in its life.
-    pub state: ClaimState,
-    /// The instance that won the claim (`INSTANCE_ID`, default `<hostname>:<pid>`).
-    pub owner: String,
-    /// Random per-claim value; transitions compare it. Not shown to losers' logs.
-    token: String,
-    /// When the claim was won (UTC).
-    #[serde(deserialize_with = "rfc3339")]
-    pub claimed_at: DateTime<Utc>,
-    /// When the record last changed state (UTC).
-    #[serde(deserialize_with = "rfc3339")]
-    pub updated_at: DateTime<Utc>,
-    /// The match in words ("Zimbabwe v Bangladesh, 2nd T20I"), for operators.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Where the match was seen (`cricbuzz:158062`, `espncricinfo:1530000`): each source's
-    /// own id for the same match, kept as aliases of the one key.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub aliases: Vec<String>,
-    /// The tweet's id once X returned it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tweet_id: Option<String>,
-    /// Why the record is in its state (the failure, the note on a duplicate…).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    /// Failed attempts behind a `failed` record.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub attempts: Option<u32>,
-    /// When the owner gives up on its post (UTC): past it, a record still `claimed` is stuck,
-    /// whatever the reader's own settings. Written by the winner from its own post timeout;
-    /// absent in records of earlier releases (then the reader's `POST_TIMEOUT_SECS` decides).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_rfc3339")]
-    pub deadline: Option<DateTime<Utc>>,
-}
-
-/// [`rfc3339`] for an optional field (`null` or absent: `None`).
-fn opt_rfc3339<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<DateTime<Utc>>, D::Error> {
-    #[derive(Deserialize)]
-    struct Time(#[serde(deserialize_with = "rfc3339")] DateTime<Utc>);
-    Ok(Option::<Time>::deserialize(deserializer)?.map(|t| t.0))
-}
-
-/// Reads a record's time as chrono writes it (RFC 3339, e.g. `2026-11-30T02:16:20.123Z`) with
-/// chrono's dedicated RFC 3339 reader; anything else goes through chrono's general reader, which
-/// is what the default deserialiser does, only several times slower. Every held sighting reads two
-/// of these (a cycle's batch look-up parses each held record).
-fn rfc3339<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<DateTime<Utc>, D::Error> {
-    struct Time;
-    impl serde::de::Visitor<'_> for Time {
-        type Value = DateTime<Utc>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("an RFC 3339 date and time")
-        }
-        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
-            DateTime::parse_from_rfc3339(text)
-                .or_else(|_| text.parse::<DateTime<chrono::FixedOffset>>())
-                .map(|t| t.with_timezone(&Utc))
-                .map_err(E::custom)
-        }
-    }
-    deserializer.deserialize_str(Time)
-}
-
-impl fmt::Debug for Claim {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Claim")
-            .field("state", &self.state)
-            .field("owner", &self.owner)
-            .field("claimed_at", &self.claimed_at)
-            .field("updated_at", &self.updated_at)
-            .field("title", &self.title)
-            .field("aliases", &self.aliases)
-            .field("tweet_id", &self.tweet_id)
-            .field("detail", &self.detail)
-            .field("attempts", &self.attempts)
-            .field("deadline", &self.deadline)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The most bytes of an unreadable record quoted in [`Claim::detail`].
-const UNREADABLE_QUOTE_BYTES: usize = 120;
-
-impl Claim {
-    fn new(owner: &str, title: &str, aliases: &[String], now: DateTime<Utc>) -> Claim {
-        Claim::with_deadline(owner, title, aliases, now, None)
-    }
-
-    fn with_deadline(
-        owner: &str,
-        title: &str,
-        aliases: &[String],
-        now: DateTime<Utc>,
-        gives_up_after: Option<Duration>,
-    ) -> Claim {
-        Claim {
-            state: ClaimState::Claimed,
-            owner: owner.to_string(),
-            token: uuid::Uuid::new_v4().to_string(),
-            claimed_at: now,
-            updated_at: now,
-            title: Some(title.to_string()),
-            aliases: aliases.to_vec(),
-            tweet_id: None,
-            detail: None,
-            attempts: None,
-            deadline: gives_up_after
-                .and_then(|d| chrono::Duration::from_std(d).ok())
-                .and_then(|d| now.checked_add_signed(d)),
-        }
-    }
-
-    /// Reads a stored record. A value that is not a claim record (written by something else, or
-    /// a bare `1` from an older bot) still means "held": it becomes an `unknown` claim whose
-    /// detail quotes the value, so the caller never posts over it.
-    fn from_stored(raw: &str) -> Claim {
-        serde_json::from_str(raw).unwrap_or_else(|e| {
-            let mut quote: String = raw.chars().filter(|c| !c.is_control()).collect();
-            if quote.len() > UNREADABLE_QUOTE_BYTES {
-                let mut end = UNREADABLE_QUOTE_BYTES;
-                while !quote.is_char_boundary(end) {
-                    end -= 1;
-                }
-                quote.truncate(end);
-            }
-            Claim {
-                state: ClaimState::Unknown,
-                owner: "(unreadable record)".to_string(),
-                token: String::new(),
-                claimed_at: DateTime::<Utc>::UNIX_EPOCH,
-                updated_at: DateTime::<Utc>::UNIX_EPOCH,
-                title: None,
-                aliases: Vec::new(),
-                tweet_id: None,
-                // Said in the field's words, not serde's (which name Rust types).
-                detail: Some(format!(
-                    "not a claim record ({}): {quote:?}",
-                    match e.classify() {
-                        serde_json::error::Category::Data => "JSON without a claim's fields",
-                        _ => "not JSON",
-                    }
-                )),
-                attempts: None,
-                deadline: None,
-            }
-        })
-    }
-
-    fn to_stored(&self) -> String {
-        // A struct of strings, dates and options always serialises.
-        serde_json::to_string(self).unwrap_or_default()
-    }
-
-    /// How long ago the claim was won, at `now` (zero if the clock went backwards).
-    pub fn age(&self, now: DateTime<Utc>) -> Duration {
-        age(self.claimed_at, now)
-    }
-
-    /// True when the claim is `claimed` and past its owner's deadline (a record without one:
-    /// older than `stuck_after`, the reader's own bound): its worker died between claim and
-    /// post. Stuck claims are never retried automatically.
-    pub fn is_stuck(&self, now: DateTime<Utc>, stuck_after: Duration) -> bool {
-        is_stuck(self.state, self.claimed_at, self.deadline, now, stuck_after)
-    }
-
-    /// The state as operators see it: the stored state, or `stuck`.
-    pub fn display_state(&self, now: DateTime<Utc>, stuck_after: Duration) -> &'static str {
-        display_state(self.state, self.claimed_at, self.deadline, now, stuck_after)
-    }
-
-    /// When a `claimed` record becomes stuck: its owner's deadline, or (a record of an earlier
-    /// release) `stuck_after` after it was claimed.
-    pub fn stuck_at(&self, stuck_after: Duration) -> DateTime<Utc> {
-        stuck_at(self.claimed_at, self.deadline, stuck_after)
-    }
-}
-
-fn age(claimed_at: DateTime<Utc>, now: DateTime<Utc>) -> Duration {
-    (now - claimed_at).to_std().unwrap_or_default()
-}
-
-fn stuck_at(claimed_at: DateTime<Utc>, deadline: Option<DateTime<Utc>>, stuck_after: Duration) -> DateTime<Utc> {
-    deadline.unwrap_or_else(|| {
-        chrono::Duration::from_std(stuck_after)
-            .ok()
-            .and_then(|d| claimed_at.checked_add_signed(d))
-            .unwrap_or(DateTime::<Utc>::MAX_UTC)
-    })
-}
-
-fn is_stuck(
-    state: ClaimState,
-    claimed_at: DateTime<Utc>,
-    deadline: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-    stuck_after: Duration,
-) -> bool {
-    state == ClaimState::Claimed && now > stuck_at(claimed_at, deadline, stuck_after)
-}
-
-fn display_state(
-    state: ClaimState,
-    claimed_at: DateTime<Utc>,
-    deadline: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-    stuck_after: Duration,
-) -> &'static str {
-    if is_stuck(state, claimed_at, deadline, now, stuck_after) {
-        "stuck"
-    } else {
-        state.as_str()
-    }
-}
-
-/// Who holds a claim: what a skip needs to say (who, since when, in which state) and nothing
-/// more. A cycle's batch look-up ([`ClaimStore::holders`]) reads each held record into one of
-/// these rather than into a whole [`Claim`]: nearly every match a cycle sees is held, and the
-/// rest of the record (title, aliases, token…) was most of a held cycle's work
-/// (`docs/benchmarks.md`). The whole record is [`ClaimStore::peek`]'s.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Holder {
-    /// Where the announcement is in its life.
-    pub state: ClaimState,
-    /// The instance that won the claim. The holders of one look-up that name the same owner
-    /// share one copy of the name.
-    pub owner: Arc<str>,
-    /// When the claim was won (UTC).
-    pub claimed_at: DateTime<Utc>,
-    /// The identities the claim recorded for its match (`cricbuzz:158062`, `key:2026-07-17_…`;
-    /// see [`crate::cricket::Identities`]); empty for an unreadable record.
-    pub identities: Arc<[Box<str>]>,
-    /// When the owner gives up on its post (see [`Claim::deadline`]).
-    pub deadline: Option<DateTime<Utc>>,
-}
-
-impl Holder {
-    /// Reads a stored record as [`Claim::from_stored`] does, keeping only the holder's fields: a
-    /// value that is not a claim record reads as the same `unknown` holder, so the two readings
-    /// never disagree about whether a record is readable.
-    fn from_stored(raw: &str, owners: &mut Owners) -> Holder {
-        match serde_json::from_str::<HolderFields<'_>>(raw) {
-            Ok(f) => Holder {
-                state: f.state,
-                owner: owners.get(&f.owner),
-                claimed_at: f.claimed_at,
-                identities: f.aliases.iter().map(|a| Box::from(&**a)).collect(),
-                deadline: f.deadline,
-            },
-            Err(_) => Holder::from(&Claim::from_stored(raw)),
-        }
-    }
-
-    /// How long ago the claim was won, at `now` (zero if the clock went backwards).
-    pub fn age(&self, now: DateTime<Utc>) -> Duration {
-        age(self.claimed_at, now)
-    }
-
-    /// True when the claim recorded every one of `ids` (a readable record: an unreadable one
-    /// records nothing and is never updated).
-    pub fn covers(&self, ids: &[String]) -> bool {
-        known_time(self.claimed_at).is_none() || ids.iter().all(|i| self.identities.iter().any(|h| **h == **i))
-    }
-
-    /// As [`Claim::is_stuck`]: `claimed` and past the owner's deadline (or, without one,
-    /// older than `stuck_after`).
-    pub fn is_stuck(&self, now: DateTime<Utc>, stuck_after: Duration) -> bool {
-        is_stuck(self.state, self.claimed_at, self.deadline, now, stuck_after)
-    }
-
-    /// As [`Claim::display_state`]: the stored state, or `stuck`.
-    pub fn display_state(&self, now: DateTime<Utc>, stuck_after: Duration) -> &'static str {
-        display_state(self.state, self.claimed_at, self.deadline, now, stuck_after)
-    }
-}
-
-impl From<&Claim> for Holder {
-    fn from(claim: &Claim) -> Holder {
-        Holder {
-            state: claim.state,
-            owner: Arc::from(claim.owner.as_str()),
-            claimed_at: claim.claimed_at,
-            identities: claim.aliases.iter().map(|a| Box::from(a.as_str())).collect(),
-            deadline: claim.deadline,
-        }
-    }
-}
-
-/// A record read for its [`Holder`]: every field of [`Claim`], of the same type and with the
-/// same defaults, so exactly the records that read as a `Claim` read as this (tested); but
-/// only the holder's fields are kept, borrowed from the record's text where it has no escapes.
-#[derive(Deserialize)]
-struct HolderFields<'a> {
-    state: ClaimState,
-    #[serde(borrow)]
-    owner: Cow<'a, str>,
-    #[serde(rename = "token")]
-    _token: AnyString,
-    #[serde(deserialize_with = "rfc3339")]
-    claimed_at: DateTime<Utc>,
-    #[serde(rename = "updated_at", deserialize_with = "rfc3339")]
-    _updated_at: DateTime<Utc>,
-    #[serde(default, rename = "title")]
-    _title: Option<AnyString>,
-    #[serde(default)]
-    aliases: Vec<String>,
-    #[serde(default, rename = "tweet_id")]
-    _tweet_id: Option<AnyString>,
-    #[serde(default, rename = "detail")]
-    _detail: Option<AnyString>,
-    #[serde(default, rename = "attempts")]
-    _attempts: Option<u32>,
-    #[serde(default, deserialize_with = "opt_rfc3339")]
-    deadline: Option<DateTime<Utc>>,
-}
-
-/// Any JSON string, checked and not kept.
-struct AnyString;
-
-impl<'de> Deserialize<'de> for AnyString {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<AnyString, D::Error> {
-        struct Visitor;
-        impl serde::de::Visitor<'_> for Visitor {
-            type Value = AnyString;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<AnyString, E> {
-                Ok(AnyString)
-            }
-        }
-        deserializer.deserialize_str(Visitor)
-    }
-}
-
-/// The owner names one look-up has met, so that its holders naming the same owner (nearly all
-/// of them: a deployment has a few replicas) share one copy of the name.
-#[derive(Default)]
-struct Owners(Vec<Arc<str>>);
-
-/// Stored text as the bytes a batch look-up reads.
-fn text_as_bytes(values: Vec<Option<String>>) -> Vec<Option<Vec<u8>>> {
-    values.into_iter().map(|v| v.map(String::into_bytes)).collect()
-}
-
-/// The records one batch look-up read, each with the holder it reads as (see
-/// [`ClaimStore::holders_since`]). Holds each record's text: about 260 bytes a match.
-#[derive(Debug, Default)]
-pub struct LastRecords(HashMap<Vec<u8>, Holder, foldhash::fast::RandomState>);
-
-impl LastRecords {
-    fn with_capacity(n: usize) -> LastRecords {
-        LastRecords(HashMap::with_capacity_and_hasher(n, Default::default()))
-    }
-
-    /// How many distinct records are remembered.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// True when nothing is remembered.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl Owners {
-    /// At most this many names are shared; a look-up meeting more allocates the others.
-    const SHARED: usize = 8;
-
-    fn get(&mut self, name: &str) -> Arc<str> {
-        if let Some(known) = self.0.iter().find(|known| ***known == *name) {
-            return Arc::clone(known);
-        }
-        let new: Arc<str> = Arc::from(name);
-        if self.0.len() < Self::SHARED {
-            self.0.push(Arc::clone(&new));
-        }
-        new
-    }
-}
-
-/// `t` when it is a real time; `None` for the Unix epoch, which is what an unreadable record
-/// (no time of its own) reads as, so that it is shown as unknown rather than as 1970.
-pub fn known_time(t: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    (t != DateTime::<Utc>::UNIX_EPOCH).then_some(t)
-}
 
 /// Proof that this process won the claim on a match. Only this module can create one, so
 /// nothing can post without having won (see [`crate::post::XClient::post`]).
@@ -572,18 +153,6 @@ pub(crate) enum IdentityReply {
     NoMarker,
 }
 
-/// One match to claim in a batch ([`ClaimStore::claim_many`]): what [`ClaimStore::claim`]
-/// takes, borrowed.
-#[derive(Debug, Clone, Copy)]
-pub struct ClaimRequest<'a> {
-    /// The match.
-    pub key: &'a MatchKey,
-    /// The match in words, stored for operators.
-    pub title: &'a str,
-    /// Each source's id for the match, stored for operators.
-    pub aliases: &'a [String],
-}
-
 /// What a state change after the claim should say.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transition {
@@ -645,72 +214,6 @@ pub enum Checked {
     NotOurs(Claim),
     /// The key no longer exists (expired or released); nothing was changed.
     Gone,
-}
-
-/// A store could not answer. Never read as "already claimed" nor as "free".
-#[derive(Debug, thiserror::Error)]
-pub enum ClaimError {
-    /// Redis refused or failed the command (down, timeout, READONLY, auth…).
-    #[error("redis store error on {op}: {source}")]
-    Redis {
-        /// The operation that failed ("claim", "peek", …).
-        op: &'static str,
-        /// The client's error.
-        #[source]
-        source: ::redis::RedisError,
-    },
-    /// The embedded SQLite store failed.
-    #[error("embedded store error on {op}: {source}")]
-    Embedded {
-        /// The operation that failed.
-        op: &'static str,
-        /// SQLite's error.
-        #[source]
-        source: rusqlite::Error,
-    },
-    /// The PostgreSQL ledger failed (down, timeout, auth, a failed migration…).
-    #[error("postgres store error on {op}: {source}")]
-    Postgres {
-        /// The operation that failed.
-        op: &'static str,
-        /// What failed.
-        #[source]
-        source: PostgresError,
-    },
-    /// `CLAIM_MIN_REPLICAS`: the claim was won, but fewer replicas acknowledged it in time, so
-    /// it might not survive a failover. Nothing was posted.
-    #[error(
-        "claim on {key} was acknowledged by {acked} of the {wanted} replicas CLAIM_MIN_REPLICAS requires within {} ms, so it might not survive a failover: not posting; {}",
-        timeout.as_millis(),
-        if *released { "the claim was released, and the match is tried again next cycle (check the replicas: INFO replication)" } else { "the claim could not be released and is kept (it will show as stuck; release it with `claims release` once the replicas are back)" }
-    )]
-    NotReplicated {
-        /// The match key.
-        key: String,
-        /// Replicas that acknowledged the claim.
-        acked: u32,
-        /// `CLAIM_MIN_REPLICAS`.
-        wanted: u32,
-        /// How long the claim waited for them.
-        timeout: Duration,
-        /// Whether the claim was released (compare-and-delete on its token).
-        released: bool,
-    },
-    /// A TLS setting of the store cannot be used (a CA file, `sslmode`).
-    #[error(transparent)]
-    Tls(#[from] TlsError),
-    /// The store answered something the protocol does not allow (a script's reply of the wrong
-    /// shape).
-    #[error("store protocol error on {op}: {detail}")]
-    Protocol {
-        /// The operation that failed.
-        op: &'static str,
-        /// What was wrong.
-        detail: String,
-    },
-    /// The blocking task running an embedded store call panicked or was cancelled.
-    #[error("embedded store task failed: {0}")]
-    Task(String),
 }
 
 /// A claim as listed for operators: its key, its record and its remaining TTL.
@@ -1040,63 +543,6 @@ impl ClaimStore {
         Ok(written)
     }
 
-    /// Claims several matches in one round trip: for each request, exactly what
-    /// [`ClaimStore::claim`] does (one atomic `SET key record NX EX ttl GET` per key), and, for
-    /// a key already held, what a later sighting does ([`ClaimStore::refresh`]: its TTL is set
-    /// to `ttl` again, the record untouched). Outcomes are in request order.
-    ///
-    /// Why: a cycle sees mostly matches it (or another replica) already claimed; one pipelined
-    /// batch answers them all instead of two round trips each. Redis: the commands go in one
-    /// pipeline (not a `MULTI`: each key's `SET NX GET` is atomic on its own, which is all the
-    /// contract asks; keys are independent). Embedded: one `BEGIN IMMEDIATE` transaction.
-    /// The `EXPIRE` sent after a `SET` we won sets the TTL it already has. A key requested twice
-    /// in one batch is won by its first request; the second sees our own record (`HeldBy`).
-    ///
-    /// Unlike [`ClaimStore::claim`], the batch does not wait for `CLAIM_MIN_REPLICAS` replicas
-    /// (the cycle claims one match at a time, with [`ClaimStore::claim`]).
-    ///
-    /// # Errors
-    /// [`ClaimError`] when the store cannot answer; then no outcome is known, and the caller must
-    /// post none of them (a claim may nevertheless have been taken: it expires, or is stuck).
-    pub async fn claim_many(
-        &self,
-        requests: &[ClaimRequest<'_>],
-        ttl: Duration,
-    ) -> Result<Vec<ClaimOutcome>, ClaimError> {
-        if requests.is_empty() {
-            return Ok(Vec::new());
-        }
-        let now = Utc::now();
-        let records: Vec<Claim> = requests
-            .iter()
-            .map(|r| Claim::new(self.owner(), r.title, r.aliases, now))
-            .collect();
-        let items: Vec<(String, String)> = requests
-            .iter()
-            .zip(&records)
-            .map(|(r, c)| (self.key(r.key), c.to_stored()))
-            .collect();
-        let previous = each!(self, s => s.set_nx_many(&items, ttl_secs(ttl)).await)?;
-        if previous.len() != requests.len() {
-            return Err(ClaimError::Protocol {
-                op: "claim",
-                detail: format!("{} replies to {} claims", previous.len(), requests.len()),
-            });
-        }
-        Ok(requests
-            .iter()
-            .zip(records)
-            .zip(previous)
-            .map(|((r, record), previous)| match previous {
-                None => ClaimOutcome::Won(ClaimToken {
-                    key: r.key.clone(),
-                    claim: record,
-                }),
-                Some(raw) => ClaimOutcome::HeldBy(Claim::from_stored(&raw)),
-            })
-            .collect())
-    }
-
     /// The [`Holder`] of each of `keys` (`None`: no live claim), in one round trip (Redis: a
     /// pipeline of one `GETEX` per key, or one `MGET`). With `refresh`, each held key's TTL is set to
     /// `refresh` again, as a later sighting must do so a still-listed match never expires into a
@@ -1202,9 +648,9 @@ impl ClaimStore {
     /// [`ClaimError`] when the store cannot answer.
     pub async fn transition(&self, token: &ClaimToken, change: &Transition) -> Result<Checked, ClaimError> {
         let new = change.apply(token.claim.clone(), Utc::now());
-        let (status, current) =
+        let swapped =
             each!(self, s => s.compare_and_set(&self.key(&token.key), &token.claim.token, &new.to_stored()).await)?;
-        interpret("transition", status, &current, new)
+        Ok(swapped.checked(|_| new))
     }
 
     /// Deletes our claim, only while it still carries `token` (compare-and-delete), so the match
@@ -1213,9 +659,8 @@ impl ClaimStore {
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
     pub async fn release(&self, token: &ClaimToken) -> Result<Checked, ClaimError> {
-        let (status, current) =
-            each!(self, s => s.compare_and_delete(&self.key(&token.key), &token.claim.token).await)?;
-        interpret("release", status, &current, Claim::from_stored(&current))
+        let swapped = each!(self, s => s.compare_and_delete(&self.key(&token.key), &token.claim.token).await)?;
+        Ok(swapped.checked(|before| Claim::from_stored(&before)))
     }
 
     /// After a failure that proves nothing was posted: counts the attempt (in a counter that
@@ -1239,9 +684,9 @@ impl ClaimStore {
             };
             let mut new = change.apply(token.claim.clone(), Utc::now());
             new.attempts = Some(attempts);
-            let (status, current) =
+            let swapped =
                 each!(self, s => s.compare_and_set(&self.key(&token.key), &token.claim.token, &new.to_stored()).await)?;
-            return Ok(match interpret("release", status, &current, new)? {
+            return Ok(match swapped.checked(|_| new) {
                 Checked::Applied(c) => Released::GaveUp(c),
                 Checked::NotOurs(c) => Released::NotOurs(c),
                 Checked::Gone => Released::Gone,
@@ -1287,9 +732,9 @@ impl ClaimStore {
         if !(releasable || force) {
             return Ok(OperatorRelease::Refused(claim));
         }
-        let (status, current) = each!(self, s => s.compare_and_delete(&self.key(key), &claim.token).await)?;
+        let swapped = each!(self, s => s.compare_and_delete(&self.key(key), &claim.token).await)?;
         each!(self, s => s.delete(&self.attempts_key(key)).await)?;
-        Ok(match interpret("operator release", status, &current, claim)? {
+        Ok(match swapped.checked(|_| claim) {
             Checked::Applied(c) => OperatorRelease::Released(c),
             // Changed between our read and the delete: show the operator what is there now.
             Checked::NotOurs(c) => OperatorRelease::Refused(c),
@@ -1392,15 +837,43 @@ impl ClaimStore {
 
 /// Turns a checked operation's `(status, current value)` into [`Checked`]: 1 applied, 0 the
 /// record is someone else's, -1 the key is gone.
-fn interpret(op: &'static str, status: i64, current: &str, applied: Claim) -> Result<Checked, ClaimError> {
-    match status {
-        1 => Ok(Checked::Applied(applied)),
-        0 => Ok(Checked::NotOurs(Claim::from_stored(current))),
-        -1 => Ok(Checked::Gone),
-        other => Err(ClaimError::Protocol {
-            op,
-            detail: format!("store answered status {other}"),
-        }),
+/// What a store's compare-and-set or compare-and-delete on a record's token did. Every store
+/// answers with one of these; Redis' scripts answer a status (1 applied, 0 not ours, -1 gone)
+/// and the record as it was, which [`Swapped::from_script`] reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Swapped {
+    /// The record carried the token and was replaced or deleted; here is what it was.
+    Applied(String),
+    /// The record carries another token (or is not ours to change); here it is, unchanged.
+    NotOurs(String),
+    /// No live record under the key.
+    Gone,
+}
+
+impl Swapped {
+    /// A compare-and-set script's reply (`lua/transition.lua`, `lua/release.lua`).
+    ///
+    /// # Errors
+    /// [`ClaimError::Protocol`] for a status the scripts never answer.
+    pub(super) fn from_script(op: &'static str, status: i64, record: String) -> Result<Swapped, ClaimError> {
+        match status {
+            1 => Ok(Swapped::Applied(record)),
+            0 => Ok(Swapped::NotOurs(record)),
+            -1 => Ok(Swapped::Gone),
+            other => Err(ClaimError::Protocol {
+                op,
+                detail: format!("store answered status {other}"),
+            }),
+        }
+    }
+
+    /// As the caller sees it: when applied, the record `applied` makes of the one replaced.
+    fn checked(self, applied: impl FnOnce(String) -> Claim) -> Checked {
+        match self {
+            Swapped::Applied(before) => Checked::Applied(applied(before)),
+            Swapped::NotOurs(now) => Checked::NotOurs(Claim::from_stored(&now)),
+            Swapped::Gone => Checked::Gone,
+        }
     }
 }
 
@@ -1412,6 +885,7 @@ fn ttl_secs(ttl: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn a_bare_one_from_an_old_bot_reads_as_an_unknown_claim_not_as_free() {

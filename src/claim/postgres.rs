@@ -23,7 +23,7 @@
 //! together migrate once.
 
 use super::tls::SslMode;
-use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup};
+use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup, Swapped};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use std::future::Future;
 use std::sync::Arc;
@@ -247,25 +247,6 @@ impl PostgresClaims {
 
     /// Claims: `None` when we wrote the row (new, or reclaimed after release or expiry), else
     /// the holder's record. Keys: the same, `SET NX EX GET`-like.
-    /// For each `(key, value)`: a claim as [`PostgresClaims::set_nx`], then (when held) a TTL
-    /// refresh. One statement pair per key, each committed at once: the ledger keeps the
-    /// single-claim contract per key; it is not pipelined like the Redis batch.
-    pub(super) async fn set_nx_many(
-        &self,
-        items: &[(String, String)],
-        ttl_secs: u64,
-    ) -> Result<Vec<Option<String>>, ClaimError> {
-        let mut out = Vec::with_capacity(items.len());
-        for (key, value) in items {
-            let previous = self.set_nx(key, value, ttl_secs).await?;
-            if previous.is_some() {
-                self.expire(key, ttl_secs).await?;
-            }
-            out.push(previous);
-        }
-        Ok(out)
-    }
-
     pub(super) async fn set_nx(&self, key: &str, value: &str, ttl_secs: u64) -> Result<Option<String>, ClaimError> {
         let (ttl, place) = (secs(ttl_secs), self.place(key));
         bounded("claim", async {
@@ -590,7 +571,7 @@ impl PostgresClaims {
         key: &str,
         token: &str,
         new: Option<&str>,
-    ) -> Result<(i64, String), ClaimError> {
+    ) -> Result<Swapped, ClaimError> {
         let Place::Claim(m) = self.place(key) else {
             return Err(not_a_claim_operation(op));
         };
@@ -608,12 +589,12 @@ impl PostgresClaims {
                 .await?
             else {
                 tx.commit().await?;
-                return Ok((-1, String::new()));
+                return Ok(Swapped::Gone);
             };
             let (id, held, current): (i64, Option<String>, String) = (row.get(0), row.get(1), row.get(2));
             if token.is_empty() || held.as_deref() != Some(token) {
                 tx.commit().await?;
-                return Ok((0, current));
+                return Ok(Swapped::NotOurs(current));
             }
             match new {
                 Some(record) => {
@@ -635,16 +616,16 @@ impl PostgresClaims {
                 }
             };
             tx.commit().await?;
-            Ok((1, current))
+            Ok(Swapped::Applied(current))
         })
         .await
     }
 
-    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<(i64, String), ClaimError> {
+    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<Swapped, ClaimError> {
         self.checked("transition", key, token, Some(new)).await
     }
 
-    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<(i64, String), ClaimError> {
+    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<Swapped, ClaimError> {
         self.checked("release", key, token, None).await
     }
 

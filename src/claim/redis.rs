@@ -4,8 +4,10 @@
 //! Redis 7.0; the reply is nil when the key was set, else the old value, which is how a loser
 //! learns the holder in the same round trip).
 
-use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup};
+use super::redis_conn::{self, Deployment, RedisConn, SentinelConn, SENTINEL_SCHEMES};
+use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup, Swapped};
 use redis::aio::ConnectionManager;
+use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
 use redis::{AsyncCommands, ExistenceCheck, Script, SetExpiry, SetOptions};
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,11 +33,12 @@ pub struct RedisOptions {
     pub min_replicas: Option<u32>,
 }
 
-/// Claims held in Redis under a key prefix. Cheap to clone: clones share one connection
-/// manager, which reconnects by itself (with backoff) after Redis restarts.
+/// Claims held in Redis under a key prefix. Cheap to clone: clones share one connection,
+/// which reconnects by itself (with backoff) after Redis restarts, and follows a cluster's slots
+/// or Sentinel's failovers (see `super::redis_conn`).
 #[derive(Clone)]
 pub struct RedisClaims {
-    conn: ConnectionManager,
+    conn: RedisConn,
     prefix: Arc<str>,
     owner: Arc<str>,
     compare_and_set: Arc<Script>,
@@ -51,13 +54,15 @@ fn err(op: &'static str) -> impl FnOnce(redis::RedisError) -> ClaimError {
 }
 
 impl RedisClaims {
-    /// Connects to `url` (`redis://[:password@]host:port/db`) and checks that it answers.
+    /// Connects to `url` (`redis://[:password@]host:port/db`, a cluster node's URL, or a
+    /// `redis+sentinel://` URL: see `super::redis_conn`) and checks that it answers.
     ///
-    /// `prefix` is prepended to every key; `owner` names this instance in the records it
-    /// writes.
+    /// `prefix` is prepended to every key (on a cluster, as a hash tag: see
+    /// [`redis_conn::cluster_prefix`]); `owner` names this instance in the records it writes.
     ///
     /// # Errors
-    /// [`ClaimError::Redis`] when the URL is invalid or the server cannot be reached.
+    /// [`ClaimError::Redis`] when the URL is invalid or the server cannot be reached;
+    /// [`ClaimError::Setting`] when a Sentinel URL or, on a cluster, the prefix cannot be used.
     pub async fn connect(url: &str, prefix: &str, owner: &str) -> Result<RedisClaims, ClaimError> {
         RedisClaims::connect_with(url, prefix, owner, &RedisOptions::default()).await
     }
@@ -66,7 +71,7 @@ impl RedisClaims {
     /// server against `options.ca_file`, or else the system's roots.
     ///
     /// # Errors
-    /// [`ClaimError::Tls`] when the CA file cannot be used; [`ClaimError::Redis`] as
+    /// [`ClaimError::Tls`] when the CA file cannot be used; otherwise as
     /// [`RedisClaims::connect`].
     pub async fn connect_with(
         url: &str,
@@ -75,26 +80,61 @@ impl RedisClaims {
         options: &RedisOptions,
     ) -> Result<RedisClaims, ClaimError> {
         super::tls::install_default_provider();
-        let client = match &options.ca_file {
-            Some(path) => {
-                let root_cert = Some(super::tls::read_ca_file("REDIS_CA_FILE", path)?);
-                let certificates = redis::TlsCertificates {
+        let (conn, prefix) = if SENTINEL_SCHEMES.iter().any(|s| url.starts_with(s))
+            || url.starts_with("rediss+sentinel://")
+            || url.starts_with("valkeys+sentinel://")
+        {
+            let config = redis::AsyncConnectionConfig::new()
+                .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                .set_response_timeout(Some(RESPONSE_TIMEOUT));
+            let conn = match SentinelConn::connect(url, config).await {
+                Ok(conn) => conn,
+                Err(Ok(bad)) => return Err(ClaimError::Setting(bad.to_string())),
+                Err(Err(e)) => return Err(err("connect through Sentinel")(e)),
+            };
+            (RedisConn::Sentinel(conn), prefix.to_string())
+        } else {
+            let certificates = match &options.ca_file {
+                Some(path) => Some(redis::TlsCertificates {
                     client_tls: None,
-                    root_cert,
-                };
-                redis::Client::build_with_tls(url, certificates)
+                    root_cert: Some(super::tls::read_ca_file("REDIS_CA_FILE", path)?),
+                }),
+                None => None,
+            };
+            let client = match &certificates {
+                Some(certificates) => redis::Client::build_with_tls(url, certificates.clone()),
+                None => redis::Client::open(url),
             }
-            None => redis::Client::open(url),
-        }
-        .map_err(err("connect"))?;
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(CONNECT_TIMEOUT))
-            .set_response_timeout(Some(RESPONSE_TIMEOUT))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_millis(MAX_RECONNECT_DELAY_MS));
-        let conn = ConnectionManager::new_with_config(client, config)
-            .await
             .map_err(err("connect"))?;
+            let config = redis::aio::ConnectionManagerConfig::new()
+                .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                .set_response_timeout(Some(RESPONSE_TIMEOUT))
+                .set_number_of_retries(2)
+                .set_max_delay(Duration::from_millis(MAX_RECONNECT_DELAY_MS));
+            let mut single = ConnectionManager::new_with_config(client.clone(), config)
+                .await
+                .map_err(err("connect"))?;
+            if cluster_enabled(&mut single).await {
+                let prefix = redis_conn::cluster_prefix(prefix).map_err(|e| ClaimError::Setting(e.to_string()))?;
+                let mut builder = redis::cluster::ClusterClient::builder(vec![client.get_connection_info().clone()])
+                    .connection_timeout(CONNECT_TIMEOUT)
+                    .response_timeout(RESPONSE_TIMEOUT)
+                    .retries(2)
+                    .max_retry_wait(MAX_RECONNECT_DELAY_MS);
+                if let Some(certificates) = certificates {
+                    builder = builder.certs(certificates);
+                }
+                let cluster = builder
+                    .build()
+                    .map_err(err("connect to the cluster"))?
+                    .get_async_connection()
+                    .await
+                    .map_err(err("connect to the cluster"))?;
+                (RedisConn::Cluster(cluster), prefix)
+            } else {
+                (RedisConn::Single(single), prefix.to_string())
+            }
+        };
         Ok(RedisClaims {
             conn,
             prefix: prefix.into(),
@@ -105,6 +145,16 @@ impl RedisClaims {
             replace: Arc::new(Script::new(include_str!("lua/replace.lua"))),
             min_replicas: options.min_replicas,
         })
+    }
+
+    /// Which kind of Redis deployment this is.
+    pub fn deployment(&self) -> Deployment {
+        self.conn.deployment()
+    }
+
+    /// The key prefix in use: `KEY_PREFIX`, or on a cluster its hash-tagged form.
+    pub fn key_prefix(&self) -> &str {
+        &self.prefix
     }
 
     pub(super) fn prefix(&self) -> &str {
@@ -124,41 +174,6 @@ impl RedisClaims {
             .with_expiration(SetExpiry::EX(ttl_secs));
         let old = value_or_foreign(self.conn.clone().set_options(key, value, options).await).map_err(err("claim"))?;
         Ok(old.map(text))
-    }
-
-    /// For each `(key, value)`: `SET key value NX EX ttl GET` then `EXPIRE key ttl`, all in one
-    /// pipeline (one round trip). The `SET` replies, in order.
-    pub(super) async fn set_nx_many(
-        &self,
-        items: &[(String, String)],
-        ttl_secs: u64,
-    ) -> Result<Vec<Option<String>>, ClaimError> {
-        let secs = i64::try_from(ttl_secs).unwrap_or(i64::MAX);
-        let mut pipe = redis::pipe();
-        for (key, value) in items {
-            claim_command(&mut pipe, key, value, ttl_secs)
-                .cmd("EXPIRE")
-                .arg(key)
-                .arg(secs)
-                .ignore();
-        }
-        let old: Result<Vec<Option<Vec<u8>>>, _> = pipe.query_async(&mut self.conn.clone()).await;
-        match old {
-            Ok(old) => Ok(old.into_iter().map(|v| v.map(text)).collect()),
-            // One key holds another type, which fails the whole pipeline: key by key instead.
-            Err(e) if wrong_type(&e) => {
-                let mut out = Vec::with_capacity(items.len());
-                for (key, value) in items {
-                    let old = self.set_nx(key, value, ttl_secs).await?;
-                    if old.as_deref().is_some_and(|o| o != FOREIGN_TYPE) {
-                        self.expire(key, ttl_secs).await?;
-                    }
-                    out.push(old);
-                }
-                Ok(out)
-            }
-            Err(e) => Err(err("claim")(e)),
-        }
     }
 
     /// The values of `keys`, in order, in one round trip, as bytes: a value that is not UTF-8
@@ -271,7 +286,10 @@ impl RedisClaims {
                         .ok()
                         .and_then(|v| v.get("token").and_then(|t| t.as_str()).map(str::to_string))
                         .unwrap_or_default();
-                    let released = matches!(self.compare_and_delete(&c.record_key, &token).await, Ok((1, _)));
+                    let released = matches!(
+                        self.compare_and_delete(&c.record_key, &token).await,
+                        Ok(Swapped::Applied(_))
+                    );
                     return Err(ClaimError::NotReplicated {
                         key: c.canonical.clone(),
                         acked,
@@ -360,7 +378,7 @@ impl RedisClaims {
     }
 
     /// Lua compare-and-set on the record's token, keeping the TTL.
-    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<(i64, String), ClaimError> {
+    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<Swapped, ClaimError> {
         let (status, current): (i64, Vec<u8>) = self
             .compare_and_set
             .key(key)
@@ -369,11 +387,11 @@ impl RedisClaims {
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err("transition"))?;
-        Ok((status, text(current)))
+        Swapped::from_script("transition", status, text(current))
     }
 
     /// Lua compare-and-delete on the record's token.
-    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<(i64, String), ClaimError> {
+    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<Swapped, ClaimError> {
         let (status, current): (i64, Vec<u8>) = self
             .compare_and_delete
             .key(key)
@@ -381,7 +399,7 @@ impl RedisClaims {
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err("release"))?;
-        Ok((status, text(current)))
+        Swapped::from_script("release", status, text(current))
     }
 
     /// Every key starting with `prefix`, with its value and TTL (`SCAN`, then `GET`/`TTL` in
@@ -390,25 +408,36 @@ impl RedisClaims {
         let mut conn = self.conn.clone();
         let pattern = format!("{}*", escape_glob(prefix));
         let mut keys: Vec<String> = Vec::new();
-        let mut cursor: u64 = 0;
-        loop {
-            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(500)
-                .query_async(&mut conn)
-                .await
-                .map_err(err("list"))?;
-            keys.extend(batch);
-            cursor = next;
-            if cursor == 0 {
-                break;
+        for node in self.scan_nodes().await? {
+            let mut cursor: u64 = 0;
+            loop {
+                let mut scan = redis::cmd("SCAN");
+                scan.arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(500);
+                let (next, batch): (u64, Vec<String>) = match (&mut conn, &node) {
+                    (RedisConn::Cluster(cluster), Some((host, port))) => {
+                        let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+                            host: host.clone(),
+                            port: *port,
+                        });
+                        let reply = cluster.route_command(scan, routing).await.map_err(err("list"))?;
+                        redis::from_redis_value(reply).map_err(|e| err("list")(e.into()))?
+                    }
+                    _ => scan.query_async(&mut conn).await.map_err(err("list"))?,
+                };
+                keys.extend(batch);
+                cursor = next;
+                if cursor == 0 {
+                    break;
+                }
             }
         }
+        // On a cluster, keys of several slots cannot share a pipeline: one slot per batch.
+        if let RedisConn::Cluster(_) = self.conn {
+            keys = by_slot(keys);
+        }
         let mut out = Vec::with_capacity(keys.len());
-        for chunk in keys.chunks(200) {
+        let cluster = matches!(self.conn, RedisConn::Cluster(_));
+        for chunk in batches(&keys, cluster) {
             let mut pipe = redis::pipe();
             for k in chunk {
                 pipe.get(k).ttl(k);
@@ -438,6 +467,30 @@ impl RedisClaims {
 }
 
 impl RedisClaims {
+    /// The nodes a `SCAN` must visit: every primary of a cluster (`CLUSTER SHARDS` is 7.0;
+    /// `CLUSTER NODES` answers on every version), or `None`, the one server.
+    async fn scan_nodes(&self) -> Result<Vec<Option<(String, u16)>>, ClaimError> {
+        let RedisConn::Cluster(cluster) = &self.conn else {
+            return Ok(vec![None]);
+        };
+        let mut nodes_cmd = redis::cmd("CLUSTER");
+        nodes_cmd.arg("NODES");
+        let reply = cluster
+            .clone()
+            .route_command(nodes_cmd, RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random))
+            .await
+            .map_err(err("list the cluster's primaries"))?;
+        let text: String = redis::from_redis_value(reply).map_err(|e| err("list the cluster's primaries")(e.into()))?;
+        let primaries = cluster_primaries(&text);
+        if primaries.is_empty() {
+            return Err(ClaimError::Protocol {
+                op: "list the cluster's primaries",
+                detail: "CLUSTER NODES named no primary".to_string(),
+            });
+        }
+        Ok(primaries.into_iter().map(Some).collect())
+    }
+
     /// `CLAIM_MIN_REPLICAS`: replicas that must acknowledge a won claim before it is used.
     pub(super) fn min_replicas(&self) -> Option<u32> {
         self.min_replicas
@@ -474,11 +527,23 @@ impl RedisClaims {
     /// the command with an error (managed Redis often disables `CONFIG`); `Err` only when Redis
     /// did not answer. See `super::durability`.
     pub(super) async fn maxmemory_policy(&self) -> Result<Result<String, String>, ClaimError> {
-        let read: redis::RedisResult<std::collections::HashMap<String, String>> = redis::cmd("CONFIG")
-            .arg("GET")
-            .arg("maxmemory-policy")
-            .query_async(&mut self.conn.clone())
-            .await;
+        let mut config_get = redis::cmd("CONFIG");
+        config_get.arg("GET").arg("maxmemory-policy");
+        let read: redis::RedisResult<std::collections::HashMap<String, String>> = match &self.conn {
+            // On a cluster, the primary that holds every claim (the prefix's slot) is the one
+            // whose policy matters; redis-rs would send `CONFIG GET` to any node.
+            RedisConn::Cluster(cluster) => {
+                let home = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(Route::with_key(
+                    self.prefix.as_bytes(),
+                    SlotAddr::Master,
+                )));
+                match cluster.clone().route_command(config_get, home).await {
+                    Ok(reply) => redis::from_redis_value(reply).map_err(Into::into),
+                    Err(e) => Err(e),
+                }
+            }
+            _ => config_get.query_async(&mut self.conn.clone()).await,
+        };
         match read {
             Ok(found) => Ok(found
                 .into_iter()
@@ -491,6 +556,64 @@ impl RedisClaims {
             Err(e) => Err(err("read maxmemory-policy")(e)),
         }
     }
+}
+
+/// The primaries in a `CLUSTER NODES` reply (one line per node: id, `ip:port@cport[,hostname]`,
+/// flags, …; <https://redis.io/docs/latest/commands/cluster-nodes/>), failed ones left out.
+fn cluster_primaries(nodes: &str) -> Vec<(String, u16)> {
+    nodes
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let address = fields.nth(1)?;
+            let flags = fields.next()?;
+            let flags: Vec<&str> = flags.split(',').collect();
+            if !flags.contains(&"master") || flags.iter().any(|f| matches!(*f, "fail" | "noaddr" | "handshake")) {
+                return None;
+            }
+            let host_port = address.split(['@', ',']).next()?;
+            let (host, port) = host_port.rsplit_once(':')?;
+            Some((host.trim_matches(['[', ']']).to_string(), port.parse().ok()?))
+        })
+        .collect()
+}
+
+/// `keys` grouped by hash slot, slots in the order first seen.
+fn by_slot(keys: Vec<String>) -> Vec<String> {
+    let mut groups: Vec<(Slot, Vec<String>)> = Vec::new();
+    for key in keys {
+        let slot = Slot::for_key(&key);
+        match groups.iter_mut().find(|(s, _)| *s == slot) {
+            Some((_, group)) => group.push(key),
+            None => groups.push((slot, vec![key])),
+        }
+    }
+    groups.into_iter().flat_map(|(_, group)| group).collect()
+}
+
+/// `keys` in batches of at most 200 for one pipeline each; with `one_slot_each` (a cluster, and
+/// `keys` grouped by slot), a batch never spans two slots.
+fn batches(keys: &[String], one_slot_each: bool) -> Vec<&[String]> {
+    let mut out = Vec::new();
+    let mut rest = keys;
+    while let Some(first) = rest.first() {
+        let mut len = rest.len().min(200);
+        if one_slot_each {
+            let slot = Slot::for_key(first);
+            len = rest[..len].iter().position(|k| Slot::for_key(k) != slot).unwrap_or(len);
+        }
+        let (batch, tail) = rest.split_at(len);
+        out.push(batch);
+        rest = tail;
+    }
+    out
+}
+
+/// True when the server says it is a cluster node (`INFO cluster`: `cluster_enabled:1`). A
+/// server that refuses `INFO` (some managed offerings rename it) is taken as one server.
+async fn cluster_enabled(conn: &mut ConnectionManager) -> bool {
+    let info: redis::RedisResult<String> = redis::cmd("INFO").arg("cluster").query_async(conn).await;
+    info.is_ok_and(|info| info.lines().any(|l| l.trim() == "cluster_enabled:1"))
 }
 
 /// Adds the claim, `SET key value NX EX ttl GET`, to `pipe`.

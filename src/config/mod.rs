@@ -142,8 +142,11 @@ pub enum Problem {
     #[error("expected postgres:// or postgresql://")]
     NotPostgresUrl,
     /// A `REDIS_URL` of another scheme.
-    #[error("expected redis://, rediss:// (TLS), valkey://, valkeys:// (TLS) or unix://")]
+    #[error("expected redis://, rediss:// (TLS), valkey://, valkeys:// (TLS), unix:// or redis+sentinel://")]
     NotRedisUrl,
+    /// A TLS Sentinel URL (`rediss+sentinel://`), which the Redis connection does not support.
+    #[error("TLS through Sentinel is not supported yet: use redis+sentinel:// on a private network, or rediss:// to the primary")]
+    TlsThroughSentinel,
     /// Not an HTTP header name.
     #[error("not a valid HTTP header name")]
     NotHeaderName,

@@ -126,19 +126,33 @@ impl StoreSettings {
     }
 }
 
-/// `REDIS_URL` as the Redis client reads it: `redis://`, `rediss://` (TLS) and `unix://` as
-/// given; Valkey's `valkey://` and `valkeys://` (the same protocol:
-/// <https://valkey.io/topics/cli/>) as `redis://` and `rediss://`.
+/// `REDIS_URL` as the Redis client reads it: `redis://`, `rediss://` (TLS), `unix://` and
+/// `redis+sentinel://` (a primary found through Sentinel, see `claim::redis_conn`) as given;
+/// Valkey's `valkey://`, `valkeys://` and `valkey+sentinel://` (the same protocol:
+/// <https://valkey.io/topics/cli/>) as `redis://`, `rediss://` and `redis+sentinel://`.
 ///
 /// # Errors
 /// [`ConfigError::Invalid`] for any other scheme (the value is not shown: it may hold a password).
 fn redis_url(raw: &str) -> Result<String, ConfigError> {
-    for (given, read_as) in [("valkey://", "redis://"), ("valkeys://", "rediss://")] {
+    if ["rediss+sentinel://", "valkeys+sentinel://"]
+        .iter()
+        .any(|s| raw.starts_with(s))
+    {
+        return Err(ConfigError::hidden("REDIS_URL", Problem::TlsThroughSentinel));
+    }
+    for (given, read_as) in [
+        ("valkey://", "redis://"),
+        ("valkeys://", "rediss://"),
+        ("valkey+sentinel://", "redis+sentinel://"),
+    ] {
         if let Some(rest) = raw.strip_prefix(given) {
             return Ok(format!("{read_as}{rest}"));
         }
     }
-    if ["redis://", "rediss://", "unix://"].iter().any(|s| raw.starts_with(s)) {
+    if ["redis://", "rediss://", "unix://", "redis+sentinel://"]
+        .iter()
+        .any(|s| raw.starts_with(s))
+    {
         return Ok(raw.to_string());
     }
     Err(ConfigError::hidden("REDIS_URL", Problem::NotRedisUrl))
@@ -200,6 +214,16 @@ mod tests {
             Ok("rediss://:pw@h:6380/")
         );
         assert_eq!(redis_url("rediss://h/").as_deref(), Ok("rediss://h/"));
+        assert_eq!(
+            redis_url("valkey+sentinel://:pw@h:26379/m").as_deref(),
+            Ok("redis+sentinel://:pw@h:26379/m")
+        );
+        let tls_sentinel = redis_url("rediss+sentinel://:pw@h/m").unwrap_err().to_string();
+        assert!(
+            tls_sentinel.contains("TLS through Sentinel is not supported yet"),
+            "{tls_sentinel}"
+        );
+        assert!(!tls_sentinel.contains("pw"), "{tls_sentinel}");
         let e = redis_url("http://:pw_SECRET@h/").unwrap_err().to_string();
         assert!(
             e.starts_with("invalid REDIS_URL=\"(hidden)\": expected redis://"),

@@ -3,9 +3,9 @@
 use crate::helpers::{
     self, capture_logs, live_announcer, live_announcer_with, store, unique_prefix, x_accepts, zim_v_ban, Kind,
 };
-use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Outcome, REFRESHES_PER_TTL};
+use cricket_announcer::announcer::{Announcer, ClaimPolicy, DryRun, Mode, Outcome, REFRESHES_PER_TTL};
 use cricket_announcer::claim::{ClaimOutcome, ClaimState, Holder, OperatorRelease, Transition};
-use cricket_announcer::cricket::MatchKey;
+use cricket_announcer::cricket::{MatchKey, Sighting};
 use std::time::Duration;
 use tracing::instrument::WithSubscriber;
 use wiremock::matchers::{body_json, header_exists, method, path};
@@ -33,7 +33,8 @@ async fn ten_concurrent_announcements_post_once(kind: Kind) {
         let announcer = live_announcer(s, &x);
         let m = m.clone();
         tasks.push(tokio::spawn(
-            async move { announcer.announce(&m).await.unwrap() }.with_subscriber(logs.clone()),
+            async move { announcer.announce(&Sighting::new(m.clone()), None).await.unwrap() }
+                .with_subscriber(logs.clone()),
         ));
     }
     let mut posted = Vec::new();
@@ -109,7 +110,10 @@ async fn the_post_sent_to_x_is_the_exact_rendered_text_signed_with_oauth1() {
         .await;
     let prefix = unique_prefix();
     let s = store(Kind::Redis, &prefix, "solo", std::path::Path::new("")).await;
-    let outcome = live_announcer(s, &x).announce(&zim_v_ban()).await.unwrap();
+    let outcome = live_announcer(s, &x)
+        .announce(&Sighting::new(zim_v_ban()), None)
+        .await
+        .unwrap();
     assert!(
         matches!(outcome, Outcome::Posted(ref r) if r.tweet_id == "7"),
         "{outcome:?}"
@@ -139,13 +143,13 @@ async fn a_dry_run_prints_the_exact_post_and_writes_no_claim() {
     let prefix = unique_prefix();
     let s = store(Kind::Redis, &prefix, "dry", std::path::Path::new("")).await;
     let out = helpers::Buffer::default();
-    let mode = Mode::DryRun {
+    let mode = Mode::DryRun(DryRun {
         out: out.output(),
         json: false,
         shorten: false,
-    };
+    });
     let announcer = Announcer::new(s, helpers::template(), None, mode, helpers::policy());
-    let outcome = announcer.announce(&zim_v_ban()).await.unwrap();
+    let outcome = announcer.announce(&Sighting::new(zim_v_ban()), None).await.unwrap();
     let Outcome::WouldPost(post) = outcome else {
         panic!("{outcome:?}")
     };
@@ -180,10 +184,10 @@ async fn after_a_429_nothing_is_claimed_until_the_reset_and_then_the_match_is_po
     let announcer = live_announcer(s.clone(), &x);
     let m = zim_v_ban();
     assert!(matches!(
-        announcer.announce(&m).await.unwrap(),
+        announcer.announce(&Sighting::new(m.clone()), None).await.unwrap(),
         Outcome::PostFailed { claim_kept: false, .. }
     ));
-    let deferred = announcer.announce(&m).await.unwrap();
+    let deferred = announcer.announce(&Sighting::new(m.clone()), None).await.unwrap();
     assert!(
         matches!(deferred, Outcome::Deferred { until: Some(t), .. } if t.timestamp() == reset),
         "{deferred:?}"
@@ -194,7 +198,7 @@ async fn after_a_429_nothing_is_claimed_until_the_reset_and_then_the_match_is_po
     );
     let mut posted = None;
     for _ in 0..40 {
-        match announcer.announce(&m).await.unwrap() {
+        match announcer.announce(&Sighting::new(m.clone()), None).await.unwrap() {
             Outcome::Deferred { .. } => tokio::time::sleep(Duration::from_millis(100)).await,
             other => {
                 posted = Some(other);
@@ -236,7 +240,7 @@ async fn a_post_too_long_for_any_cut_is_an_error_naming_the_template_and_the_mat
         std::num::NonZeroU32::new(99).unwrap(),
     ));
     let announcer = Announcer::new(s, template, None, Mode::Live(client, pace), helpers::policy());
-    let e = announcer.announce(&zim_v_ban()).await.unwrap_err();
+    let e = announcer.announce(&Sighting::new(zim_v_ban()), None).await.unwrap_err();
     let msg = e.to_string();
     assert!(
         msg.contains("long.txt") && msg.contains("Zimbabwe v Bangladesh") && msg.contains("cricbuzz:158062"),

@@ -3,8 +3,8 @@
 
 use crate::helpers::{self, keys, raw_postgres, raw_redis, schema_for, store, unique_prefix, Kind};
 use cricket_announcer::claim::{
-    Checked, ClaimError, ClaimOutcome, ClaimRequest, ClaimState, ClaimStore, Holder, LastRecords, MatchClaim,
-    OperatorRelease, PostgresClaims, Transition,
+    Checked, ClaimError, ClaimOutcome, ClaimState, ClaimStore, Holder, LastRecords, MatchClaim, OperatorRelease,
+    PostgresClaims, Transition,
 };
 use cricket_announcer::cricket::{Identities, MatchKey};
 use std::sync::Arc;
@@ -55,9 +55,6 @@ crate::helpers::store_matrix!(
     list_shows_every_claim_with_its_state,
     a_claim_left_claimed_past_the_post_timeout_is_stuck_and_only_then_released_by_an_operator,
     initialising_is_a_claim_and_a_lost_marker_is_detected,
-    a_batch_wins_new_matches_and_refreshes_held_ones_without_touching_them,
-    two_replicas_batching_the_same_matches_at_once_win_each_exactly_once,
-    a_batch_claim_is_a_claim_like_any_other,
     looking_up_holders_in_a_batch_reads_each_and_refreshes_only_held_ones_when_asked,
     a_look_up_since_the_last_one_reads_what_changed_as_a_fresh_look_up_does,
     a_claim_holds_its_match_through_every_identity_and_records_new_ones,
@@ -512,84 +509,6 @@ async fn list_shows_every_claim_with_its_state(kind: Kind) {
     assert!(listed
         .iter()
         .all(|l| l.ttl.is_some_and(|t| t <= DAY && t > Duration::ZERO)));
-}
-
-fn requests<'a>(keys: &'a [MatchKey], aliases: &'a [String]) -> Vec<ClaimRequest<'a>> {
-    keys.iter()
-        .map(|key| ClaimRequest {
-            key,
-            title: "A v B",
-            aliases,
-        })
-        .collect()
-}
-
-async fn a_batch_wins_new_matches_and_refreshes_held_ones_without_touching_them(kind: Kind) {
-    let p = pair(kind).await;
-    let ClaimOutcome::Won(_t) =
-        p.a.claim(&key("b-held"), "A v B", &[], Duration::from_secs(100))
-            .await
-            .unwrap()
-    else {
-        panic!()
-    };
-    let before = p.a.peek(&key("b-held")).await.unwrap().unwrap();
-    assert!(p.b.claim_many(&[], DAY).await.unwrap().is_empty());
-    let keys = [key("b-held"), key("b-new"), key("b-new")];
-    let aliases = ["cricbuzz:1".to_string()];
-    let outcomes = p.b.claim_many(&requests(&keys, &aliases), DAY).await.unwrap();
-    let [ClaimOutcome::HeldBy(held), ClaimOutcome::Won(won), ClaimOutcome::HeldBy(again)] = outcomes.as_slice() else {
-        panic!("held, won, then our own claim: {outcomes:?}")
-    };
-    assert_eq!(held, &before, "the holder's record, untouched");
-    assert_eq!((won.key().as_str(), won.claim().owner.as_str()), ("b-new", "worker-b"));
-    assert_eq!(won.claim().aliases, aliases);
-    assert_eq!(again, won.claim(), "a key twice in one batch is won once");
-    assert_eq!(p.a.peek(&key("b-held")).await.unwrap().unwrap(), before);
-    let ttl = p.a.ttl(&key("b-held")).await.unwrap().unwrap();
-    assert!(ttl > DAY - Duration::from_secs(5) && ttl <= DAY, "refreshed: {ttl:?}");
-    let ttl = p.a.ttl(&key("b-new")).await.unwrap().unwrap();
-    assert!(
-        ttl > DAY - Duration::from_secs(5) && ttl <= DAY,
-        "new claim's ttl: {ttl:?}"
-    );
-}
-
-async fn two_replicas_batching_the_same_matches_at_once_win_each_exactly_once(kind: Kind) {
-    let p = pair(kind).await;
-    let keys: Vec<MatchKey> = (0..20).map(|i| key(&format!("race-{i}"))).collect();
-    let batch = requests(&keys, &[]);
-    let (a, b) = tokio::join!(p.a.claim_many(&batch, DAY), p.b.claim_many(&batch, DAY));
-    for (i, pair) in a.unwrap().iter().zip(b.unwrap().iter()).enumerate() {
-        let (winner, holder) = match pair {
-            (ClaimOutcome::Won(t), ClaimOutcome::HeldBy(h)) | (ClaimOutcome::HeldBy(h), ClaimOutcome::Won(t)) => (t, h),
-            other => panic!("key {i}: exactly one winner, got {other:?}"),
-        };
-        assert_eq!(
-            holder.owner,
-            winner.claim().owner,
-            "key {i}: the loser names the winner"
-        );
-    }
-}
-
-async fn a_batch_claim_is_a_claim_like_any_other(kind: Kind) {
-    let p = pair(kind).await;
-    let keys = [key("b-1")];
-    let mut outcomes = p.a.claim_many(&requests(&keys, &[]), DAY).await.unwrap();
-    let Some(ClaimOutcome::Won(token)) = outcomes.pop() else {
-        panic!("a new match is won")
-    };
-    let ClaimOutcome::HeldBy(holder) = p.b.claim(&keys[0], "A v B", &[], DAY).await.unwrap() else {
-        panic!("a single claim sees the batch's claim")
-    };
-    assert_eq!(holder.owner, "worker-a");
-    let change = posted("7");
-    assert!(matches!(
-        p.a.transition(&token, &change).await.unwrap(),
-        Checked::Applied(_)
-    ));
-    assert_eq!(p.b.peek(&keys[0]).await.unwrap().unwrap().state, ClaimState::Posted);
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use crate::helpers::{
 };
 use cricket_announcer::announcer::{AnnounceError, Announcer, Mode, Outcome};
 use cricket_announcer::claim::{ClaimState, ClaimStore};
-use cricket_announcer::cricket::MatchKey;
+use cricket_announcer::cricket::{MatchKey, Sighting};
 use cricket_announcer::post::{PostPace, Verdict, XClient};
 use std::num::NonZeroU32;
 use std::path::Path;
@@ -53,7 +53,11 @@ async fn announce_once(kind: Kind, x: &MockServer) -> Observed {
 async fn observe(announcer: &Announcer, s: &ClaimStore, x: &MockServer) -> Observed {
     let m = zim_v_ban();
     let (logs, buffer) = capture_logs();
-    let outcome = announcer.announce(&m).with_subscriber(logs).await.unwrap();
+    let outcome = announcer
+        .announce(&Sighting::new(m.clone()), None)
+        .with_subscriber(logs)
+        .await
+        .unwrap();
     let key = MatchKey::for_match(&m);
     let record = s.peek(&key).await.unwrap();
     Observed {
@@ -276,7 +280,7 @@ async fn a_refused_connection_releases_the_claim(kind: Kind) {
         helpers::policy(),
     );
     let m = zim_v_ban();
-    let outcome = announcer.announce(&m).await.unwrap();
+    let outcome = announcer.announce(&Sighting::new(m.clone()), None).await.unwrap();
     assert!(
         matches!(
             outcome,
@@ -301,7 +305,7 @@ async fn three_provable_failures_in_a_row_give_up_with_a_failed_record(kind: Kin
     let m = zim_v_ban();
     let key = MatchKey::for_match(&m);
     for expected_kept in [false, false, true] {
-        let outcome = announcer.announce(&m).await.unwrap();
+        let outcome = announcer.announce(&Sighting::new(m.clone()), None).await.unwrap();
         assert!(
             matches!(outcome, Outcome::PostFailed { claim_kept, .. } if claim_kept == expected_kept),
             "{outcome:?}"
@@ -314,7 +318,10 @@ async fn three_provable_failures_in_a_row_give_up_with_a_failed_record(kind: Kin
         Some("gave up after 3 attempts: X answered 400: bad text")
     );
     // A failed match is never tried again.
-    assert!(matches!(announcer.announce(&m).await.unwrap(), Outcome::Skipped { .. }));
+    assert!(matches!(
+        announcer.announce(&Sighting::new(m.clone()), None).await.unwrap(),
+        Outcome::Skipped { .. }
+    ));
     assert_eq!(x.received_requests().await.unwrap().len(), 3);
 }
 
@@ -331,7 +338,10 @@ async fn redis_stopped_before_the_claim_posts_nothing_then_resumes_by_itself() {
     let announcer = live_announcer(s.clone(), &x);
     redis.stop();
     let (logs, buffer) = capture_logs();
-    let down = announcer.announce(&zim_v_ban()).with_subscriber(logs).await;
+    let down = announcer
+        .announce(&Sighting::new(zim_v_ban()), None)
+        .with_subscriber(logs)
+        .await;
     assert!(
         matches!(down, Err(AnnounceError::Store { .. })),
         "a store error, never 'claimed': {down:?}"
@@ -347,7 +357,7 @@ async fn redis_stopped_before_the_claim_posts_nothing_then_resumes_by_itself() {
     // still see the old broken connection.
     let mut outcome = None;
     for _ in 0..60 {
-        match announcer.announce(&zim_v_ban()).await {
+        match announcer.announce(&Sighting::new(zim_v_ban()), None).await {
             Ok(o) => {
                 outcome = Some(o);
                 break;
@@ -375,7 +385,7 @@ async fn a_redis_restart_with_persistence_keeps_claims_and_never_posts_twice() {
     );
     let announcer = live_announcer(s.clone(), &x);
     assert!(matches!(
-        announcer.announce(&zim_v_ban()).await.unwrap(),
+        announcer.announce(&Sighting::new(zim_v_ban()), None).await.unwrap(),
         Outcome::Posted(_)
     ));
     redis.stop();
@@ -384,7 +394,7 @@ async fn a_redis_restart_with_persistence_keeps_claims_and_never_posts_twice() {
     // Up to 15 s: the client reconnects with backoff, and a command sent on the dead
     // connection waits out its response timeout (5 s) first; a loaded CI machine needs the room.
     for _ in 0..60 {
-        if let Ok(o) = announcer.announce(&zim_v_ban()).await {
+        if let Ok(o) = announcer.announce(&Sighting::new(zim_v_ban()), None).await {
             outcome = Some(o);
             break;
         }

@@ -5,6 +5,7 @@ mod claim;
 mod cli;
 mod contract;
 mod daemon;
+mod deployments;
 mod durable;
 mod faults;
 mod fuzz;

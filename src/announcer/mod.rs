@@ -4,6 +4,17 @@
 //! The post is rendered *before* the claim, so a post that cannot be made (too long, template
 //! failure) never leaves a claim behind. After a failed post the claim keeps exactly the state
 //! the failure proves (see [`crate::post::Verdict`]).
+//!
+//! One way in: [`Announcer::announce`], for a [`Sighting`] and what the cycle's batch look-up
+//! ([`Announcer::holders_of`], in `lookup.rs`) found for it. The dry run is a poster of its own
+//! (`dry_run.rs`): it reads, and prints the post, where the live path claims and posts.
+
+mod dry_run;
+mod lookup;
+
+pub use dry_run::DryRun;
+use lookup::Refreshes;
+pub use lookup::REFRESHES_PER_TTL;
 
 use crate::claim::{
     Checked, ClaimError, ClaimStore, ClaimToken, Holder, LastRecords, MatchClaim, Released, Transition,
@@ -13,9 +24,7 @@ use crate::post::{Post, PostError, PostPace, PostReceipt, Verdict, XClient};
 use crate::shorten::Shortener;
 use crate::template::{RenderError, Template};
 use chrono::Utc;
-use serde::Serialize;
 use std::collections::HashMap;
-use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tracing::Instrument;
@@ -88,22 +97,15 @@ pub enum AnnounceError {
 }
 
 /// Where dry-run posts are printed, shared by clones.
-pub type Output = Arc<Mutex<Box<dyn Write + Send>>>;
+pub type Output = Arc<Mutex<Box<dyn std::io::Write + Send>>>;
 
 /// How posts leave the process.
 #[derive(Clone)]
 pub enum Mode {
     /// Claim in the store and post to X, at the pace `pace` allows.
     Live(XClient, Arc<PostPace>),
-    /// Only peek at claims; print each post to `out` (as JSON lines when `json`).
-    DryRun {
-        /// Where posts are printed.
-        out: Output,
-        /// One JSON object per post instead of text.
-        json: bool,
-        /// Whether to call the shortener.
-        shorten: bool,
-    },
+    /// Only peek at claims; print each post (see [`DryRun`]).
+    DryRun(DryRun),
 }
 
 /// How claims are held and given up.
@@ -151,37 +153,6 @@ pub struct Announcer {
     hints: Arc<Mutex<HashMap<String, MatchKey>>>,
     /// Whether a claim requires the first-start marker (see [`Announcer::requiring_marker`]).
     require_marker: bool,
-}
-
-/// How many times per claim TTL a process refreshes the TTLs of the matches it keeps seeing.
-/// A refresh leaves a claim its full TTL, so refreshing every TTL/8 keeps at least 7/8 of it
-/// (21 h of the minimum 24 h) on every listed match, while the cycles in between only read.
-pub const REFRESHES_PER_TTL: u32 = 8;
-
-/// When this process last refreshed the TTLs of the matches it looks up, and which matches
-/// that refresh covered.
-#[derive(Debug, Default)]
-struct Refreshes {
-    // tokio's clock, so that tests can advance it instead of waiting a share of a TTL.
-    last: Option<tokio::time::Instant>,
-    covered: foldhash::HashSet<MatchKey>,
-}
-
-impl Refreshes {
-    /// True when a look-up of `keys` must refresh: never refreshed yet, the last refresh is
-    /// `every` old, or a key is one the last refresh did not cover.
-    fn due(&self, keys: &[&MatchKey], every: Duration) -> bool {
-        self.last.is_none_or(|t| t.elapsed() >= every) || keys.iter().any(|k| !self.covered.contains(*k))
-    }
-}
-
-#[derive(Serialize)]
-struct DryRunLine<'a> {
-    match_key: &'a str,
-    source: String,
-    state: &'a str,
-    weighted_length: usize,
-    text: &'a str,
 }
 
 impl Announcer {
@@ -259,137 +230,19 @@ impl Announcer {
         }
     }
 
-    /// Runs the protocol for one match as its own source lists it; see the module documentation.
+    /// Runs the protocol for one sighting (a match with every identity the cycle's sources gave
+    /// it); see the module documentation. `looked_up` is what the cycle's batch look-up
+    /// ([`Announcer::holders_of`]) found: a holder that recorded every identity of the sighting
+    /// is skipped at once (logged with who, since when and in which state); one that lacks some
+    /// (another source's id, a changed key) goes through the claim step, which records them
+    /// (in dry run it is only skipped); `None` (free, or not looked up) goes on to the claim,
+    /// which alone decides (in dry run, to a read of every identity, then the post's preview).
     ///
     /// # Errors
     /// [`AnnounceError`] when the store cannot answer (nothing posted), or the post cannot be
     /// rendered (nothing claimed).
-    pub async fn announce(&self, m: &Match) -> Result<Outcome, AnnounceError> {
-        self.announce_sighting(&Sighting::new(m.clone())).await
-    }
-
-    /// Runs the protocol for one sighting (a match with every identity the cycle's sources gave
-    /// it), without a batch look-up first: the claim step alone decides.
-    ///
-    /// # Errors
-    /// As for [`Announcer::announce`].
-    pub async fn announce_sighting(&self, s: &Sighting) -> Result<Outcome, AnnounceError> {
-        Box::pin(self.announce_inner(s).instrument(span(s))).await
-    }
-
-    /// The current holder of each sighting's claim, in one store round trip. Each is read under
-    /// the key its claim was found under when this process last met one of its source ids under
-    /// another key (the listing changed since the claim), else the key the sighting derives; a
-    /// miss still goes through the claim step, which tries every identity (see [`Announcer::holders`]); a refresh also refreshes every
-    /// identity of the sightings. Forgets what it learned of source ids no longer listed.
-    ///
-    /// # Errors
-    /// [`ClaimError`] when the store cannot answer.
-    pub async fn holders_of(&self, sightings: &[&Sighting]) -> Result<Vec<Option<Holder>>, ClaimError> {
-        let hinted: Vec<Option<MatchKey>> = {
-            let mut hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
-            if hints.is_empty() {
-                Vec::new()
-            } else {
-                let listed: foldhash::HashSet<&str> = sightings.iter().flat_map(|s| s.source_ids()).collect();
-                hints.retain(|id, _| listed.contains(id.as_str()));
-                sightings
-                    .iter()
-                    .map(|s| s.source_ids().find_map(|id| hints.get(id)).cloned())
-                    .collect()
-            }
-        };
-        let refs: Vec<&MatchKey> = sightings
-            .iter()
-            .enumerate()
-            .map(|(i, s)| hinted.get(i).and_then(Option::as_ref).unwrap_or(&s.ids.key))
-            .collect();
-        // Each sighting's source ids, and its own key's identity where the claim is stored
-        // under another key (a claim stored under the sighting's key answers for that one).
-        let touch = || {
-            sightings
-                .iter()
-                .zip(&refs)
-                .flat_map(|(s, read)| {
-                    let own = (*read != &s.ids.key).then(|| s.ids.ids.iter().map(String::as_str));
-                    s.source_ids()
-                        .chain(own.into_iter().flatten().filter(|i| i.starts_with(CROSS_KEY_IDENTITY)))
-                })
-                .collect::<Vec<&str>>()
-        };
-        self.holders_with(&refs, touch).await
-    }
-
-    /// The current holder of each of `keys` (`None`: unclaimed), in one store round trip:
-    /// the batch a cycle makes before announcing, so matches already claimed cost no round trip
-    /// of their own.
-    ///
-    /// Live, the look-up also gives every held claim the policy's full TTL again (what a later
-    /// sighting owes a still-listed match, so it never expires into a second announcement), but
-    /// only when due: on this process's first look-up, when a key is one the last refresh did not
-    /// cover, and otherwise once per TTL / [`REFRESHES_PER_TTL`]. The look-ups in between only
-    /// read (Redis: one `MGET` instead of a `GETEX` per match). In dry run nothing is written.
-    ///
-    /// # Errors
-    /// [`ClaimError`] when the store cannot answer; the refresh is then still due.
-    pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Holder>>, ClaimError> {
-        self.holders_with(keys, Vec::new).await
-    }
-
-    /// [`Announcer::holders`], refreshing (when due) the identities `touch` gives too; `touch`
-    /// is only called when a refresh is due.
-    async fn holders_with<'t>(
-        &self,
-        keys: &[&MatchKey],
-        touch: impl FnOnce() -> Vec<&'t str>,
-    ) -> Result<Vec<Option<Holder>>, ClaimError> {
-        if self.is_dry_run() {
-            return self.holders_since_last(keys, &[], None).await;
-        }
-        let every = self.policy.ttl / REFRESHES_PER_TTL;
-        // A poisoned lock only means another task panicked mid-update: refreshing is then the
-        // safe answer, and the log is rebuilt below.
-        let due = self.refreshes.lock().map_or(true, |r| r.due(keys, every));
-        if !due {
-            return self.holders_since_last(keys, &[], None).await;
-        }
-        let started = tokio::time::Instant::now();
-        let found = self.holders_since_last(keys, &touch(), Some(self.policy.ttl)).await?;
-        let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        *log = Refreshes {
-            last: Some(started),
-            covered: keys.iter().map(|k| (*k).clone()).collect(),
-        };
-        Ok(found)
-    }
-
-    /// [`ClaimStore::holders_since`] this process's last look-up: the records read unchanged
-    /// since (nearly all of them, cycle after cycle) are not parsed again.
-    async fn holders_since_last(
-        &self,
-        keys: &[&MatchKey],
-        touch: &[&str],
-        refresh: Option<Duration>,
-    ) -> Result<Vec<Option<Holder>>, ClaimError> {
-        // Taken out for the await (a std lock is not held across it), put back after; a
-        // look-up running meanwhile starts from nothing, which only costs it the parsing.
-        let mut last = std::mem::take(&mut *self.last_records.lock().unwrap_or_else(|p| p.into_inner()));
-        let found = self.store.holders_touching(keys, touch, refresh, &mut last).await;
-        *self.last_records.lock().unwrap_or_else(|p| p.into_inner()) = last;
-        found
-    }
-
-    /// As [`Announcer::announce_sighting`], for a sighting whose holder the cycle already looked
-    /// up with [`Announcer::holders_of`]: a holder that recorded every identity of the sighting
-    /// is skipped at once (logged with who, since when and in which state); one that lacks some
-    /// (another source's id, a changed key) goes through the claim step, which records them
-    /// (in dry run it is only skipped); `None` goes on to the claim, which alone decides (in
-    /// dry run, to a read of every identity, then the post's preview).
-    ///
-    /// # Errors
-    /// As for [`Announcer::announce`].
-    pub async fn announce_looked_up(&self, s: &Sighting, holder: Option<Holder>) -> Result<Outcome, AnnounceError> {
-        match holder {
+    pub async fn announce(&self, s: &Sighting, looked_up: Option<Holder>) -> Result<Outcome, AnnounceError> {
+        match looked_up {
             Some(holder) if self.is_dry_run() || holder.covers(&s.ids.ids) => {
                 let message = if self.is_dry_run() {
                     "dry run: would skip"
@@ -403,7 +256,102 @@ impl Announcer {
             }
             // Boxed: this future is created once per sighting, and nearly every sighting is a
             // held one; the claim-and-post path's state would otherwise be copied with each.
-            _ => Box::pin(self.announce_inner(s).instrument(span(s))).await,
+            _ => Box::pin(self.announce_unheld(s).instrument(span(s))).await,
+        }
+    }
+
+    /// A sighting not known to be held: rendered, then previewed (dry run) or claimed and
+    /// posted (live).
+    async fn announce_unheld(&self, s: &Sighting) -> Result<Outcome, AnnounceError> {
+        // Rendered with the long link first: a URL weighs 23 whatever its length, so the
+        // shortened post has the same weighted length and cannot fail where this one passed.
+        let draft = self.render(&s.ids.key, &s.m, &s.m.url)?;
+        match &self.mode {
+            Mode::DryRun(dry) => self.preview(dry, s, draft).await,
+            Mode::Live(x, pace) => self.claim_and_post(x, pace, s, draft).await,
+        }
+    }
+
+    /// The live path: claim under every identity, then (won) pace, shorten, post and record.
+    async fn claim_and_post(
+        &self,
+        x: &XClient,
+        pace: &PostPace,
+        s: &Sighting,
+        draft: Post,
+    ) -> Result<Outcome, AnnounceError> {
+        let (m, key) = (&s.m, &s.ids.key);
+        let store_err = |source| AnnounceError::Store {
+            key: key.clone(),
+            source,
+        };
+        if let Some(until) = x.gate().closed_until(Utc::now()) {
+            tracing::info!(until = %until, "X rate limit exhausted; not claiming until the reset");
+            return Ok(Outcome::Deferred {
+                reason: "X rate limit exhausted".into(),
+                until: Some(until),
+            });
+        }
+        let token = match self
+            .store
+            .claim_match(
+                &s.ids,
+                &m.claim_title(),
+                self.policy.ttl,
+                self.policy.stuck_after,
+                self.require_marker,
+            )
+            .await
+            .map_err(store_err)?
+        {
+            MatchClaim::Held {
+                key: held_key,
+                claim,
+                via,
+            } => {
+                let holder = Holder::from(&claim);
+                self.learn(s, &held_key);
+                self.log_held(s, &held_key, &holder, &via);
+                // A still-listed match must never expire into a second announcement.
+                if let Err(e) = self.store.refresh(&held_key, self.policy.ttl).await {
+                    tracing::warn!(error.message = %e, "could not refresh the claim's TTL");
+                }
+                return Ok(Outcome::Skipped { holder });
+            }
+            MatchClaim::NoMarker => return Err(AnnounceError::NoMarker { key: key.clone() }),
+            MatchClaim::Won(token) => token,
+        };
+        metrics::counter!(crate::metric_names::CLAIMS, "result" => "won").increment(1);
+        tracing::info!(owner = %token.claim().owner, "claim won");
+        // The pace is checked after the claim, so skipped matches spend no slot; a
+        // claim we cannot use now is released: nothing was sent.
+        if let Err(not_until) = pace.check() {
+            if let Err(e) = self.store.release(&token).await {
+                tracing::error!(error.message = %e, "could not release a paced claim; it stays claimed (stuck)");
+            }
+            let until = chrono::Duration::from_std(not_until.wait).ok().map(|w| Utc::now() + w);
+            tracing::info!(
+                wait_ms = not_until.wait.as_millis() as u64,
+                "local post pace reached; match left for later"
+            );
+            return Ok(Outcome::Deferred {
+                reason: not_until.to_string(),
+                until,
+            });
+        }
+        let link = self.link(m).await;
+        let post = self.render(key, m, &link).unwrap_or(draft);
+        match x.post(&post, &token).await {
+            Ok(receipt) => {
+                tracing::info!(tweet_id = %receipt.tweet_id, "posted");
+                let change = Transition::Posted {
+                    tweet_id: Some(receipt.tweet_id.clone()),
+                    detail: None,
+                };
+                self.record(&token, &change).await;
+                Ok(Outcome::Posted(receipt))
+            }
+            Err(error) => Ok(self.after_failure(&token, error).await),
         }
     }
 
@@ -450,139 +398,6 @@ impl Announcer {
             state = %holder.display_state(Utc::now(), self.policy.stuck_after),
             "skipped: {message}"
         );
-    }
-
-    async fn announce_inner(&self, s: &Sighting) -> Result<Outcome, AnnounceError> {
-        let (m, key) = (&s.m, &s.ids.key);
-        // Rendered with the long link first: a URL weighs 23 whatever its length, so the
-        // shortened post has the same weighted length and cannot fail where this one passed.
-        let draft = self.render(key, m, &m.url)?;
-        let store_err = |source| AnnounceError::Store {
-            key: key.clone(),
-            source,
-        };
-        match &self.mode {
-            Mode::DryRun { out, json, shorten } => {
-                // A read of every identity: a listing edited since its claim is still held.
-                if let Some((held_key, claim, via)) = self.store.find(&s.ids).await.map_err(store_err)? {
-                    let holder = Holder::from(&claim);
-                    if held_key == *key && via.strip_prefix(CROSS_KEY_IDENTITY) == Some(key.as_str()) {
-                        log_skip(
-                            key,
-                            &holder,
-                            self.policy.stuck_after,
-                            "dry run: would skip",
-                            Level::DEBUG,
-                        );
-                    } else {
-                        let changed = held_key.changes_to(key);
-                        tracing::info!(match_key = %held_key, seen_as = %key, via = %via, changed = %changed, "dry run: would skip (held via {via})");
-                    }
-                    return Ok(Outcome::Skipped { holder });
-                }
-                let post = if *shorten {
-                    self.render(key, m, &self.link(m).await)?
-                } else {
-                    draft
-                };
-                let mut out = out
-                    .lock()
-                    .map_err(|_| AnnounceError::Output(std::io::Error::other("output poisoned")))?;
-                if *json {
-                    let line = DryRunLine {
-                        match_key: key.as_str(),
-                        source: m.alias(),
-                        state: m.state.as_str(),
-                        weighted_length: post.weighted_length(),
-                        text: post.text(),
-                    };
-                    let json = serde_json::to_string(&line).map_err(|e| AnnounceError::Output(e.into()))?;
-                    writeln!(out, "{json}").map_err(AnnounceError::Output)?;
-                } else {
-                    writeln!(
-                        out,
-                        "--- {key} ({}; weighted length {}/{})\n{}\n",
-                        m.alias(),
-                        post.weighted_length(),
-                        crate::post::MAX_WEIGHTED_LENGTH,
-                        post.text()
-                    )
-                    .map_err(AnnounceError::Output)?;
-                }
-                out.flush().map_err(AnnounceError::Output)?;
-                Ok(Outcome::WouldPost(post))
-            }
-            Mode::Live(x, pace) => {
-                if let Some(until) = x.gate().closed_until(Utc::now()) {
-                    tracing::info!(until = %until, "X rate limit exhausted; not claiming until the reset");
-                    return Ok(Outcome::Deferred {
-                        reason: "X rate limit exhausted".into(),
-                        until: Some(until),
-                    });
-                }
-                let token = match self
-                    .store
-                    .claim_match(
-                        &s.ids,
-                        &m.claim_title(),
-                        self.policy.ttl,
-                        self.policy.stuck_after,
-                        self.require_marker,
-                    )
-                    .await
-                    .map_err(store_err)?
-                {
-                    MatchClaim::Held {
-                        key: held_key,
-                        claim,
-                        via,
-                    } => {
-                        let holder = Holder::from(&claim);
-                        self.learn(s, &held_key);
-                        self.log_held(s, &held_key, &holder, &via);
-                        // A still-listed match must never expire into a second announcement.
-                        if let Err(e) = self.store.refresh(&held_key, self.policy.ttl).await {
-                            tracing::warn!(error.message = %e, "could not refresh the claim's TTL");
-                        }
-                        return Ok(Outcome::Skipped { holder });
-                    }
-                    MatchClaim::NoMarker => return Err(AnnounceError::NoMarker { key: key.clone() }),
-                    MatchClaim::Won(token) => token,
-                };
-                metrics::counter!(crate::metric_names::CLAIMS, "result" => "won").increment(1);
-                tracing::info!(owner = %token.claim().owner, "claim won");
-                // The pace is checked after the claim, so skipped matches spend no slot; a
-                // claim we cannot use now is released: nothing was sent.
-                if let Err(not_until) = pace.check() {
-                    if let Err(e) = self.store.release(&token).await {
-                        tracing::error!(error.message = %e, "could not release a paced claim; it stays claimed (stuck)");
-                    }
-                    let until = chrono::Duration::from_std(not_until.wait).ok().map(|w| Utc::now() + w);
-                    tracing::info!(
-                        wait_ms = not_until.wait.as_millis() as u64,
-                        "local post pace reached; match left for later"
-                    );
-                    return Ok(Outcome::Deferred {
-                        reason: not_until.to_string(),
-                        until,
-                    });
-                }
-                let link = self.link(m).await;
-                let post = self.render(key, m, &link).unwrap_or(draft);
-                match x.post(&post, &token).await {
-                    Ok(receipt) => {
-                        tracing::info!(tweet_id = %receipt.tweet_id, "posted");
-                        let change = Transition::Posted {
-                            tweet_id: Some(receipt.tweet_id.clone()),
-                            detail: None,
-                        };
-                        self.record(&token, &change).await;
-                        Ok(Outcome::Posted(receipt))
-                    }
-                    Err(error) => Ok(self.after_failure(&token, error).await),
-                }
-            }
-        }
     }
 
     /// Leaves the claim in the state `error` proves, and halts posting when no later post can

@@ -1,0 +1,91 @@
+//! The dry run as a poster of its own: it reads every identity's claim instead of claiming, and
+//! prints the post that would be sent (text, or one JSON object per post) instead of sending it.
+
+use super::{log_skip, AnnounceError, Announcer, Outcome, Output};
+use crate::claim::Holder;
+use crate::cricket::{Sighting, CROSS_KEY_IDENTITY};
+use crate::post::Post;
+use serde::Serialize;
+use std::io::Write;
+use tracing::Level;
+
+/// Where and how dry-run posts are printed.
+#[derive(Clone)]
+pub struct DryRun {
+    /// Where posts are printed.
+    pub out: Output,
+    /// One JSON object per post instead of text.
+    pub json: bool,
+    /// Whether to call the shortener.
+    pub shorten: bool,
+}
+
+#[derive(Serialize)]
+struct DryRunLine<'a> {
+    match_key: &'a str,
+    source: String,
+    state: &'a str,
+    weighted_length: usize,
+    text: &'a str,
+}
+
+impl Announcer {
+    /// Prints the post `s` would get, unless a claim holds it under any identity (then: would
+    /// skip). Writes nothing to the store.
+    pub(super) async fn preview(&self, dry: &DryRun, s: &Sighting, draft: Post) -> Result<Outcome, AnnounceError> {
+        let (m, key) = (&s.m, &s.ids.key);
+        let store_err = |source| AnnounceError::Store {
+            key: key.clone(),
+            source,
+        };
+        let (out, json, shorten) = (&dry.out, &dry.json, &dry.shorten);
+        // A read of every identity: a listing edited since its claim is still held.
+        if let Some((held_key, claim, via)) = self.store.find(&s.ids).await.map_err(store_err)? {
+            let holder = Holder::from(&claim);
+            if held_key == *key && via.strip_prefix(CROSS_KEY_IDENTITY) == Some(key.as_str()) {
+                log_skip(
+                    key,
+                    &holder,
+                    self.policy.stuck_after,
+                    "dry run: would skip",
+                    Level::DEBUG,
+                );
+            } else {
+                let changed = held_key.changes_to(key);
+                tracing::info!(match_key = %held_key, seen_as = %key, via = %via, changed = %changed, "dry run: would skip (held via {via})");
+            }
+            return Ok(Outcome::Skipped { holder });
+        }
+        let post = if *shorten {
+            self.render(key, m, &self.link(m).await)?
+        } else {
+            draft
+        };
+        let mut out = out
+            .lock()
+            .map_err(|_| AnnounceError::Output(std::io::Error::other("output poisoned")))?;
+        if *json {
+            let line = DryRunLine {
+                match_key: key.as_str(),
+                source: m.alias(),
+                state: m.state.as_str(),
+                weighted_length: post.weighted_length(),
+                text: post.text(),
+            };
+            let json = serde_json::to_string(&line).map_err(|e| AnnounceError::Output(e.into()))?;
+            writeln!(out, "{json}").map_err(AnnounceError::Output)?;
+        } else {
+            writeln!(
+                out,
+                "--- {key} ({}; weighted length {}/{})\n{}\n",
+                m.alias(),
+                post.weighted_length(),
+                crate::post::MAX_WEIGHTED_LENGTH,
+                post.text()
+            )
+            .map_err(AnnounceError::Output)?;
+        }
+        out.flush().map_err(AnnounceError::Output)?;
+        Ok(Outcome::WouldPost(post))
+    }
+}

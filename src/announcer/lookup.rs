@@ -1,0 +1,133 @@
+//! The cycle's batch look-up of holders: one store round trip for every sighting, reading each
+//! claim under the key it was last found under, and refreshing TTLs only when due.
+
+use super::Announcer;
+use crate::claim::{ClaimError, Holder};
+use crate::cricket::{MatchKey, Sighting, CROSS_KEY_IDENTITY};
+use std::time::Duration;
+
+/// How many times per claim TTL a process refreshes the TTLs of the matches it keeps seeing.
+/// A refresh leaves a claim its full TTL, so refreshing every TTL/8 keeps at least 7/8 of it
+/// (21 h of the minimum 24 h) on every listed match, while the cycles in between only read.
+pub const REFRESHES_PER_TTL: u32 = 8;
+
+/// When this process last refreshed the TTLs of the matches it looks up, and which matches
+/// that refresh covered.
+#[derive(Debug, Default)]
+pub(super) struct Refreshes {
+    // tokio's clock, so that tests can advance it instead of waiting a share of a TTL.
+    last: Option<tokio::time::Instant>,
+    covered: foldhash::HashSet<MatchKey>,
+}
+
+impl Refreshes {
+    /// True when a look-up of `keys` must refresh: never refreshed yet, the last refresh is
+    /// `every` old, or a key is one the last refresh did not cover.
+    pub(super) fn due(&self, keys: &[&MatchKey], every: Duration) -> bool {
+        self.last.is_none_or(|t| t.elapsed() >= every) || keys.iter().any(|k| !self.covered.contains(*k))
+    }
+}
+
+impl Announcer {
+    /// The current holder of each sighting's claim, in one store round trip. Each is read under
+    /// the key its claim was found under when this process last met one of its source ids under
+    /// another key (the listing changed since the claim), else the key the sighting derives; a
+    /// miss still goes through the claim step, which tries every identity (see [`Announcer::holders`]); a refresh also refreshes every
+    /// identity of the sightings. Forgets what it learned of source ids no longer listed.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn holders_of(&self, sightings: &[&Sighting]) -> Result<Vec<Option<Holder>>, ClaimError> {
+        let hinted: Vec<Option<MatchKey>> = {
+            let mut hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
+            if hints.is_empty() {
+                Vec::new()
+            } else {
+                let listed: foldhash::HashSet<&str> = sightings.iter().flat_map(|s| s.source_ids()).collect();
+                hints.retain(|id, _| listed.contains(id.as_str()));
+                sightings
+                    .iter()
+                    .map(|s| s.source_ids().find_map(|id| hints.get(id)).cloned())
+                    .collect()
+            }
+        };
+        let refs: Vec<&MatchKey> = sightings
+            .iter()
+            .enumerate()
+            .map(|(i, s)| hinted.get(i).and_then(Option::as_ref).unwrap_or(&s.ids.key))
+            .collect();
+        // Each sighting's source ids, and its own key's identity where the claim is stored
+        // under another key (a claim stored under the sighting's key answers for that one).
+        let touch = || {
+            sightings
+                .iter()
+                .zip(&refs)
+                .flat_map(|(s, read)| {
+                    let own = (*read != &s.ids.key).then(|| s.ids.ids.iter().map(String::as_str));
+                    s.source_ids()
+                        .chain(own.into_iter().flatten().filter(|i| i.starts_with(CROSS_KEY_IDENTITY)))
+                })
+                .collect::<Vec<&str>>()
+        };
+        self.holders_with(&refs, touch).await
+    }
+
+    /// The current holder of each of `keys` (`None`: unclaimed), in one store round trip:
+    /// the batch a cycle makes before announcing, so matches already claimed cost no round trip
+    /// of their own.
+    ///
+    /// Live, the look-up also gives every held claim the policy's full TTL again (what a later
+    /// sighting owes a still-listed match, so it never expires into a second announcement), but
+    /// only when due: on this process's first look-up, when a key is one the last refresh did not
+    /// cover, and otherwise once per TTL / [`REFRESHES_PER_TTL`]. The look-ups in between only
+    /// read (Redis: one `MGET` instead of a `GETEX` per match). In dry run nothing is written.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer; the refresh is then still due.
+    pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Holder>>, ClaimError> {
+        self.holders_with(keys, Vec::new).await
+    }
+
+    /// [`Announcer::holders`], refreshing (when due) the identities `touch` gives too; `touch`
+    /// is only called when a refresh is due.
+    async fn holders_with<'t>(
+        &self,
+        keys: &[&MatchKey],
+        touch: impl FnOnce() -> Vec<&'t str>,
+    ) -> Result<Vec<Option<Holder>>, ClaimError> {
+        if self.is_dry_run() {
+            return self.holders_since_last(keys, &[], None).await;
+        }
+        let every = self.policy.ttl / REFRESHES_PER_TTL;
+        // A poisoned lock only means another task panicked mid-update: refreshing is then the
+        // safe answer, and the log is rebuilt below.
+        let due = self.refreshes.lock().map_or(true, |r| r.due(keys, every));
+        if !due {
+            return self.holders_since_last(keys, &[], None).await;
+        }
+        let started = tokio::time::Instant::now();
+        let found = self.holders_since_last(keys, &touch(), Some(self.policy.ttl)).await?;
+        let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *log = Refreshes {
+            last: Some(started),
+            covered: keys.iter().map(|k| (*k).clone()).collect(),
+        };
+        Ok(found)
+    }
+
+    /// [`ClaimStore::holders_since`] this process's last look-up: the records read unchanged
+    /// since (nearly all of them, cycle after cycle) are not parsed again.
+    async fn holders_since_last(
+        &self,
+        keys: &[&MatchKey],
+        touch: &[&str],
+        refresh: Option<Duration>,
+    ) -> Result<Vec<Option<Holder>>, ClaimError> {
+        // Taken out for the await (a std lock is not held across it), put back after; a
+        // look-up running meanwhile starts from nothing, which only costs it the parsing.
+        let mut last = std::mem::take(&mut *self.last_records.lock().unwrap_or_else(|p| p.into_inner()));
+        let found = self.store.holders_touching(keys, touch, refresh, &mut last).await;
+        *self.last_records.lock().unwrap_or_else(|p| p.into_inner()) = last;
+        found
+    }
+}

@@ -1,0 +1,179 @@
+//! The fast reading of who holds a claim: a cycle's batch look-up reads each held record into a
+//! [`Holder`] (owner, since, state, deadline, identities), sharing owner names, and skips records
+//! unchanged since the last cycle ([`LastRecords`]).
+
+use super::record::{age, display_state, is_stuck, known_time, opt_rfc3339, rfc3339, Claim, ClaimState};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Who holds a claim: what a skip needs to say (who, since when, in which state) and nothing
+/// more. A cycle's batch look-up ([`ClaimStore::holders`](super::ClaimStore::holders)) reads each held record into one of
+/// these rather than into a whole [`Claim`]: nearly every match a cycle sees is held, and the
+/// rest of the record (title, aliases, token…) was most of a held cycle's work
+/// (`docs/benchmarks.md`). The whole record is [`ClaimStore::peek`](super::ClaimStore::peek)'s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// Where the announcement is in its life.
+    pub state: ClaimState,
+    /// The instance that won the claim. The holders of one look-up that name the same owner
+    /// share one copy of the name.
+    pub owner: Arc<str>,
+    /// When the claim was won (UTC).
+    pub claimed_at: DateTime<Utc>,
+    /// The identities the claim recorded for its match (`cricbuzz:158062`, `key:2026-07-17_…`;
+    /// see [`crate::cricket::Identities`]); empty for an unreadable record.
+    pub identities: Arc<[Box<str>]>,
+    /// When the owner gives up on its post (see [`Claim::deadline`]).
+    pub deadline: Option<DateTime<Utc>>,
+}
+
+impl Holder {
+    /// Reads a stored record as [`Claim::from_stored`] does, keeping only the holder's fields: a
+    /// value that is not a claim record reads as the same `unknown` holder, so the two readings
+    /// never disagree about whether a record is readable.
+    pub(super) fn from_stored(raw: &str, owners: &mut Owners) -> Holder {
+        match serde_json::from_str::<HolderFields<'_>>(raw) {
+            Ok(f) => Holder {
+                state: f.state,
+                owner: owners.get(&f.owner),
+                claimed_at: f.claimed_at,
+                identities: f.aliases.iter().map(|a| Box::from(&**a)).collect(),
+                deadline: f.deadline,
+            },
+            Err(_) => Holder::from(&Claim::from_stored(raw)),
+        }
+    }
+
+    /// How long ago the claim was won, at `now` (zero if the clock went backwards).
+    pub fn age(&self, now: DateTime<Utc>) -> Duration {
+        age(self.claimed_at, now)
+    }
+
+    /// True when the claim recorded every one of `ids` (a readable record: an unreadable one
+    /// records nothing and is never updated).
+    pub fn covers(&self, ids: &[String]) -> bool {
+        known_time(self.claimed_at).is_none() || ids.iter().all(|i| self.identities.iter().any(|h| **h == **i))
+    }
+
+    /// As [`Claim::is_stuck`]: `claimed` and past the owner's deadline (or, without one,
+    /// older than `stuck_after`).
+    pub fn is_stuck(&self, now: DateTime<Utc>, stuck_after: Duration) -> bool {
+        is_stuck(self.state, self.claimed_at, self.deadline, now, stuck_after)
+    }
+
+    /// As [`Claim::display_state`]: the stored state, or `stuck`.
+    pub fn display_state(&self, now: DateTime<Utc>, stuck_after: Duration) -> &'static str {
+        display_state(self.state, self.claimed_at, self.deadline, now, stuck_after)
+    }
+}
+
+impl From<&Claim> for Holder {
+    fn from(claim: &Claim) -> Holder {
+        Holder {
+            state: claim.state,
+            owner: Arc::from(claim.owner.as_str()),
+            claimed_at: claim.claimed_at,
+            identities: claim.aliases.iter().map(|a| Box::from(a.as_str())).collect(),
+            deadline: claim.deadline,
+        }
+    }
+}
+
+/// A record read for its [`Holder`]: every field of [`Claim`], of the same type and with the
+/// same defaults, so exactly the records that read as a `Claim` read as this (tested); but
+/// only the holder's fields are kept, borrowed from the record's text where it has no escapes.
+#[derive(Deserialize)]
+struct HolderFields<'a> {
+    state: ClaimState,
+    #[serde(borrow)]
+    owner: Cow<'a, str>,
+    #[serde(rename = "token")]
+    _token: AnyString,
+    #[serde(deserialize_with = "rfc3339")]
+    claimed_at: DateTime<Utc>,
+    #[serde(rename = "updated_at", deserialize_with = "rfc3339")]
+    _updated_at: DateTime<Utc>,
+    #[serde(default, rename = "title")]
+    _title: Option<AnyString>,
+    #[serde(default)]
+    aliases: Vec<String>,
+    #[serde(default, rename = "tweet_id")]
+    _tweet_id: Option<AnyString>,
+    #[serde(default, rename = "detail")]
+    _detail: Option<AnyString>,
+    #[serde(default, rename = "attempts")]
+    _attempts: Option<u32>,
+    #[serde(default, deserialize_with = "opt_rfc3339")]
+    deadline: Option<DateTime<Utc>>,
+}
+
+/// Any JSON string, checked and not kept.
+struct AnyString;
+
+impl<'de> Deserialize<'de> for AnyString {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<AnyString, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = AnyString;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<AnyString, E> {
+                Ok(AnyString)
+            }
+        }
+        deserializer.deserialize_str(Visitor)
+    }
+}
+
+/// The owner names one look-up has met, so that its holders naming the same owner (nearly all
+/// of them: a deployment has a few replicas) share one copy of the name.
+#[derive(Default)]
+pub(super) struct Owners(pub(super) Vec<Arc<str>>);
+
+/// Stored text as the bytes a batch look-up reads.
+pub(super) fn text_as_bytes(values: Vec<Option<String>>) -> Vec<Option<Vec<u8>>> {
+    values.into_iter().map(|v| v.map(String::into_bytes)).collect()
+}
+
+/// The records one batch look-up read, each with the holder it reads as (see
+/// [`ClaimStore::holders_since`](super::ClaimStore::holders_since)). Holds each record's text: about 260 bytes a match.
+#[derive(Debug, Default)]
+pub struct LastRecords(pub(super) HashMap<Vec<u8>, Holder, foldhash::fast::RandomState>);
+
+impl LastRecords {
+    pub(super) fn with_capacity(n: usize) -> LastRecords {
+        LastRecords(HashMap::with_capacity_and_hasher(n, Default::default()))
+    }
+
+    /// How many distinct records are remembered.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when nothing is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Owners {
+    /// At most this many names are shared; a look-up meeting more allocates the others.
+    pub(super) const SHARED: usize = 8;
+
+    pub(super) fn get(&mut self, name: &str) -> Arc<str> {
+        if let Some(known) = self.0.iter().find(|known| ***known == *name) {
+            return Arc::clone(known);
+        }
+        let new: Arc<str> = Arc::from(name);
+        if self.0.len() < Self::SHARED {
+            self.0.push(Arc::clone(&new));
+        }
+        new
+    }
+}

@@ -1,0 +1,276 @@
+//! The claim record: what a claim says (owner, since when, state, when its owner gives up, the
+//! match's identities), how it is stored (JSON) and read back whatever a store holds, and when a
+//! claim is stuck.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::time::Duration;
+
+/// Where a claimed match is in the announcement protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimState {
+    /// A worker won the claim and is composing or sending the post.
+    Claimed,
+    /// The post exists on X (`tweet_id` is set when X told us the id).
+    Posted,
+    /// The post was sent but its outcome could not be known (timeout after sending, reset,
+    /// 5xx). Never retried automatically: a lost tweet is acceptable, a duplicate is not.
+    Unknown,
+    /// Given up after repeated failures that proved nothing was posted.
+    Failed,
+    /// Recorded by `seed` at first start, without posting: the match was already current.
+    Seeded,
+}
+
+impl ClaimState {
+    /// Lower-case name, as stored in the record: `claimed`, `posted`, `unknown`, `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimState::Claimed => "claimed",
+            ClaimState::Posted => "posted",
+            ClaimState::Unknown => "unknown",
+            ClaimState::Failed => "failed",
+            ClaimState::Seeded => "seeded",
+        }
+    }
+}
+
+impl fmt::Display for ClaimState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A claim record: what the store holds at `<prefix>match:<key>`, serialised as JSON.
+///
+/// It says what it is, so that a loser (and an operator) learns who holds the match, since when
+/// and in which state.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claim {
+    /// Where the announcement is in its life.
+    pub state: ClaimState,
+    /// The instance that won the claim (`INSTANCE_ID`, default `<hostname>:<pid>`).
+    pub owner: String,
+    /// Random per-claim value; transitions compare it. Not shown to losers' logs.
+    pub(super) token: String,
+    /// When the claim was won (UTC).
+    #[serde(deserialize_with = "rfc3339")]
+    pub claimed_at: DateTime<Utc>,
+    /// When the record last changed state (UTC).
+    #[serde(deserialize_with = "rfc3339")]
+    pub updated_at: DateTime<Utc>,
+    /// The match in words ("Zimbabwe v Bangladesh, 2nd T20I"), for operators.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Where the match was seen (`cricbuzz:158062`, `espncricinfo:1530000`): each source's
+    /// own id for the same match, kept as aliases of the one key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    /// The tweet's id once X returned it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tweet_id: Option<String>,
+    /// Why the record is in its state (the failure, the note on a duplicate…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Failed attempts behind a `failed` record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    /// When the owner gives up on its post (UTC): past it, a record still `claimed` is stuck,
+    /// whatever the reader's own settings. Written by the winner from its own post timeout;
+    /// absent in records of earlier releases (then the reader's `POST_TIMEOUT_SECS` decides).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_rfc3339")]
+    pub deadline: Option<DateTime<Utc>>,
+}
+
+/// [`rfc3339`] for an optional field (`null` or absent: `None`).
+pub(super) fn opt_rfc3339<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<DateTime<Utc>>, D::Error> {
+    #[derive(Deserialize)]
+    struct Time(#[serde(deserialize_with = "rfc3339")] DateTime<Utc>);
+    Ok(Option::<Time>::deserialize(deserializer)?.map(|t| t.0))
+}
+
+/// Reads a record's time as chrono writes it (RFC 3339, e.g. `2026-11-30T02:16:20.123Z`) with
+/// chrono's dedicated RFC 3339 reader; anything else goes through chrono's general reader, which
+/// is what the default deserialiser does, only several times slower. Every held sighting reads two
+/// of these (a cycle's batch look-up parses each held record).
+pub(super) fn rfc3339<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<DateTime<Utc>, D::Error> {
+    struct Time;
+    impl serde::de::Visitor<'_> for Time {
+        type Value = DateTime<Utc>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an RFC 3339 date and time")
+        }
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+            DateTime::parse_from_rfc3339(text)
+                .or_else(|_| text.parse::<DateTime<chrono::FixedOffset>>())
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(E::custom)
+        }
+    }
+    deserializer.deserialize_str(Time)
+}
+
+impl fmt::Debug for Claim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Claim")
+            .field("state", &self.state)
+            .field("owner", &self.owner)
+            .field("claimed_at", &self.claimed_at)
+            .field("updated_at", &self.updated_at)
+            .field("title", &self.title)
+            .field("aliases", &self.aliases)
+            .field("tweet_id", &self.tweet_id)
+            .field("detail", &self.detail)
+            .field("attempts", &self.attempts)
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The most bytes of an unreadable record quoted in [`Claim::detail`].
+const UNREADABLE_QUOTE_BYTES: usize = 120;
+
+impl Claim {
+    pub(super) fn new(owner: &str, title: &str, aliases: &[String], now: DateTime<Utc>) -> Claim {
+        Claim::with_deadline(owner, title, aliases, now, None)
+    }
+
+    pub(super) fn with_deadline(
+        owner: &str,
+        title: &str,
+        aliases: &[String],
+        now: DateTime<Utc>,
+        gives_up_after: Option<Duration>,
+    ) -> Claim {
+        Claim {
+            state: ClaimState::Claimed,
+            owner: owner.to_string(),
+            token: uuid::Uuid::new_v4().to_string(),
+            claimed_at: now,
+            updated_at: now,
+            title: Some(title.to_string()),
+            aliases: aliases.to_vec(),
+            tweet_id: None,
+            detail: None,
+            attempts: None,
+            deadline: gives_up_after
+                .and_then(|d| chrono::Duration::from_std(d).ok())
+                .and_then(|d| now.checked_add_signed(d)),
+        }
+    }
+
+    /// Reads a stored record. A value that is not a claim record (written by something else, or
+    /// a bare `1` from an older bot) still means "held": it becomes an `unknown` claim whose
+    /// detail quotes the value, so the caller never posts over it.
+    pub(super) fn from_stored(raw: &str) -> Claim {
+        serde_json::from_str(raw).unwrap_or_else(|e| {
+            let mut quote: String = raw.chars().filter(|c| !c.is_control()).collect();
+            if quote.len() > UNREADABLE_QUOTE_BYTES {
+                let mut end = UNREADABLE_QUOTE_BYTES;
+                while !quote.is_char_boundary(end) {
+                    end -= 1;
+                }
+                quote.truncate(end);
+            }
+            Claim {
+                state: ClaimState::Unknown,
+                owner: "(unreadable record)".to_string(),
+                token: String::new(),
+                claimed_at: DateTime::<Utc>::UNIX_EPOCH,
+                updated_at: DateTime::<Utc>::UNIX_EPOCH,
+                title: None,
+                aliases: Vec::new(),
+                tweet_id: None,
+                // Said in the field's words, not serde's (which name Rust types).
+                detail: Some(format!(
+                    "not a claim record ({}): {quote:?}",
+                    match e.classify() {
+                        serde_json::error::Category::Data => "JSON without a claim's fields",
+                        _ => "not JSON",
+                    }
+                )),
+                attempts: None,
+                deadline: None,
+            }
+        })
+    }
+
+    pub(super) fn to_stored(&self) -> String {
+        // A struct of strings, dates and options always serialises.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// How long ago the claim was won, at `now` (zero if the clock went backwards).
+    pub fn age(&self, now: DateTime<Utc>) -> Duration {
+        age(self.claimed_at, now)
+    }
+
+    /// True when the claim is `claimed` and past its owner's deadline (a record without one:
+    /// older than `stuck_after`, the reader's own bound): its worker died between claim and
+    /// post. Stuck claims are never retried automatically.
+    pub fn is_stuck(&self, now: DateTime<Utc>, stuck_after: Duration) -> bool {
+        is_stuck(self.state, self.claimed_at, self.deadline, now, stuck_after)
+    }
+
+    /// The state as operators see it: the stored state, or `stuck`.
+    pub fn display_state(&self, now: DateTime<Utc>, stuck_after: Duration) -> &'static str {
+        display_state(self.state, self.claimed_at, self.deadline, now, stuck_after)
+    }
+
+    /// When a `claimed` record becomes stuck: its owner's deadline, or (a record of an earlier
+    /// release) `stuck_after` after it was claimed.
+    pub fn stuck_at(&self, stuck_after: Duration) -> DateTime<Utc> {
+        stuck_at(self.claimed_at, self.deadline, stuck_after)
+    }
+}
+
+pub(super) fn age(claimed_at: DateTime<Utc>, now: DateTime<Utc>) -> Duration {
+    (now - claimed_at).to_std().unwrap_or_default()
+}
+
+pub(super) fn stuck_at(
+    claimed_at: DateTime<Utc>,
+    deadline: Option<DateTime<Utc>>,
+    stuck_after: Duration,
+) -> DateTime<Utc> {
+    deadline.unwrap_or_else(|| {
+        chrono::Duration::from_std(stuck_after)
+            .ok()
+            .and_then(|d| claimed_at.checked_add_signed(d))
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
+    })
+}
+
+pub(super) fn is_stuck(
+    state: ClaimState,
+    claimed_at: DateTime<Utc>,
+    deadline: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    stuck_after: Duration,
+) -> bool {
+    state == ClaimState::Claimed && now > stuck_at(claimed_at, deadline, stuck_after)
+}
+
+pub(super) fn display_state(
+    state: ClaimState,
+    claimed_at: DateTime<Utc>,
+    deadline: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    stuck_after: Duration,
+) -> &'static str {
+    if is_stuck(state, claimed_at, deadline, now, stuck_after) {
+        "stuck"
+    } else {
+        state.as_str()
+    }
+}
+
+/// `t` when it is a real time; `None` for the Unix epoch, which is what an unreadable record
+/// (no time of its own) reads as, so that it is shown as unknown rather than as 1970.
+pub fn known_time(t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    (t != DateTime::<Utc>::UNIX_EPOCH).then_some(t)
+}
