@@ -84,6 +84,46 @@ pub enum RenderError {
         /// The shortest post's weighted length.
         weighted_length: usize,
     },
+    /// Even with series, venue and description cut away, the post is over a sink's limit.
+    #[error(
+        "template {template}: the post for {title} ({origin}) is {length} {} even with series, venue and description cut; {} allows {}",
+        limit.unit, limit.sink, limit.max
+    )]
+    TooLongFor {
+        /// The template's path.
+        template: String,
+        /// The match: teams and description.
+        title: String,
+        /// Where the match was read (`site:id`).
+        origin: String,
+        /// The shortest post's length, in the limit's unit.
+        length: usize,
+        /// The sink's limit.
+        limit: Box<SinkLimit>,
+    },
+}
+
+/// A sink's length limit, as a [`RenderError::TooLongFor`] names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SinkLimit {
+    /// The sink (`mastodon`, `bluesky`…).
+    pub sink: String,
+    /// Its limit, in `unit`s.
+    pub max: usize,
+    /// What the limit counts (`graphemes`, `characters`…).
+    pub unit: String,
+}
+
+/// Why [`Template::render_fitting`] made no post.
+enum Unfit {
+    Template(TemplateError),
+    TooLong { title: String, length: usize },
+}
+
+impl From<TemplateError> for Unfit {
+    fn from(e: TemplateError) -> Unfit {
+        Unfit::Template(e)
+    }
 }
 
 /// A compiled post template.
@@ -256,29 +296,76 @@ impl Template {
     /// [`RenderError::Template`] when rendering fails; [`RenderError::TooLong`] (naming the
     /// template and the match) when the post is still too long with all three fields gone.
     pub fn render_post(&self, m: &Match, link: &Url) -> Result<Post, RenderError> {
+        self.render_fitting(m, link, |text| {
+            Post::new(text).map_err(|TooLong { weighted_length }| weighted_length)
+        })
+        .map_err(|e| match e {
+            Unfit::Template(e) => RenderError::Template(e),
+            Unfit::TooLong { title, length } => RenderError::TooLong {
+                template: self.path.display().to_string(),
+                title,
+                origin: m.alias(),
+                weighted_length: length,
+            },
+        })
+    }
+
+    /// As [`Template::render_post`], for a sink whose rule `fit` is: `fit(text)` is the post
+    /// when `text` is within the sink's limit, else `Err(length)` in the rule's unit. Fields
+    /// are cut in the same order until it fits.
+    ///
+    /// # Errors
+    /// [`RenderError::Template`] when rendering fails; [`RenderError::TooLongFor`] (naming the
+    /// template, the match and the sink's rule) when the post is still too long with series,
+    /// venue and description gone.
+    pub fn render_for<T>(
+        &self,
+        m: &Match,
+        link: &Url,
+        rule: &SinkLimit,
+        fit: impl FnMut(&str) -> Result<T, usize>,
+    ) -> Result<T, RenderError> {
+        self.render_fitting(m, link, fit).map_err(|e| match e {
+            Unfit::Template(e) => RenderError::Template(e),
+            Unfit::TooLong { title, length } => RenderError::TooLongFor {
+                template: self.path.display().to_string(),
+                title,
+                origin: m.alias(),
+                length,
+                limit: Box::new(rule.clone()),
+            },
+        })
+    }
+
+    fn render_fitting<T>(
+        &self,
+        m: &Match,
+        link: &Url,
+        mut fit: impl FnMut(&str) -> Result<T, usize>,
+    ) -> Result<T, Unfit> {
         let mut fields = Fields::of(m, link);
         // Named from the cleaned fields: scraped names may be 10 KB or hostile.
         let title = match fields.description.as_str() {
             "" => fields.title.clone(),
             d => format!("{}, {d}", fields.title),
         };
-        let mut shortest = match Post::new(&self.render_fields(&fields)?) {
+        let mut shortest = match fit(&self.render_fields(&fields)?) {
             Ok(post) => return Ok(post),
-            Err(TooLong { weighted_length }) => weighted_length,
+            Err(length) => length,
         };
         let cuttable: [fn(&mut Fields) -> &mut String; 3] =
             [|f| &mut f.series, |f| &mut f.venue, |f| &mut f.description];
         for field in cuttable {
             let full: Vec<char> = field(&mut fields).chars().collect();
-            let mut attempt = |keep: usize| -> Result<Result<Post, TooLong>, TemplateError> {
+            let mut attempt = |keep: usize| -> Result<Result<T, usize>, TemplateError> {
                 *field(&mut fields) = cut(&full, keep);
-                Ok(Post::new(&self.render_fields(&fields)?))
+                Ok(fit(&self.render_fields(&fields)?))
             };
             // Largest `keep` that fits, by bisection: the length grows with `keep`.
             let mut best = match attempt(0)? {
                 Ok(post) => post,
-                Err(TooLong { weighted_length }) => {
-                    shortest = weighted_length;
+                Err(length) => {
+                    shortest = length;
                     continue;
                 }
             };
@@ -295,11 +382,9 @@ impl Template {
             }
             return Ok(best);
         }
-        Err(RenderError::TooLong {
-            template: self.path.display().to_string(),
+        Err(Unfit::TooLong {
             title,
-            origin: m.alias(),
-            weighted_length: shortest,
+            length: shortest,
         })
     }
 
@@ -544,6 +629,50 @@ mod tests {
             post.text()
         );
         assert_eq!(lines.last().copied(), Some(link().as_str()));
+    }
+
+    #[test]
+    fn another_sinks_rule_cuts_the_same_fields_in_the_same_order_to_its_own_limit() {
+        let mut m = sample_match();
+        m.teams = [team("Zimbabwe"), team("Bangladesh")];
+        let chars = |t: &str| t.chars().count();
+        // A limit 20 characters above the post without its series: the series is cut, nothing else.
+        m.series = Some(String::new());
+        let base = chars(&shipped("announce.txt").render(&m, &link()).unwrap());
+        m.series = Some("S".repeat(100));
+        let max = base + 20;
+        let limit = SinkLimit {
+            sink: "test".into(),
+            max,
+            unit: "characters".into(),
+        };
+        let fit = |t: &str| {
+            if chars(t) <= max {
+                Ok(t.to_string())
+            } else {
+                Err(chars(t))
+            }
+        };
+        let text = shipped("announce.txt").render_for(&m, &link(), &limit, fit).unwrap();
+        // As long as the limit allows, and no longer: one more series character would not fit.
+        assert_eq!(chars(&text), max, "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "Coming up: Zimbabwe v Bangladesh, 1st T20I");
+        assert!(lines[1].starts_with('S') && lines[1].ends_with('…'), "{text}");
+        assert_eq!(lines.last().copied(), Some(link().as_str()));
+
+        let tiny = |t: &str| if chars(t) <= 10 { Ok(()) } else { Err(chars(t)) };
+        let err = shipped("announce.txt")
+            .render_for(&m, &link(), &limit, tiny)
+            .unwrap_err();
+        let said = err.to_string();
+        assert!(
+            said.ends_with(&format!(
+                "characters even with series, venue and description cut; test allows {max}"
+            )),
+            "{said}"
+        );
+        assert!(matches!(err, RenderError::TooLongFor { .. }), "{err:?}");
     }
 
     #[test]

@@ -1,0 +1,228 @@
+//! Wiring and orchestration: [`App::build`] makes the concrete parts from a [`Config`];
+//! [`App::cycle`] is one poll (read sources → dedupe by match → filter → announce);
+//! [`App::backfill`] and [`App::run_until_cancelled`] are the two ways to run it. One file per
+//! job: `sources.rs` (reading and deduping the sources into sightings, and `check-sources`),
+//! `store.rs` (opening the store, its first-start marker and eviction checks), `cycle.rs` (one
+//! poll, and `seed`), `health.rs` (`/healthz`), `summary.rs` (what a cycle did).
+
+mod cycle;
+mod health;
+mod sources;
+mod store;
+mod summary;
+
+pub use sources::{check_sources, source_reader, SourceCheck, CHECK_SHOWS};
+pub use store::{check_eviction, open_store, StoreReadiness};
+pub use summary::Summary;
+
+use crate::announcer::{Announcer, ClaimPolicy, DryRun, Mode, Output};
+use crate::backoff::Backoff;
+use crate::config::Config;
+use crate::filter::Filter;
+use crate::post::{PostPace, XClient};
+use crate::shorten::Shortener;
+use crate::source::{self, SourceReader, SourceSpec};
+use crate::template::Template;
+use anyhow::Context;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tokio::time::MissedTickBehavior;
+use tokio_util::sync::CancellationToken;
+
+/// Share of the poll interval added as random jitter, so replicas do not poll in lockstep.
+pub const POLL_JITTER_FRACTION: f64 = 0.1;
+/// How long `/healthz` waits for the store to answer before calling it unreachable. Short:
+/// a health probe must answer well within an orchestrator's probe timeout (often 1–5 s).
+pub const HEALTH_STORE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long the first-start marker lives, as a multiple of the claim TTL. Refreshed every
+/// cycle, so it only expires when no bot has run for that long; then a re-seed is needed.
+pub const MARKER_TTL_FACTOR: u32 = 3;
+
+/// The assembled bot.
+pub struct App {
+    sources: Vec<SourceSpec>,
+    reader: SourceReader,
+    filter: Filter,
+    announcer: Announcer,
+    poll_interval: Duration,
+    max_posts_per_cycle: usize,
+    dry_run: bool,
+    /// Set once this process has seen the first-start marker: its later absence means the
+    /// store lost its data (as opposed to never having been initialised).
+    saw_marker: std::sync::atomic::AtomicBool,
+    /// One backoff per source (same order as `sources`), so a failing source is asked less
+    /// often while the others are read every cycle.
+    backoff: Mutex<Vec<Backoff>>,
+    /// When a source was last read successfully (start time until then): `/healthz` fails
+    /// once this is older than `health_max_stale_cycles` poll intervals.
+    last_source_read: Mutex<Instant>,
+    /// See [`Config::health_max_stale_cycles`].
+    health_max_stale_cycles: u32,
+    /// `REDIS_EVICTION_POLICY_ASSERTED=noeviction` (see [`check_eviction`]).
+    eviction_policy_asserted: bool,
+    /// Why posting stopped: the last `/healthz` found a store that may evict claims. Checked at
+    /// the start of every cycle; cleared by a later check that finds it safe.
+    eviction_refusal: Mutex<Option<String>>,
+}
+
+impl App {
+    /// Builds the bot: opens the store, compiles the template, makes the HTTP clients. Dry-run
+    /// posts are printed to `out`.
+    ///
+    /// # Errors
+    /// Any part that cannot be made, with the setting that caused it.
+    pub async fn build(config: &Config, out: Output) -> anyhow::Result<App> {
+        if config.sources.is_empty() {
+            anyhow::bail!("no sources: set SOURCES or pass --source (KIND=LOCATION or LOCATION)");
+        }
+        let template = Template::configured(config.template_path.as_deref()).context("TEMPLATE_PATH")?;
+        let store = open_store(config).await?;
+        // A claim the store drops is a match announced again: refuse before anything is claimed.
+        if !config.dry_run {
+            check_eviction(&store, config.redis.eviction_policy_asserted).await?;
+        }
+        let reader = source_reader(config)?;
+        let shortener = match &config.shortener {
+            Some(s) => Some(
+                Shortener::new(s.provider.clone(), s.base.clone(), config.shorten_timeout)
+                    .map_err(anyhow::Error::msg)?,
+            ),
+            None => None,
+        };
+        let mode = if config.dry_run {
+            Mode::DryRun(DryRun {
+                out,
+                json: config.json,
+                shorten: config.shorten_in_dry_run,
+            })
+        } else if let Some(credentials) = config.x_credentials.clone() {
+            Mode::Live(
+                XClient::new(
+                    &config.x_api_base,
+                    credentials,
+                    config.post_timeout,
+                    source::fetch::CONNECT_TIMEOUT,
+                )
+                .map_err(anyhow::Error::msg)?,
+                std::sync::Arc::new(PostPace::new(config.posts_per_minute, config.posts_per_day)),
+            )
+        } else {
+            // Only a command that never posts (`seed`) gets here: `Config` requires the
+            // credentials of those that do. Without them nothing can reach X; posts are printed.
+            Mode::DryRun(DryRun {
+                out,
+                json: config.json,
+                shorten: false,
+            })
+        };
+        let policy = ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout);
+        if !config.dry_run {
+            // Claims written before identities were recorded keep them only in their records:
+            // record them, so an edited listing of a match claimed then is still held.
+            let written = store
+                .index_identities()
+                .await
+                .context("cannot record the identities of existing claims")?;
+            if written > 0 {
+                tracing::info!(
+                    identities = written,
+                    "recorded the identities of claims written by an earlier release"
+                );
+            }
+        }
+        Ok(App {
+            sources: config.sources.clone(),
+            reader,
+            filter: config.filter.clone(),
+            announcer: Announcer::new(store, template, shortener, mode, policy).requiring_marker(!config.dry_run),
+            poll_interval: config.poll_interval,
+            max_posts_per_cycle: usize::try_from(config.max_posts_per_cycle).unwrap_or(usize::MAX),
+            dry_run: config.dry_run,
+            saw_marker: std::sync::atomic::AtomicBool::new(false),
+            backoff: Mutex::new(vec![Backoff::default(); config.sources.len()]),
+            last_source_read: Mutex::new(Instant::now()),
+            health_max_stale_cycles: config.health_max_stale_cycles,
+            eviction_policy_asserted: config.redis.eviction_policy_asserted,
+            eviction_refusal: Mutex::new(None),
+        })
+    }
+
+    /// The announcer (for tests and embedding).
+    pub fn announcer(&self) -> &Announcer {
+        &self.announcer
+    }
+
+    /// One cycle, then the summary. Success means every source was read and posting did not
+    /// halt.
+    pub async fn backfill(&self) -> (Summary, bool) {
+        let summary = self.cycle(&CancellationToken::new()).await;
+        let ok = summary.sources_failed == 0
+            && summary.store_errors == 0
+            && summary.refused.is_none()
+            && self.announcer.halted().is_none();
+        (summary, ok)
+    }
+
+    /// Polls until `cancel` fires, or after `max_cycles` cycles when given. A cycle in
+    /// progress finishes its current match first. Cycles start on a fixed schedule of one
+    /// per poll interval, each delayed by up to [`POLL_JITTER_FRACTION`] of it at random so
+    /// replicas do not poll in lockstep; the first starts at once.
+    ///
+    /// Returns why, when it stopped because this bot may not post (the store was never
+    /// initialised or lost its data, or posting halted): waiting would not change that, and
+    /// an idle bot that looks alive hides it.
+    pub async fn run_until_cancelled(&self, cancel: CancellationToken, max_cycles: Option<u64>) -> Option<String> {
+        let mut ticks = tokio::time::interval(self.poll_interval);
+        // A cycle longer than the interval (slow pages, many posts) pushes the schedule back
+        // instead of firing the missed cycles in a burst to catch up.
+        ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut done: u64 = 0;
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                _ = ticks.tick() => {}
+            }
+            if done > 0 {
+                let jitter = self.poll_interval.mul_f64(POLL_JITTER_FRACTION * rand::random::<f64>());
+                tokio::select! {
+                    _ = cancel.cancelled() => break,
+                    _ = tokio::time::sleep(jitter) => {}
+                }
+            }
+            let summary = self.cycle(&cancel).await;
+            done += 1;
+            tracing::info!(
+                cycle = done,
+                sources_read = summary.sources_read,
+                sources_failed = summary.sources_failed,
+                sources_backed_off = summary.sources_backed_off,
+                matches = summary.matches_seen,
+                posted = summary.posted,
+                skipped = summary.skipped,
+                failed = summary.failed,
+                deferred = summary.deferred,
+                stuck_claims = summary.stuck_claims,
+                dry_run = self.dry_run,
+                "cycle done"
+            );
+            if let Some(why) = self.announcer.halted() {
+                tracing::error!(reason = %why, "posting halted; fix the account or credentials and restart");
+                return Some(format!("posting halted: {why}"));
+            }
+            if let (false, Some(why)) = (self.dry_run, &summary.refused) {
+                // The refusal may be a store that did not answer (worth another cycle) or one
+                // that may not be posted to (not worth any): asked again to tell them apart.
+                if let Ok(StoreReadiness::NotInitialised | StoreReadiness::Wiped) = self.readiness().await {
+                    return Some(why.clone());
+                }
+            }
+            if max_cycles.is_some_and(|n| done >= n) {
+                tracing::info!(cycles = done, "cycle limit reached");
+                break;
+            }
+        }
+        tracing::info!("stopped");
+        None
+    }
+}

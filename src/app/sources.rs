@@ -1,0 +1,164 @@
+//! The sources as the app reads them: every configured source at once (each with its backoff),
+//! deduped into one [`Sighting`] per match; and the one-off read `check-sources` makes.
+
+use super::{App, Summary};
+use crate::backoff::{Backoff, Turn};
+use crate::config::Config;
+use crate::cricket::{MatchKey, Sighting};
+use crate::metric_names as names;
+use crate::source::{self, fetch::Fetcher, SourceReader};
+use crate::telemetry::CauseChain;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// A source reader with the fetch settings of `config`.
+///
+/// # Errors
+/// When the HTTP client cannot be built.
+pub fn source_reader(config: &Config) -> anyhow::Result<SourceReader> {
+    let fetcher = Fetcher::new(
+        config.fetch_max_bytes,
+        source::fetch::CONNECT_TIMEOUT,
+        source::fetch::TOTAL_TIMEOUT,
+        config.fetch_per_host_per_minute,
+    )
+    .map_err(anyhow::Error::msg)?;
+    Ok(SourceReader::new(fetcher))
+}
+
+/// One source's health, as `check-sources` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceCheck {
+    /// The source as configured.
+    pub source: String,
+    /// `ok` or the error.
+    pub status: String,
+    /// Matches found (0 on error).
+    pub matches: usize,
+    /// The first few matches, as `title, description (state)`.
+    pub first: Vec<String>,
+}
+
+/// How many matches `check-sources` shows per source.
+pub const CHECK_SHOWS: usize = 3;
+
+/// Fetches and parses every configured source once (concurrently), for `check-sources`.
+///
+/// # Errors
+/// When the HTTP client cannot be built.
+pub async fn check_sources(config: &Config) -> anyhow::Result<Vec<SourceCheck>> {
+    let reader = source_reader(config)?;
+    let results = futures_util::future::join_all(config.sources.iter().map(|spec| reader.read(spec))).await;
+    Ok(config
+        .sources
+        .iter()
+        .zip(results)
+        .map(|(spec, r)| match r {
+            Ok(found) => SourceCheck {
+                source: spec.to_string(),
+                status: "ok".into(),
+                matches: found.len(),
+                first: found
+                    .iter()
+                    .take(CHECK_SHOWS)
+                    // With the description: two matches of one pair of teams differ only there.
+                    .map(|m| match m.description.as_deref() {
+                        Some(d) => format!("{}, {d} ({})", m.title(), m.state),
+                        None => format!("{} ({})", m.title(), m.state),
+                    })
+                    .collect(),
+            },
+            Err(e) => SourceCheck {
+                source: spec.to_string(),
+                status: e.to_string(),
+                matches: 0,
+                first: Vec::new(),
+            },
+        })
+        .collect())
+}
+
+impl App {
+    /// Reads every source (concurrently), returning the distinct matches in first-seen order,
+    /// each with the aliases (`site:id`) under which the sources listed it. A failing source
+    /// is logged at error level and counted; the others still run. A source that keeps
+    /// failing is skipped for more and more cycles (see [`crate::backoff`]); a slow one
+    /// delays only its own result, as all are read at once.
+    pub async fn read_sources(&self, summary: &mut Summary) -> Vec<Sighting> {
+        let turns: Vec<Turn> = match self.backoff.lock() {
+            Ok(mut b) => b.iter_mut().map(Backoff::turn).collect(),
+            // A poisoned lock only means a panic elsewhere: read everything.
+            Err(_) => vec![Turn::Read; self.sources.len()],
+        };
+        let reads = self.sources.iter().zip(&turns).map(|(spec, turn)| async move {
+            match turn {
+                Turn::Read => Some(self.reader.read(spec).await),
+                Turn::Skip { .. } => None,
+            }
+        });
+        let results = futures_util::future::join_all(reads).await;
+        // One sighting per match: listings that share a source id (one site's page and its
+        // API) or a key (two sites) are one match, whatever else they say.
+        let mut by_key: HashMap<MatchKey, usize> = HashMap::new();
+        let mut by_id: HashMap<String, usize> = HashMap::new();
+        let mut sightings: Vec<Sighting> = Vec::new();
+        for (i, (spec, result)) in self.sources.iter().zip(results).enumerate() {
+            let label = spec.to_string();
+            let Some(result) = result else {
+                summary.sources_backed_off += 1;
+                metrics::counter!(names::SOURCE_BACKOFF_SKIPS, "source" => label).increment(1);
+                if let Turn::Skip { cycles_left } = turns[i] {
+                    tracing::info!(source = %spec, cycles_left, "source backing off after repeated failures; not read this cycle");
+                }
+                continue;
+            };
+            match result {
+                Ok(found) => {
+                    summary.sources_read += 1;
+                    metrics::counter!(names::SOURCE_READS, "source" => label).increment(1);
+                    if let Ok(mut at) = self.last_source_read.lock() {
+                        *at = Instant::now();
+                    }
+                    let failures_before = self.backoff.lock().map(|mut b| b[i].succeeded()).unwrap_or(0);
+                    if failures_before > 0 {
+                        tracing::info!(source = %spec, failures_before, "source recovered; backoff reset");
+                    }
+                    tracing::debug!(source = %spec, matches = found.len(), "source read");
+                    for m in found {
+                        let alias = m.alias();
+                        // A listing already seen under its own id adds nothing: its identities
+                        // are not even derived.
+                        if by_id.contains_key(&alias) {
+                            continue;
+                        }
+                        let sighting = Sighting::new(m);
+                        match by_key.get(&sighting.ids.key).copied() {
+                            Some(at) => {
+                                sightings[at].ids.add_source(alias.clone());
+                                by_id.insert(alias, at);
+                            }
+                            None => {
+                                by_id.insert(alias, sightings.len());
+                                by_key.insert(sighting.ids.key.clone(), sightings.len());
+                                sightings.push(sighting);
+                            }
+                        }
+                    }
+                }
+                Err(e) => {
+                    summary.sources_failed += 1;
+                    metrics::counter!(names::SOURCE_ERRORS, "source" => label).increment(1);
+                    let (skip_cycles, consecutive_failures) = self
+                        .backoff
+                        .lock()
+                        .map(|mut b| (b[i].failed(), b[i].consecutive_failures()))
+                        .unwrap_or((0, 0));
+                    tracing::error!(source = %spec, consecutive_failures, skip_cycles, error.cause_chain = %CauseChain(&e), "source failed");
+                }
+            }
+        }
+        summary.matches_seen = sightings.len();
+        sightings
+    }
+}

@@ -1,0 +1,121 @@
+//! The store as the app sees it: opening the one `Config` names, its first-start marker
+//! (initialising, readiness), and whether it may evict claims.
+
+use super::{App, MARKER_TTL_FACTOR};
+use crate::claim::{
+    ClaimError, ClaimStore, EmbeddedClaims, EvictionRefusal, EvictionSafety, PostgresClaims, RedisClaims,
+};
+use crate::config::{Config, StoreConfig};
+use anyhow::Context;
+use secrecy::ExposeSecret;
+use std::time::Duration;
+
+/// Why the bot may not post on this store now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreReadiness {
+    /// Initialised: posting allowed.
+    Ready,
+    /// Never initialised (no marker, never seen one).
+    NotInitialised,
+    /// The marker was seen by this process and is gone: the store lost its data.
+    Wiped,
+}
+
+/// Whether `store` keeps its claims (see [`ClaimStore::eviction_safety`]), logged: checked before
+/// a bot that posts starts, by `check-sources` and by `/healthz`.
+///
+/// # Errors
+/// [`EvictionRefusal`]: claims may be evicted, nobody can tell, or Redis did not answer.
+pub async fn check_eviction(store: &ClaimStore, asserted: bool) -> Result<EvictionSafety, EvictionRefusal> {
+    let safety = store.eviction_safety(asserted).await?;
+    if let EvictionSafety::Asserted { reply } = &safety {
+        tracing::warn!(config_get = %reply, "Redis does not say its maxmemory-policy; relying on REDIS_EVICTION_POLICY_ASSERTED=noeviction");
+    }
+    Ok(safety)
+}
+
+/// Opens the store `config` names.
+///
+/// # Errors
+/// When Redis or PostgreSQL cannot be reached (or PostgreSQL's migrations fail), or the
+/// embedded file cannot be opened.
+pub async fn open_store(config: &Config) -> anyhow::Result<ClaimStore> {
+    Ok(match &config.store {
+        StoreConfig::Redis(url) => ClaimStore::Redis(
+            RedisClaims::connect_with(
+                url.expose_secret(),
+                &config.key_prefix,
+                &config.instance_id,
+                &config.redis,
+            )
+            .await
+            .context("cannot connect to REDIS_URL")?,
+        ),
+        StoreConfig::Embedded(path) if config.dry_run => ClaimStore::Embedded(
+            EmbeddedClaims::open_read_only(path, &config.key_prefix, &config.instance_id)
+                .with_context(|| format!("cannot open the embedded store STORE_PATH={}", path.display()))?,
+        ),
+        StoreConfig::Postgres(url) => ClaimStore::Postgres(
+            PostgresClaims::connect_with(
+                url.expose_secret(),
+                &config.key_prefix,
+                &config.instance_id,
+                config.database_ca_file.as_deref(),
+            )
+            .await
+            .context("cannot open the PostgreSQL store DATABASE_URL")?,
+        ),
+        StoreConfig::Embedded(path) => ClaimStore::Embedded(
+            EmbeddedClaims::open(path, &config.key_prefix, &config.instance_id)
+                .with_context(|| format!("cannot open the embedded store STORE_PATH={}", path.display()))?,
+        ),
+    })
+}
+
+impl App {
+    pub(super) fn marker_ttl(&self) -> Duration {
+        self.announcer
+            .policy()
+            .ttl
+            .checked_mul(MARKER_TTL_FACTOR)
+            .unwrap_or(Duration::MAX)
+    }
+
+    /// `--init-store`: initialises the store if it has no marker (one atomic step; two
+    /// processes doing it at once is safe). Returns whether this call wrote the marker.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn init_store(&self) -> Result<bool, ClaimError> {
+        let (marker, wrote) = self
+            .announcer
+            .store()
+            .initialise("init-store", self.marker_ttl())
+            .await?;
+        if wrote {
+            tracing::warn!("store initialised by --init-store: every current match will be announced");
+        } else {
+            tracing::info!(by = %marker.by, at = %marker.at, how = %marker.how, "store already initialised");
+        }
+        self.saw_marker.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(wrote)
+    }
+
+    /// Whether posting is allowed on the store now; refreshes the marker's TTL when present.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn readiness(&self) -> Result<StoreReadiness, ClaimError> {
+        use std::sync::atomic::Ordering;
+        let store = self.announcer.store();
+        if store.refresh_marker(self.marker_ttl()).await? {
+            self.saw_marker.store(true, Ordering::SeqCst);
+            return Ok(StoreReadiness::Ready);
+        }
+        Ok(if self.saw_marker.load(Ordering::SeqCst) {
+            StoreReadiness::Wiped
+        } else {
+            StoreReadiness::NotInitialised
+        })
+    }
+}

@@ -1,0 +1,68 @@
+//! What one cycle (or a backfill, or a seed) did: the counts its summary line prints.
+
+use serde::Serialize;
+
+/// What one cycle (or a backfill) did. Printed as the backfill summary.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Sources read and parsed.
+    pub sources_read: usize,
+    /// Sources that failed (fetch, unknown kind, layout not recognised).
+    pub sources_failed: usize,
+    /// Distinct matches seen across all sources.
+    pub matches_seen: usize,
+    /// Matches not announced by rule (finished, or a team still TBC).
+    pub not_announceable: usize,
+    /// Posts made (in dry run: posts printed).
+    pub posted: usize,
+    /// Matches skipped because a claim exists.
+    pub skipped: usize,
+    /// Matches whose post failed or could not be processed.
+    pub failed: usize,
+    /// Matches left unclaimed for a later cycle by the flood cap.
+    pub deferred: usize,
+    /// Store errors (the store could not answer; nothing was posted for that match).
+    pub store_errors: usize,
+    /// Matches recorded without posting (`seed`).
+    pub seeded: usize,
+    /// Sources not read this cycle because they keep failing (see [`crate::backoff`]).
+    pub sources_backed_off: usize,
+    /// Claims seen stuck: claimed, never recorded, older than the post timeout allows.
+    pub stuck_claims: usize,
+    /// Why nothing (more) was posted this cycle, when the bot refused to post (store not
+    /// initialised, store lost its data) or stopped (the dry-run output cannot be written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+impl Summary {
+    /// One line for people: `sources read 1, failed 0; matches seen 9, …`.
+    pub fn line(&self, dry_run: bool) -> String {
+        let mut line = format!(
+            "sources read {}, failed {}; matches seen {}, not announceable {}; {} {}, skipped {}, failed {}",
+            self.sources_read,
+            self.sources_failed,
+            self.matches_seen,
+            self.not_announceable,
+            if dry_run { "would post" } else { "posted" },
+            self.posted,
+            self.skipped,
+            self.failed
+        );
+        for (n, what) in [
+            (self.deferred, "deferred"),
+            (self.store_errors, "store errors"),
+            (self.seeded, "seeded"),
+            (self.sources_backed_off, "sources backed off"),
+            (self.stuck_claims, "stuck claims"),
+        ] {
+            if n > 0 {
+                line.push_str(&format!(", {what} {n}"));
+            }
+        }
+        if let Some(why) = &self.refused {
+            line.push_str(&format!("; refused to post: {why}"));
+        }
+        line
+    }
+}
