@@ -1,7 +1,7 @@
 //! The value parsers clap runs on settings: whole numbers in a range, comma-separated lists of a
 //! closed set's values, and values that may be left blank. A refused value is a usage error
-//! (exit 2) carrying a [`ConfigError`] that names the variable, so a typo stops the bot at
-//! startup instead of being read as some other number.
+//! (exit 2) whose message is the [`ConfigError`] naming the variable, so a typo stops the bot
+//! at startup instead of being read as some other number.
 
 use super::{ConfigError, Problem, MAX_SECS};
 use clap::builder::TypedValueParser;

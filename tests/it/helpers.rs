@@ -156,9 +156,13 @@ pub async fn cleanup(kind: Kind, prefix: &str) {
         }
         Kind::Postgres => {
             let schema = schema_for(prefix);
+            // Bounded: a connection of the test still holding a lock on the schema must fail
+            // the cleanup, not hang the drop that waits for it.
             raw_postgres(&schema)
                 .await
-                .execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"), &[])
+                .batch_execute(&format!(
+                    "SET lock_timeout = '10s'; DROP SCHEMA IF EXISTS {schema} CASCADE"
+                ))
                 .await
                 .unwrap();
         }
