@@ -67,7 +67,7 @@ const LEVELS: [&str; 6] = ["trace", "debug", "info", "warn", "error", "off"];
 /// A log filter (`RUST_LOG` / `--log`) that cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FilterError {
-    /// A directive whose level is not one of [`LEVELS`] (EnvFilter would read it as a target).
+    /// A directive whose level is not a level name (EnvFilter would read it as a target).
     #[error("{0:?} is not a log level; expected one of {levels} (or TARGET=LEVEL, e.g. cricket_announcer=debug)", levels = LEVELS.join(", "))]
     NotALevel(String),
     /// A directive EnvFilter itself refuses (its message).
