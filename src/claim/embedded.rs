@@ -125,6 +125,14 @@ impl EmbeddedClaims {
         &self.path
     }
 
+    /// The same database under another key prefix (see [`super::ClaimStore::for_channel`]).
+    pub(super) fn with_prefix(&self, prefix: String) -> EmbeddedClaims {
+        EmbeddedClaims {
+            prefix: prefix.into(),
+            ..self.clone()
+        }
+    }
+
     pub(super) fn prefix(&self) -> &str {
         &self.prefix
     }

@@ -300,6 +300,20 @@ impl ClaimStore {
         each!(self, s => s.prefix())
     }
 
+    /// The claims of channel `channel` (issue 21: one claim per match and channel): the same
+    /// store and connection, under the prefix `<prefix>ch:<channel>:`, so every key of the
+    /// protocol (claims, identities, attempts, the first-start marker) is the channel's own and a
+    /// failure on one channel never blocks or repeats another. On a cluster the prefix keeps
+    /// the deployment's hash tag, so every channel's keys share its slot.
+    pub fn for_channel(&self, channel: &str) -> ClaimStore {
+        let prefix = format!("{}ch:{channel}:", self.prefix());
+        match self {
+            ClaimStore::Redis(s) => ClaimStore::Redis(s.with_prefix(prefix)),
+            ClaimStore::Embedded(s) => ClaimStore::Embedded(s.with_prefix(prefix)),
+            ClaimStore::Postgres(s) => ClaimStore::Postgres(s.with_prefix(prefix)),
+        }
+    }
+
     fn owner(&self) -> &str {
         each!(self, s => s.owner())
     }

@@ -230,6 +230,15 @@ impl PostgresClaims {
         Ok(store)
     }
 
+    /// The same pool under another key prefix (see [`super::ClaimStore::for_channel`]).
+    pub(super) fn with_prefix(&self, prefix: String) -> PostgresClaims {
+        PostgresClaims {
+            match_prefix: format!("{prefix}match:").into(),
+            prefix: prefix.into(),
+            ..self.clone()
+        }
+    }
+
     pub(super) fn prefix(&self) -> &str {
         &self.prefix
     }

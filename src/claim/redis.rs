@@ -157,6 +157,14 @@ impl RedisClaims {
         &self.prefix
     }
 
+    /// The same connection under another key prefix (see [`super::ClaimStore::for_channel`]).
+    pub(super) fn with_prefix(&self, prefix: String) -> RedisClaims {
+        RedisClaims {
+            prefix: prefix.into(),
+            ..self.clone()
+        }
+    }
+
     pub(super) fn prefix(&self) -> &str {
         &self.prefix
     }

@@ -60,6 +60,7 @@ crate::helpers::store_matrix!(
     a_claim_holds_its_match_through_every_identity_and_records_new_ones,
     ten_concurrent_claims_of_ten_versions_of_one_listing_have_one_winner,
     a_claim_that_requires_the_marker_takes_nothing_without_it,
+    each_channel_claims_a_match_once_and_a_claim_on_one_never_holds_another,
 );
 
 /// The identities of one listing version: the page's id `source`, the key `k`, and the key a
@@ -193,6 +194,61 @@ async fn a_claim_that_requires_the_marker_takes_nothing_without_it(kind: Kind) {
         p.a.claim_match(&ids, "A v B", DAY, DAY, true).await.unwrap(),
         MatchClaim::Won(_)
     ));
+    helpers::cleanup(kind, &p.prefix).await;
+}
+
+/// Claims per channel: one per (match, channel), race-free per channel, each channel with its
+/// own first-start marker, and nothing of one channel visible to another or to the base store.
+async fn each_channel_claims_a_match_once_and_a_claim_on_one_never_holds_another(kind: Kind) {
+    let p = pair(kind).await;
+    let ids = version("site:1", "2026-07-17_a-v-b_2nd");
+    let (mastodon_a, mastodon_b, x) = (
+        p.a.for_channel("mastodon"),
+        p.b.for_channel("mastodon"),
+        p.b.for_channel("x"),
+    );
+    mastodon_a.initialise("seed", DAY).await.unwrap();
+    assert!(x.marker().await.unwrap().is_none(), "a channel's marker is its own");
+    assert!(p.a.marker().await.unwrap().is_none());
+    // Ten claims of one match on one channel at once: one winner.
+    let racers: Vec<_> = (0..10)
+        .map(|i| {
+            let s = if i % 2 == 0 {
+                mastodon_a.clone()
+            } else {
+                mastodon_b.clone()
+            };
+            let ids = ids.clone();
+            tokio::spawn(async move { s.claim_match(&ids, "A v B", DAY, DAY, true).await.unwrap() })
+        })
+        .collect();
+    let mut won = 0;
+    for r in racers {
+        if matches!(r.await.unwrap(), MatchClaim::Won(_)) {
+            won += 1;
+        }
+    }
+    assert_eq!(won, 1);
+    // Another channel, and the base store, see the match free.
+    assert!(matches!(
+        x.claim_match(&ids, "A v B", DAY, DAY, false).await.unwrap(),
+        MatchClaim::Won(_)
+    ));
+    assert!(p.a.find(&ids).await.unwrap().is_none());
+    assert_eq!(p.a.list().await.unwrap().len(), 0);
+    assert_eq!(mastodon_b.list().await.unwrap().len(), 1);
+    assert_eq!(x.list().await.unwrap().len(), 1);
+    assert_eq!(
+        mastodon_b
+            .peek_identity("site:1")
+            .await
+            .unwrap()
+            .map(|(k, c)| (k, c.owner))
+            .unwrap()
+            .0,
+        key("2026-07-17_a-v-b_2nd")
+    );
+    // The base prefix's clean-up removes every channel's keys (and the schema) with it.
     helpers::cleanup(kind, &p.prefix).await;
 }
 
