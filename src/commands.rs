@@ -8,7 +8,7 @@ use cricket_announcer::announcer::{ClaimPolicy, Output};
 use cricket_announcer::app::{check_eviction, check_sources, open_store, App, Summary};
 use cricket_announcer::claim::{known_time, ClaimState, EvictionSafety, ListedClaim, OperatorRelease};
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
-use cricket_announcer::config::{Config, ConfigError, Needs, StoreConfig};
+use cricket_announcer::config::{Config, ConfigError, Invocation, Needs, Printing, Sending, StoreConfig};
 use cricket_announcer::cricket::MatchKey;
 use cricket_announcer::post::XClient;
 use cricket_announcer::reconcile::{reconcile_x, Decision, Settled};
@@ -176,7 +176,17 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     if cli.shorten && !(cli.dry_run && matches!(cli.command, Command::Run { .. } | Command::Backfill { .. })) {
         return Err(Usage("--shorten applies to a dry run of run or backfill only (a real post always shortens when SHORTENER is set)".into()).into());
     }
-    let config = Config::from_settings(&cli.settings, &cli.source, needs, cli.dry_run, cli.shorten, cli.json)?;
+    let invocation = Invocation {
+        sources: &cli.source,
+        needs,
+        sending: match (cli.dry_run, cli.shorten) {
+            (false, _) => Sending::Live,
+            (true, false) => Sending::DryRun,
+            (true, true) => Sending::DryRunShortening,
+        },
+        printing: if cli.json { Printing::Json } else { Printing::Text },
+    };
+    let config = Config::from_settings(&cli.settings, invocation)?;
     let stdout: Output = Arc::new(Mutex::new(Box::new(std::io::stdout())));
     let reads_sources = !matches!(cli.command, Command::Claims { .. });
     if reads_sources && config.sources.is_empty() {

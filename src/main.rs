@@ -28,6 +28,6 @@ async fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
-    cricket_announcer::telemetry::init(&cli.settings.log, cli.settings.log_format);
+    cricket_announcer::telemetry::init(&cli.settings.logging.log, cli.settings.logging.log_format);
     commands::finish(commands::dispatch(cli).await)
 }

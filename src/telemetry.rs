@@ -64,14 +64,25 @@ fn env_filter(filter: &str) -> EnvFilter {
 /// The level names a log filter accepts.
 const LEVELS: [&str; 6] = ["trace", "debug", "info", "warn", "error", "off"];
 
+/// A log filter (`RUST_LOG` / `--log`) that cannot be used.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FilterError {
+    /// A directive whose level is not a level name (EnvFilter would read it as a target).
+    #[error("{0:?} is not a log level; expected one of {levels} (or TARGET=LEVEL, e.g. cricket_announcer=debug)", levels = LEVELS.join(", "))]
+    NotALevel(String),
+    /// A directive EnvFilter itself refuses (its message).
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// Checks a log filter (`RUST_LOG` / `--log`) strictly, for clap: each comma-separated
 /// directive is a level (`info`) or `TARGET=LEVEL` (`cricket_announcer=debug`). EnvFilter
 /// itself reads a bare unknown word (`inf`) as a target name and so silently logs nothing of
 /// ours at that level: a typo must be an error instead.
 ///
 /// # Errors
-/// The directive that is not a level, naming the accepted ones.
-pub fn check_filter(raw: &str) -> Result<String, String> {
+/// [`FilterError`]: the directive that is not a level, naming the accepted ones.
+pub fn check_filter(raw: &str) -> Result<String, FilterError> {
     let level_ok = |l: &str| LEVELS.iter().any(|n| n.eq_ignore_ascii_case(l.trim()));
     for directive in raw.split(',').map(str::trim).filter(|d| !d.is_empty()) {
         // Span filters (`target[span{field}]=level`) are EnvFilter's own syntax: left to it.
@@ -80,13 +91,11 @@ pub fn check_filter(raw: &str) -> Result<String, String> {
         }
         let level = directive.rsplit_once('=').map_or(directive, |(_, level)| level);
         if !level_ok(level) {
-            return Err(format!(
-                "{level:?} is not a log level; expected one of {} (or TARGET=LEVEL, e.g. cricket_announcer=debug)",
-                LEVELS.join(", ")
-            ));
+            return Err(FilterError::NotALevel(level.to_string()));
         }
     }
-    EnvFilter::try_new(raw).map_err(|e| e.to_string())?;
+    // EnvFilter's parse error is not `Eq`: its message is kept.
+    EnvFilter::try_new(raw).map_err(|e| FilterError::Refused(e.to_string()))?;
     Ok(raw.to_string())
 }
 
@@ -335,7 +344,11 @@ mod tests {
         assert_eq!(super::check_filter("WARN").as_deref(), Ok("WARN"));
         assert_eq!(
             super::check_filter("inf"),
-            Err("\"inf\" is not a log level; expected one of trace, debug, info, warn, error, off (or TARGET=LEVEL, e.g. cricket_announcer=debug)".into())
+            Err(super::FilterError::NotALevel("inf".into()))
+        );
+        assert_eq!(
+            super::FilterError::NotALevel("inf".into()).to_string(),
+            "\"inf\" is not a log level; expected one of trace, debug, info, warn, error, off (or TARGET=LEVEL, e.g. cricket_announcer=debug)"
         );
         assert!(super::check_filter("cricket_announcer=loud").is_err());
     }

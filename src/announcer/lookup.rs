@@ -15,7 +15,8 @@ pub const REFRESHES_PER_TTL: u32 = 8;
 /// that refresh covered.
 #[derive(Debug, Default)]
 pub(super) struct Refreshes {
-    last: Option<std::time::Instant>,
+    // tokio's clock, so that tests can advance it instead of waiting a share of a TTL.
+    last: Option<tokio::time::Instant>,
     covered: foldhash::HashSet<MatchKey>,
 }
 
@@ -104,7 +105,7 @@ impl Announcer {
         if !due {
             return self.holders_since_last(keys, &[], None).await;
         }
-        let started = std::time::Instant::now();
+        let started = tokio::time::Instant::now();
         let found = self.holders_since_last(keys, &touch(), Some(self.policy.ttl)).await?;
         let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *log = Refreshes {

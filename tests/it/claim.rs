@@ -16,7 +16,7 @@ const DAY: Duration = Duration::from_secs(86_400);
 struct Pair {
     a: ClaimStore,
     b: ClaimStore,
-    prefix: String,
+    prefix: helpers::Prefix,
     _dir: tempfile::TempDir,
 }
 
@@ -140,7 +140,7 @@ async fn a_claim_holds_its_match_through_every_identity_and_records_new_ones(kin
 
 /// Ten stores of `kind` on one prefix (one SQLite file), each its own connection as a
 /// separate process would have: the stores, their prefix and what keeps the file alive.
-async fn ten_stores(kind: Kind) -> (Vec<ClaimStore>, String, tempfile::TempDir) {
+async fn ten_stores(kind: Kind) -> (Vec<ClaimStore>, helpers::Prefix, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("claims.db");
     let prefix = unique_prefix();

@@ -28,6 +28,11 @@ pub(crate) fn bot(dir: &Path) -> tokio::process::Command {
     cmd
 }
 
+/// The whole number written in `text` right after `marker`, up to `end`.
+fn number_after(text: &str, marker: &str, end: char) -> Option<u64> {
+    text.split(marker).nth(1)?.split(end).next()?.parse().ok()
+}
+
 pub(crate) fn with_x(cmd: &mut tokio::process::Command, x: &MockServer) {
     cmd.env("X_API_BASE_URL", x.uri())
         .env("X_API_KEY", "k")
@@ -109,8 +114,26 @@ async fn three_backfill_processes_on_one_redis_post_each_match_once() {
         let ttl: i64 = redis::cmd("TTL").arg(&k).query_async(&mut conn).await.unwrap();
         assert!(ttl > 0, "{k} has TTL {ttl}: every key written must expire");
     }
-    let skipped: usize = outputs.iter().map(|o| text(o).0.matches("skipped").count()).sum();
-    assert_eq!(skipped, 3, "each process prints one summary line");
+    // Each process read the page and decided all four announceable matches: posted by it, or
+    // skipped as another's; together they posted each once.
+    let mut posted = 0;
+    for o in &outputs {
+        let stdout = text(o).0;
+        let summary: Vec<&str> = stdout.lines().filter(|l| l.starts_with("backfill: ")).collect();
+        let [line] = summary[..] else {
+            panic!("one summary line expected: {stdout}")
+        };
+        let n = number_after(line, "; posted ", ',').unwrap_or_else(|| panic!("no posted count in {line:?}"));
+        assert_eq!(
+            line,
+            format!(
+                "backfill: sources read 1, failed 0; matches seen 9, not announceable 5; posted {n}, skipped {}, failed 0",
+                4 - n
+            )
+        );
+        posted += n;
+    }
+    assert_eq!(posted, 4, "each match posted by exactly one process");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1038,12 +1061,7 @@ async fn claims_release_waits_for_the_holders_own_deadline_not_the_readers_timeo
     assert_eq!(o.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("is claimed (owner slow-bot:1)"), "{stderr}");
     assert!(stderr.contains("its owner gives up at "), "{stderr}");
-    let left: u64 = stderr
-        .split("(in ")
-        .nth(1)
-        .and_then(|r| r.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("says how long: {stderr}"));
+    let left = number_after(&stderr, "(in ", ' ').unwrap_or_else(|| panic!("says how long: {stderr}"));
     assert!((1..=45).contains(&left), "at most 45 s left: {stderr}");
     let o = release("2026-07-17_a-v-b_2nd-t20i").output().await.unwrap();
     let (stdout, stderr) = text(&o);

@@ -253,14 +253,26 @@ async fn with_claim_min_replicas_a_claim_no_replica_acknowledged_is_released_and
     assert_eq!(claim_keys(&primary, "off:").await.len(), 4);
 }
 
-/// The configuration error `args` (flags before `backfill`) give, as shown to the operator.
+/// The configuration error `args` (flags before `backfill`) give, as shown to the operator:
+/// refused by clap as it reads a value, or by the validation of a section.
 fn config_error(args: &[&str]) -> String {
     use clap::Parser;
-    let cli =
-        cricket_announcer::cli::Cli::try_parse_from(["cricket-announcer"].iter().chain(args).chain(&["backfill"]))
-            .unwrap();
-    let needs = cricket_announcer::config::Needs::NoPosting;
-    cricket_announcer::config::Config::from_settings(&cli.settings, &cli.source, needs, false, false, false)
+    use cricket_announcer::config::{Config, Invocation, Needs};
+    let cli = match cricket_announcer::cli::Cli::try_parse_from(
+        ["cricket-announcer"].iter().chain(args).chain(&["backfill"]),
+    ) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let text = e.to_string();
+            return text
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+                .to_string();
+        }
+    };
+    Config::from_settings(&cli.settings, Invocation::new(&cli.source, Needs::NoPosting))
         .err()
         .expect("refused")
         .to_string()

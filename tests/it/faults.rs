@@ -47,9 +47,7 @@ async fn announce_once(kind: Kind, x: &MockServer) -> Observed {
     let prefix = unique_prefix();
     let s = store(kind, &prefix, "solo", &dir.path().join("c.db")).await;
     let announcer = live_announcer(s.clone(), x);
-    let observed = observe(&announcer, &s, x).await;
-    helpers::cleanup(kind, &prefix).await;
-    observed
+    observe(&announcer, &s, x).await
 }
 
 async fn observe(announcer: &Announcer, s: &ClaimStore, x: &MockServer) -> Observed {
@@ -207,7 +205,11 @@ async fn x_503_keeps_the_claim_as_unknown(kind: Kind) {
     )
     .await;
     assert_eq!(failed(&o), (true, Verdict::Unknown));
-    assert_eq!((o.posts, o.state), (1, Some(ClaimState::Unknown)));
+    assert_eq!(
+        (o.posts, o.state, o.attempts, o.halted),
+        (1, Some(ClaimState::Unknown), 0, false)
+    );
+    assert_eq!(o.detail.as_deref(), Some("X answered 503: over capacity"));
 }
 
 async fn x_creating_the_tweet_then_answering_504_keeps_the_claim_as_unknown(kind: Kind) {
@@ -252,7 +254,6 @@ async fn x_accepting_the_connection_and_never_answering_keeps_the_claim_as_unkno
     assert_eq!(failed(&o), (true, Verdict::Unknown));
     assert_eq!((o.posts, o.state), (1, Some(ClaimState::Unknown)));
     assert!(o.detail.unwrap().starts_with("no answer from X"));
-    helpers::cleanup(kind, &prefix).await;
 }
 
 async fn a_refused_connection_releases_the_claim(kind: Kind) {
@@ -293,7 +294,6 @@ async fn a_refused_connection_releases_the_claim(kind: Kind) {
     );
     assert_eq!(s.peek(&MatchKey::for_match(&m)).await.unwrap(), None);
     assert_eq!(s.attempts(&MatchKey::for_match(&m)).await.unwrap(), 1);
-    helpers::cleanup(kind, &prefix).await;
 }
 
 async fn three_provable_failures_in_a_row_give_up_with_a_failed_record(kind: Kind) {
@@ -323,7 +323,6 @@ async fn three_provable_failures_in_a_row_give_up_with_a_failed_record(kind: Kin
         Outcome::Skipped { .. }
     ));
     assert_eq!(x.received_requests().await.unwrap().len(), 3);
-    helpers::cleanup(kind, &prefix).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -560,7 +559,8 @@ mod lifecycle {
     async fn a_never_initialised_store_refuses_to_post_and_says_what_to_do() {
         let x = MockServer::start().await;
         helpers::x_accepts(&x, 0).await;
-        let summary = app(&unique_prefix(), &x).await.cycle(&CancellationToken::new()).await;
+        let prefix = unique_prefix();
+        let summary = app(&prefix, &x).await.cycle(&CancellationToken::new()).await;
         assert_eq!(summary.posted, 0);
         // The page's matches are counted as a dry run of the same page counts them
         // (`cli::a_dry_run_writes_nothing_and_…`): 9 seen, 5 not announceable.

@@ -7,7 +7,7 @@ use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Output};
 use cricket_announcer::app::App;
 use cricket_announcer::claim::{ClaimStore, EmbeddedClaims, PostgresClaims, RedisClaims};
 use cricket_announcer::cli::Cli;
-use cricket_announcer::config::{Config, Needs};
+use cricket_announcer::config::{Config, Invocation, Needs};
 use cricket_announcer::cricket::Match;
 use cricket_announcer::post::{PostPace, XClient, XCredentials};
 use cricket_announcer::source::SourceKind;
@@ -25,9 +25,53 @@ pub fn redis_url() -> String {
     std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".to_string())
 }
 
-/// A key prefix no other test uses.
-pub fn unique_prefix() -> String {
-    format!("test:{}:", uuid::Uuid::new_v4().simple())
+/// A key prefix no other test uses. Everything written under it (Redis keys, the PostgreSQL
+/// schema [`schema_for`] names) is removed when it is dropped, so bind it for the whole test
+/// (`let prefix = unique_prefix();`), not as a temporary.
+pub fn unique_prefix() -> Prefix {
+    Prefix(format!("test:{}:", uuid::Uuid::new_v4().simple()))
+}
+
+/// A test's key prefix, read as the `String` it is; dropping it removes what the test wrote to
+/// the shared Redis and PostgreSQL, even when the test fails (drops run while a panic unwinds).
+pub struct Prefix(String);
+
+impl std::ops::Deref for Prefix {
+    type Target = String;
+    fn deref(&self) -> &String {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Prefix {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_ref()
+    }
+}
+
+impl std::fmt::Display for Prefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Drop for Prefix {
+    fn drop(&mut self) {
+        let prefix = self.0.clone();
+        // A drop cannot await, and runs inside the test's runtime, which must not be blocked on
+        // itself: the cleanup gets a thread and a runtime of its own. A failure there (a server
+        // gone) must not turn into a second panic while the test's own unwinds: it is ignored.
+        let _ = std::thread::spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                return;
+            };
+            runtime.block_on(async {
+                cleanup(Kind::Redis, &prefix).await;
+                cleanup(Kind::Postgres, &prefix).await;
+            });
+        })
+        .join();
+    }
 }
 
 /// A raw connection for inspecting keys. Fails the test loudly when Redis is down.
@@ -112,9 +156,13 @@ pub async fn cleanup(kind: Kind, prefix: &str) {
         }
         Kind::Postgres => {
             let schema = schema_for(prefix);
+            // Bounded: a connection of the test still holding a lock on the schema must fail
+            // the cleanup, not hang the drop that waits for it.
             raw_postgres(&schema)
                 .await
-                .execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"), &[])
+                .batch_execute(&format!(
+                    "SET lock_timeout = '10s'; DROP SCHEMA IF EXISTS {schema} CASCADE"
+                ))
                 .await
                 .unwrap();
         }
@@ -429,7 +477,7 @@ pub async fn live_app_on(
         .map(String::from),
     );
     let cli = Cli::try_parse_from(args).unwrap();
-    let config = Config::from_settings(&cli.settings, &cli.source, Needs::Posting, false, false, false)?;
+    let config = Config::from_settings(&cli.settings, Invocation::new(&cli.source, Needs::Posting))?;
     App::build(&config, Buffer::default().output()).await
 }
 

@@ -50,7 +50,7 @@ fn moved(info: &mut Value, minutes: i64) {
 struct Bot {
     app: App,
     page: PathBuf,
-    prefix: String,
+    prefix: crate::helpers::Prefix,
     _dir: tempfile::TempDir,
 }
 

@@ -22,7 +22,7 @@ fn installed(dir: &std::path::Path) -> tokio::process::Command {
 }
 
 /// Runs `cmd` with `args` and `--source` the fixture page: its exit code, stdout and stderr.
-async fn on_fixture(cmd: &mut tokio::process::Command, args: &[&str]) -> (Option<i32>, String, String) {
+pub(crate) async fn on_fixture(cmd: &mut tokio::process::Command, args: &[&str]) -> (Option<i32>, String, String) {
     let o = cmd
         .args(args)
         .arg("--source")
