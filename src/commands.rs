@@ -721,7 +721,7 @@ fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration, wide:
                 known_time(c.claim.claimed_at)
                     .map_or_else(|| "-".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string()),
                 c.ttl.map(|t| t.as_secs().to_string()).unwrap_or_else(|| "-".into()),
-                escaped(c.claim.tweet_id.as_deref().or(c.claim.detail.as_deref()).unwrap_or("")).into_owned(),
+                escaped(&detail_cell(&c.claim)).into_owned(),
             ]
         })
         .collect();
@@ -734,6 +734,18 @@ fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration, wide:
         Column::cut("TWEET / DETAIL", 16),
     ];
     Ok(write_stdout(&tables::render(&columns, &rows, wide))?)
+}
+
+/// The TWEET / DETAIL cell: the post's id; else, once `claims reconcile` checked it, when and
+/// what it found; else the record's detail.
+fn detail_cell(claim: &cricket_announcer::claim::Claim) -> String {
+    if let Some(id) = &claim.tweet_id {
+        return id.clone();
+    }
+    match (claim.checked_at, &claim.check) {
+        (Some(at), Some(found)) => format!("checked {}: {found}", at.format("%Y-%m-%d %H:%M:%S")),
+        _ => claim.detail.clone().unwrap_or_default(),
+    }
 }
 
 /// Returns on SIGINT or SIGTERM.

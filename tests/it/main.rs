@@ -14,6 +14,7 @@ mod identity;
 mod operator;
 mod post;
 mod readme;
+mod reconcile;
 mod shorten;
 mod sources;
 mod tls;
