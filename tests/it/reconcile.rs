@@ -244,3 +244,30 @@ async fn reconcile_refuses_a_dry_run_and_an_unknown_channel() {
         assert!(stderr.contains(says), "{stderr}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_reconciles_on_its_first_cycle() {
+    let (x, timeline) = x_keeping(Duration::from_secs(3), |_| true).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let o = bot_on(dir.path(), &prefix, &x)
+        .args(["backfill", "--init-store"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+    let o = bot_on(dir.path(), &prefix, &x)
+        .args(["run", "--cycles", "1"])
+        .output()
+        .await
+        .unwrap();
+    let (_, log) = text(&o);
+    assert!(o.status.success(), "{log}");
+    assert_eq!(
+        log.lines().filter(|l| l.contains("reconciled: the post exists on X; recorded as posted")).count(),
+        4,
+        "{log}"
+    );
+    assert_eq!(states(&claims(dir.path(), &prefix, &x).await), vec!["posted"; 4]);
+    assert_eq!(timeline.lock().unwrap().creates, 4);
+}
