@@ -264,7 +264,9 @@ async fn run_reconciles_on_its_first_cycle() {
     let (_, log) = text(&o);
     assert!(o.status.success(), "{log}");
     assert_eq!(
-        log.lines().filter(|l| l.contains("reconciled: the post exists on X; recorded as posted")).count(),
+        log.lines()
+            .filter(|l| l.contains("reconciled: the post exists on X; recorded as posted"))
+            .count(),
         4,
         "{log}"
     );
