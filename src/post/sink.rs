@@ -481,6 +481,20 @@ impl Sink {
         }
     }
 
+    /// Reads what the sink needs from its server before the first post: Mastodon's length rule
+    /// from its instance (see [`MastodonClient::load_length_rule`]); nothing for the others.
+    /// Call once when the channel starts.
+    ///
+    /// # Errors
+    /// [`SinkError`] when the instance cannot be read; the sink keeps Mastodon's default rule
+    /// (500, URLs 23), so a caller may log it and go on.
+    pub async fn prepare(&mut self) -> Result<(), SinkError> {
+        match self {
+            Sink::Mastodon(c) => c.load_length_rule().await.map(|_| ()),
+            Sink::X(_) | Sink::Bluesky(_) | Sink::Discord(_) | Sink::Telegram(_) => Ok(()),
+        }
+    }
+
     /// The sink's rate-limit gate as of its last answer (shared by clones). Check
     /// [`RateGate::closed_until`] before claiming a match for this channel.
     pub fn gate(&self) -> &RateGate {
