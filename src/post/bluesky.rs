@@ -463,14 +463,21 @@ pub fn classify_login(status: u16, _name: &str) -> Refusal {
 }
 
 /// The PDS's rate-limit headers: `RateLimit-Remaining`, and `RateLimit-Reset` in Unix epoch
-/// seconds (the PDS's `setStatusHeaders`).
+/// seconds (the PDS's `setStatusHeaders`); on a 429 a `Retry-After` in seconds may come too.
+/// The reset is the later of the two.
 ///
-/// Documentation: <https://docs.bsky.app/docs/advanced-guides/rate-limits>; the header values:
-/// bluesky-social/atproto `packages/xrpc-server/src/rate-limiter.ts`.
+/// Documentation: <https://docs.bsky.app/docs/advanced-guides/rate-limits>,
+/// <https://atproto.com/specs/xrpc#summary-of-http-status-codes> (429: "There may be a
+/// `Retry-After` header"); the header values: bluesky-social/atproto
+/// `packages/xrpc-server/src/rate-limiter.ts`.
 pub fn limits(headers: &HeaderMap) -> Option<RateLimits> {
+    let reset = sink::header(headers, "ratelimit-reset").and_then(sink::epoch_instant);
+    let retry_after = sink::header(headers, "retry-after")
+        .and_then(|r| r.parse::<f64>().ok())
+        .and_then(sink::after_secs);
     sink::some_limits(RateLimits {
         remaining: sink::header_count(headers, "ratelimit-remaining"),
-        reset: sink::header(headers, "ratelimit-reset").and_then(sink::epoch_instant),
+        reset: reset.max(retry_after),
         ..RateLimits::default()
     })
 }

@@ -19,7 +19,7 @@ const SINK: SinkKind = SinkKind::Discord;
 
 /// Discord's JSON error code for a webhook that no longer exists.
 ///
-/// Documentation: <https://discord.com/developers/docs/topics/opcodes-and-status-codes#json>
+/// Documentation: <https://discord.com/developers/docs/topics/opcodes-and-status-codes#json-json-error-codes>
 const UNKNOWN_WEBHOOK: u64 = 10_015;
 
 /// Executes one Discord webhook.
@@ -75,6 +75,8 @@ impl DiscordClient {
 
     /// Sends `text` as the message's `content`, with `allowed_mentions.parse` empty (no
     /// `@everyone`, role or user ping from scraped text) and `?wait=true`.
+    ///
+    /// Documentation: <https://discord.com/developers/docs/resources/message#allowed-mentions-object>
     ///
     /// # Errors
     /// [`SinkError::TooLong`] before sending (over 2,000); otherwise the answer classified by
