@@ -534,6 +534,35 @@ mod tests {
         assert!(micros < TID_WINDOW_START_MICROS + (1 << TID_WINDOW_BITS));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn every_derived_record_key_is_a_valid_tid_with_the_top_bit_clear(
+            key_text in "[a-z0-9_-]{1,80}",
+            channel in "[a-z0-9_-]{1,64}",
+        ) {
+            let rkey = record_key(&key(&key_text), &channel);
+            proptest::prop_assert!(is_valid_tid(&rkey), "{}", rkey);
+            proptest::prop_assert!("234567ab".contains(&rkey[..1]), "{}", rkey);
+            proptest::prop_assert_eq!(rkey, record_key(&key(&key_text), &channel));
+        }
+    }
+
+    #[test]
+    fn the_app_password_never_shows_in_debug() {
+        let c = BlueskyClient::new(
+            &Url::parse("https://bsky.social").unwrap(),
+            "cricket.bsky.social",
+            "app-pass-secret".into(),
+            "bsky",
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        let debug = format!("{c:?}");
+        assert!(!debug.contains("app-pass-secret"), "{debug}");
+        assert!(debug.contains("cricket.bsky.social"), "{debug}");
+    }
+
     #[test]
     fn facets_index_utf8_bytes_end_exclusive() {
         let text = "🏏 Zimbabwe v Bangladesh\nhttps://www.cricbuzz.com/live-cricket-scores/158062";

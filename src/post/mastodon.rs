@@ -291,6 +291,21 @@ mod tests {
     }
 
     #[test]
+    fn the_token_never_shows_in_debug() {
+        let c = MastodonClient::new(
+            &Url::parse("https://mastodon.example").unwrap(),
+            "masto-secret-token".into(),
+            "masto",
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        let debug = format!("{c:?}");
+        assert!(!debug.contains("masto-secret-token"), "{debug}");
+        assert!(debug.contains("token: SecretBox<str>([REDACTED])"), "{debug}");
+    }
+
+    #[test]
     fn each_documented_status_has_its_refusal() {
         assert_eq!(classify(422), Refusal::Rejected);
         assert_eq!(classify(401), Refusal::Halt);
