@@ -93,11 +93,12 @@ pub fn is_valid_tid(s: &str) -> bool {
 pub fn link_facets(text: &str) -> Vec<serde_json::Value> {
     sink::url_spans(text)
         .into_iter()
-        .map(|(start, end)| {
-            serde_json::json!({
+        .filter_map(|(start, end)| {
+            let uri = text.get(start..end)?;
+            Some(serde_json::json!({
                 "index": { "byteStart": start, "byteEnd": end },
-                "features": [{ "$type": "app.bsky.richtext.facet#link", "uri": &text[start..end] }],
-            })
+                "features": [{ "$type": "app.bsky.richtext.facet#link", "uri": uri }],
+            }))
         })
         .collect()
 }

@@ -375,10 +375,13 @@ impl LengthRule {
                 let mut length = 0;
                 let mut rest = 0;
                 for (start, end) in url_spans(text) {
-                    length += text[rest..start].graphemes(true).count() + characters_reserved_per_url;
+                    // Spans are in order, on char boundaries (see `url_spans`); `get` keeps a
+                    // mistake from panicking.
+                    let before = text.get(rest..start).unwrap_or_default();
+                    length += before.graphemes(true).count() + characters_reserved_per_url;
                     rest = end;
                 }
-                length + text[rest..].graphemes(true).count()
+                length + text.get(rest..).unwrap_or_default().graphemes(true).count()
             }
             LengthRule::Bluesky => text.graphemes(true).count(),
             LengthRule::Utf16 { .. } => text.encode_utf16().count(),
@@ -423,9 +426,13 @@ impl LengthRule {
 /// The byte ranges (start, end exclusive) of the `http://`/`https://` URLs in `text`, in order,
 /// found by twitter-text's extractor (the one Mastodon's length rule uses) without
 /// protocol-less URLs, as Mastodon counts them.
+///
+/// The extractor runs its `External` backend (pest grammar, TLDs checked by table): the default
+/// `Nom` backend of twitter-text 0.3.1 panics on some text (`":𐒰A@"` slices inside a 4-byte
+/// character in `is_rt_prefix_before`), and a post is scraped text.
 pub(crate) fn url_spans(text: &str) -> Vec<(usize, usize)> {
-    use twitter_text::extractor::{Extract, Extractor};
-    let mut extractor = Extractor::new();
+    use twitter_text::extractor::{Extract, Extractor, ParserBackend};
+    let mut extractor = Extractor::with_parser_backend(ParserBackend::External);
     extractor.set_extract_url_without_protocol(false);
     let mut spans = Vec::new();
     let mut cursor = 0;
@@ -769,6 +776,28 @@ mod tests {
         let k = |s: &str| MatchKey::parse(s).unwrap();
         assert_ne!(match_channel_digest(&k("a"), "bc"), match_channel_digest(&k("ab"), "c"));
         assert_eq!(match_channel_digest(&k("a"), "b"), match_channel_digest(&k("a"), "b"));
+    }
+
+    #[test]
+    fn text_that_panics_twitter_texts_default_parser_is_measured() {
+        // The default (Nom) backend of twitter-text 0.3.1 panics on this input.
+        assert_eq!(url_spans(":𐒰A@"), vec![]);
+        assert_eq!(MASTODON_DEFAULT.length(":𐒰A@ https://a.com/x"), 4 + 1 + 23);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        #[test]
+        fn any_text_is_measured_without_panicking_and_urls_are_exact_slices(text in "\\PC{0,200}( https?://[a-z]{1,8}\\.com/\\PC{0,20})?\\PC{0,40}") {
+            for rule in [MASTODON_DEFAULT, LengthRule::Bluesky, DISCORD_LENGTH, TELEGRAM_LENGTH] {
+                let _ = rule.check(SinkKind::Discord, &text);
+            }
+            let mut last = 0;
+            for (start, end) in url_spans(&text) {
+                proptest::prop_assert!(last <= start && start < end && text.get(start..end).is_some());
+                last = end;
+            }
+        }
     }
 
     #[test]
