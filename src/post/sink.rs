@@ -388,6 +388,21 @@ impl LengthRule {
         }
     }
 
+    /// The shape [`crate::template::Template::render_for`] takes: `text` as the post when it is
+    /// within the rule, else its length (0 when empty; over Bluesky's 3,000 bytes, the byte
+    /// count). Build its `SinkLimit` from the sink's name, [`LengthRule::max`] and
+    /// [`LengthRule::unit`].
+    ///
+    /// # Errors
+    /// The text's length when it does not fit.
+    pub fn fit(&self, text: &str) -> Result<String, usize> {
+        match self.check(SinkKind::X, text) {
+            Ok(_) => Ok(text.to_string()),
+            Err(SinkError::TooLong { length, .. }) => Err(length),
+            Err(_) => Err(self.length(text)),
+        }
+    }
+
     /// The length of `text` when it is within the rule.
     ///
     /// # Errors

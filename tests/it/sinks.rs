@@ -14,8 +14,9 @@ use cricket_announcer::post::mastodon::{idempotency_key, Visibility};
 use cricket_announcer::post::telegram::ChatId;
 use cricket_announcer::post::{
     BlueskyClient, DiscordClient, LengthRule, MastodonClient, RateLimits, Receipt, Sink, SinkError, SinkKind,
-    TelegramClient, Verdict, XClient,
+    TelegramClient, Verdict, XClient, DISCORD_LENGTH,
 };
+use cricket_announcer::template::SinkLimit;
 use std::time::Duration;
 use url::Url;
 use wiremock::matchers::{body_json, header, method, path, query_param};
@@ -958,6 +959,33 @@ async fn telegram_timing_out_after_the_request_left_is_unknown_and_a_refused_con
     assert_eq!(class(&err), (Verdict::NotPosted, false, false));
     assert!(err.to_string().contains("/bot[REDACTED]/sendMessage"), "{err}");
     assert!(!format!("{err} {err:?}").contains("tok-secret"), "{err:?}");
+}
+
+// ---- Fitting a template to a sink's rule ----
+
+#[test]
+fn a_template_is_fitted_to_each_sinks_rule_by_cutting_the_series() {
+    let mut m = zim_v_ban();
+    m.series = Some("Bangladesh tour of Zimbabwe, 2026, presented by a sponsor with a long name".into());
+    let template = helpers::template();
+    let link = m.url.clone();
+    let rule = LengthRule::Mastodon {
+        max_characters: 150,
+        characters_reserved_per_url: 23,
+    };
+    let limit = SinkLimit {
+        sink: SinkKind::Mastodon.to_string(),
+        max: rule.max(),
+        unit: rule.unit().to_string(),
+    };
+    let text = template.render_for(&m, &link, &limit, |t| rule.fit(t)).unwrap();
+    assert_eq!(rule.length(&text), 150, "cut to the limit exactly: {text}");
+    assert!(text.contains('…') && text.ends_with(link.as_str()), "{text}");
+    // Discord's 2,000 keeps every field whole.
+    let whole = template
+        .render_for(&m, &link, &limit, |t| DISCORD_LENGTH.fit(t))
+        .unwrap();
+    assert!(whole.contains(m.series.as_deref().unwrap()), "{whole}");
 }
 
 // ---- X through the same Sink ----
