@@ -17,12 +17,16 @@
 //! - [`source`]: fetching pages and the pure parsers for each layout.
 //! - [`claim`]: claim records, tokens, and the Redis and embedded SQLite stores.
 //! - [`template`]: post templates; [`text`]: making scraped text safe.
-//! - [`post`]: the X client and failure classification; [`shorten`]: link shorteners.
+//! - [`post`]: the X client and the other sinks (Mastodon, Bluesky, Discord, Telegram), their
+//!   length rules and failure classification; [`shorten`]: link shorteners.
+//! - [`channels`]: the channels file (where the bot posts: a sink, its secrets by environment
+//!   variable, a template, a filter and a pace per channel), read and validated.
 #![deny(missing_docs)]
 
 pub mod announcer;
 pub mod app;
 pub mod backoff;
+pub mod channels;
 pub mod claim;
 pub mod cli;
 pub mod config;

@@ -1,10 +1,25 @@
 //! Posting: the [`Post`] (text with its weighted length), the X client, and what a failed post
-//! proves about whether the tweet exists ([`PostError::verdict`]).
+//! proves about whether the tweet exists ([`PostError::verdict`]); the other sinks (Mastodon,
+//! Bluesky, Discord, Telegram) behind [`Sink`], each with its length rule and the same verdicts
+//! ([`SinkError::verdict`]).
 
+pub mod bluesky;
+pub mod discord;
+pub mod mastodon;
 mod pace;
+mod sink;
+pub mod telegram;
 mod x;
 
+pub use bluesky::BlueskyClient;
+pub use discord::DiscordClient;
+pub use mastodon::MastodonClient;
 pub use pace::{NotUntil, PostPace, RateGate, RateLimits, DEFAULT_429_BACKOFF};
+pub use sink::{
+    LengthRule, Receipt, Refusal, Sink, SinkError, SinkKind, DISCORD_LENGTH, MASTODON_DEFAULT,
+    MASTODON_DEFAULT_MAX_CHARACTERS, MASTODON_DEFAULT_URL_CHARACTERS, TELEGRAM_LENGTH,
+};
+pub use telegram::TelegramClient;
 pub use x::{Found, XClient, XCredentials, RECONCILE_MAX_POSTS};
 
 use unicode_normalization::UnicodeNormalization;

@@ -16,6 +16,7 @@ mod post;
 mod readme;
 mod reconcile;
 mod shorten;
+mod sinks;
 mod sources;
 mod tls;
 mod wipe;

@@ -1,0 +1,1107 @@
+//! The channels file: where the bot posts. A channel is a sink (x, mastodon, bluesky, discord,
+//! telegram) with its settings and credentials, a template, a filter and a pace. This module
+//! owns reading and validating the file (TOML) into [`Channels`]; building each channel's
+//! client is [`Channel::sink`]; what posting does with them is the announcer's.
+//!
+//! Secrets are never in the file: a field ending in `_env` names the environment variable that
+//! holds one (`token_env = "MASTODON_TOKEN"`), and a secret written inline (`token = "…"`) is
+//! refused with the channel and field named, never echoed. The environment is read through the
+//! lookup the caller passes (the configuration module is the only reader of the process's
+//! environment), so tests pass a map.
+//!
+//! ```toml
+//! [[channel]]
+//! name = "mastodon-main"
+//! sink = "mastodon"
+//! instance = "https://mastodon.social"
+//! token_env = "MASTODON_TOKEN"
+//! formats = ["t20i", "odi"]
+//! [channel.pace]
+//! posts_per_minute = 2
+//! posts_per_day = 40
+//! ```
+//!
+//! Every field, per sink, is documented in `deploy/channels.example.toml`.
+
+use crate::config::FormatSetting;
+use crate::filter::{parse_state, Filter};
+use crate::post::mastodon::Visibility;
+use crate::post::telegram::{ChatId, DEFAULT_API_BASE};
+use crate::post::{
+    BlueskyClient, DiscordClient, MastodonClient, Sink, SinkKind, TelegramClient, XClient, XCredentials,
+};
+use secrecy::SecretString;
+use serde::Deserialize;
+use std::collections::BTreeSet;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use url::Url;
+
+/// The X API when a channel does not set `base_url`.
+pub const DEFAULT_X_BASE: &str = "https://api.x.com";
+
+/// The Bluesky entryway when a channel does not set `service`.
+pub const DEFAULT_BLUESKY_SERVICE: &str = "https://bsky.social";
+
+/// The longest channel name, in bytes (names go into claim keys, metrics labels and logs).
+const MAX_NAME_BYTES: usize = 64;
+
+/// Every channel of the file, in file order, validated.
+#[derive(Debug)]
+pub struct Channels {
+    /// The file they were read from.
+    pub path: PathBuf,
+    /// The channels, names unique.
+    pub channels: Vec<Channel>,
+}
+
+/// One channel: where and how one announcement is posted.
+#[derive(Debug)]
+pub struct Channel {
+    /// Unique name (`[a-z0-9_-]`, at most 64 bytes): the channel's part of its claims, metrics
+    /// and logs, and of the Mastodon idempotency key and Bluesky record key.
+    pub name: String,
+    /// The sink and its settings, secrets resolved from the environment.
+    pub sink: SinkSettings,
+    /// The channel's own template; `None` uses the bot's (`TEMPLATE_PATH` or the built-in one).
+    pub template: Option<TemplateSource>,
+    /// Which matches this channel announces (the default: upcoming and live, any team).
+    pub filter: Filter,
+    /// The channel's local pace; `None` uses the bot's (`POSTS_PER_MINUTE`, `POSTS_PER_DAY`).
+    pub pace: Option<Pace>,
+}
+
+/// Where a channel's template comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TemplateSource {
+    /// `template_path`: a file, relative paths resolved from the channels file's directory.
+    Path(PathBuf),
+    /// `template`: the template text itself.
+    Inline(String),
+}
+
+/// A channel's local pace (`[channel.pace]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pace {
+    /// Most posts per minute on this channel.
+    pub posts_per_minute: NonZeroU32,
+    /// Most posts per day on this channel.
+    pub posts_per_day: NonZeroU32,
+}
+
+/// A sink's settings, with its secrets read from the environment.
+#[derive(Debug, Clone)]
+pub enum SinkSettings {
+    /// X API v2.
+    X {
+        /// `base_url` (default [`DEFAULT_X_BASE`]).
+        base_url: Url,
+        /// From `api_key_env`, `api_secret_env`, `access_token_env`, `access_token_secret_env`
+        /// (defaults `X_API_KEY`, `X_API_SECRET`, `X_ACCESS_TOKEN`, `X_ACCESS_TOKEN_SECRET`).
+        credentials: XCredentials,
+    },
+    /// A Mastodon account.
+    Mastodon {
+        /// `instance`: the server's URL.
+        instance: Url,
+        /// From `token_env`: an access token with `write:statuses`.
+        token: SecretString,
+        /// `visibility` (the account's default when unset).
+        visibility: Option<Visibility>,
+        /// `language`, ISO 639.
+        language: Option<String>,
+    },
+    /// A Bluesky account.
+    Bluesky {
+        /// `service` (default [`DEFAULT_BLUESKY_SERVICE`]).
+        service: Url,
+        /// `handle`: the handle (or DID) that logs in.
+        handle: String,
+        /// From `app_password_env`: an app password (Settings → App passwords), never the
+        /// account's password.
+        app_password: SecretString,
+        /// `language`, ISO 639 (`langs` of each post).
+        language: Option<String>,
+    },
+    /// A Discord channel's webhook.
+    Discord {
+        /// From `webhook_url_env`: the whole webhook URL (it is the credential).
+        webhook_url: SecretString,
+    },
+    /// A Telegram chat.
+    Telegram {
+        /// `api_base` (default [`DEFAULT_API_BASE`]).
+        api_base: Url,
+        /// From `token_env`: the bot's token from @BotFather.
+        bot_token: SecretString,
+        /// `chat_id`: a number or `@channelname`.
+        chat_id: ChatId,
+    },
+}
+
+impl SinkSettings {
+    /// The kind of sink.
+    pub fn kind(&self) -> SinkKind {
+        match self {
+            SinkSettings::X { .. } => SinkKind::X,
+            SinkSettings::Mastodon { .. } => SinkKind::Mastodon,
+            SinkSettings::Bluesky { .. } => SinkKind::Bluesky,
+            SinkSettings::Discord { .. } => SinkKind::Discord,
+            SinkSettings::Telegram { .. } => SinkKind::Telegram,
+        }
+    }
+}
+
+impl Channel {
+    /// The channel's client. A Mastodon sink starts with Mastodon's default length rule; call
+    /// [`Sink::prepare`] once to read the instance's own.
+    ///
+    /// # Errors
+    /// [`ChannelsError::Client`] naming the channel when the client cannot be built.
+    pub fn sink(&self, timeout: Duration, connect_timeout: Duration) -> Result<Sink, ChannelsError> {
+        let built = match &self.sink {
+            SinkSettings::X { base_url, credentials } => {
+                XClient::new(base_url, credentials.clone(), timeout, connect_timeout).map(Sink::X)
+            }
+            SinkSettings::Mastodon {
+                instance,
+                token,
+                visibility,
+                language,
+            } => MastodonClient::new(instance, token.clone(), &self.name, timeout, connect_timeout)
+                .map(|c| Sink::Mastodon(c.with_visibility(*visibility).with_language(language.clone()))),
+            SinkSettings::Bluesky {
+                service,
+                handle,
+                app_password,
+                language,
+            } => BlueskyClient::new(
+                service,
+                handle,
+                app_password.clone(),
+                &self.name,
+                timeout,
+                connect_timeout,
+            )
+            .map(|c| Sink::Bluesky(c.with_language(language.clone()))),
+            SinkSettings::Discord { webhook_url } => {
+                DiscordClient::new(webhook_url.clone(), timeout, connect_timeout).map(Sink::Discord)
+            }
+            SinkSettings::Telegram {
+                api_base,
+                bot_token,
+                chat_id,
+            } => {
+                TelegramClient::new(api_base, bot_token, chat_id.clone(), timeout, connect_timeout).map(Sink::Telegram)
+            }
+        };
+        built.map_err(|problem| ChannelsError::Client {
+            channel: self.name.clone(),
+            problem,
+        })
+    }
+}
+
+/// A channels file that cannot be used. Every message names the file, the channel and the field,
+/// says what to do, and never contains a secret's value.
+#[derive(Debug, thiserror::Error)]
+pub enum ChannelsError {
+    /// The file cannot be read.
+    #[error("cannot read the channels file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not TOML of the channels shape.
+    #[error("the channels file {path} cannot be read as channels (line {line}): {message}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// The line of the problem (1-based; 0 when unknown).
+        line: usize,
+        /// TOML's message, without the quoted source line (which could hold a secret).
+        message: String,
+    },
+    /// No `[[channel]]` at all.
+    #[error("the channels file {path} defines no channel: add a [[channel]] table (see deploy/channels.example.toml)")]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Two channels share a name.
+    #[error("{path}: two channels are named {channel:?}: each channel needs its own name")]
+    DuplicateName {
+        /// The file.
+        path: PathBuf,
+        /// The name.
+        channel: String,
+    },
+    /// A secret was written into the file.
+    #[error(
+        "{path}: channel {channel:?}: field `{field}` would hold a secret in the file, which is refused: \
+         remove it, put the value in an environment variable and name that variable with `{suggested} = \"NAME\"`"
+    )]
+    InlineSecret {
+        /// The file.
+        path: PathBuf,
+        /// The channel.
+        channel: String,
+        /// The field.
+        field: String,
+        /// The field to use instead.
+        suggested: String,
+    },
+    /// A referenced environment variable is not set.
+    #[error("{path}: channel {channel:?}: `{field}` names the environment variable {var}, which is not set or empty: set it (or .env), or name another variable")]
+    MissingEnv {
+        /// The file.
+        path: PathBuf,
+        /// The channel.
+        channel: String,
+        /// The `_env` field.
+        field: String,
+        /// The variable.
+        var: String,
+    },
+    /// Any other field problem: unknown, missing, or a value that cannot be used.
+    #[error("{path}: channel {channel:?}: field `{field}`: {problem}")]
+    Field {
+        /// The file.
+        path: PathBuf,
+        /// The channel (its position, `#2`, when it has no usable name).
+        channel: String,
+        /// The field.
+        field: String,
+        /// What is wrong and what to do.
+        problem: String,
+    },
+    /// A channel's client cannot be built.
+    #[error("channel {channel:?}: {problem}")]
+    Client {
+        /// The channel.
+        channel: String,
+        /// Why.
+        problem: String,
+    },
+}
+
+/// One `[[channel]]` as written. Fields of every sink are here; which ones a sink takes is
+/// checked after, so the error can name the sink that does take a misplaced one.
+#[derive(Deserialize)]
+struct RawChannel {
+    name: Option<String>,
+    sink: Option<String>,
+    // x
+    base_url: Option<String>,
+    api_key_env: Option<String>,
+    api_secret_env: Option<String>,
+    access_token_env: Option<String>,
+    access_token_secret_env: Option<String>,
+    // mastodon
+    instance: Option<String>,
+    visibility: Option<String>,
+    // mastodon, telegram
+    token_env: Option<String>,
+    // mastodon, bluesky
+    language: Option<String>,
+    // bluesky
+    service: Option<String>,
+    handle: Option<String>,
+    app_password_env: Option<String>,
+    // discord
+    webhook_url_env: Option<String>,
+    // telegram
+    api_base: Option<String>,
+    chat_id: Option<RawChatId>,
+    // every sink
+    template: Option<String>,
+    template_path: Option<String>,
+    #[serde(default)]
+    teams: Vec<String>,
+    #[serde(default)]
+    exclude_teams: Vec<String>,
+    #[serde(default)]
+    series: Vec<String>,
+    #[serde(default)]
+    exclude_series: Vec<String>,
+    #[serde(default)]
+    formats: Vec<String>,
+    #[serde(default)]
+    exclude_formats: Vec<String>,
+    states: Option<Vec<String>>,
+    pace: Option<Pace>,
+    /// Whatever else was written: refused, as an inline secret or an unknown field. Values are
+    /// never printed.
+    #[serde(flatten)]
+    rest: toml::Table,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawChatId {
+    Number(i64),
+    Text(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    channel: Vec<RawChannel>,
+}
+
+/// The fields each sink takes besides the common ones.
+fn sink_fields(kind: SinkKind) -> &'static [&'static str] {
+    match kind {
+        SinkKind::X => &[
+            "base_url",
+            "api_key_env",
+            "api_secret_env",
+            "access_token_env",
+            "access_token_secret_env",
+        ],
+        SinkKind::Mastodon => &["instance", "token_env", "visibility", "language"],
+        SinkKind::Bluesky => &["service", "handle", "app_password_env", "language"],
+        SinkKind::Discord => &["webhook_url_env"],
+        SinkKind::Telegram => &["api_base", "token_env", "chat_id"],
+    }
+}
+
+/// The fields every channel takes.
+const COMMON_FIELDS: &[&str] = &[
+    "name",
+    "sink",
+    "template",
+    "template_path",
+    "teams",
+    "exclude_teams",
+    "series",
+    "exclude_series",
+    "formats",
+    "exclude_formats",
+    "states",
+    "pace",
+];
+
+/// Words in a field name that say it would hold a secret.
+const SECRET_WORDS: &[&str] = &[
+    "token",
+    "password",
+    "secret",
+    "webhook",
+    "key",
+    "credential",
+    "bearer",
+    "auth",
+];
+
+impl Channels {
+    /// Reads and validates the channels file at `path`; `env` looks up the environment variables
+    /// the file names (the configuration passes the process environment, tests a map).
+    ///
+    /// # Errors
+    /// [`ChannelsError`]: the file cannot be read, is not TOML of the channels shape, defines no
+    /// channel, or a channel is invalid (see [`Channels::parse`]).
+    pub fn load(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Channels, ChannelsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ChannelsError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Channels::parse(&text, path, env)
+    }
+
+    /// Validates the channels in `text`, read from `path` (which names the file in errors and
+    /// anchors relative `template_path`s).
+    ///
+    /// # Errors
+    /// [`ChannelsError`], the first problem found: a name missing, malformed or used twice; an
+    /// unknown `sink`; a field the sink does not take; a secret written inline; an `_env` field
+    /// that is not a variable name or names an unset variable; a URL, chat id, format, state or
+    /// visibility that cannot be used; both or neither of what must be one of two.
+    pub fn parse(text: &str, path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Channels, ChannelsError> {
+        let raw: RawFile = toml::from_str(text).map_err(|e| ChannelsError::Syntax {
+            path: path.to_path_buf(),
+            line: e
+                .span()
+                .and_then(|s| text.get(..s.start))
+                .map(|before| before.matches('\n').count() + 1)
+                .unwrap_or(0),
+            message: e.message().to_string(),
+        })?;
+        if raw.channel.is_empty() {
+            return Err(ChannelsError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+        let base_dir = path.parent().unwrap_or(Path::new("."));
+        let mut seen = BTreeSet::new();
+        let mut channels = Vec::with_capacity(raw.channel.len());
+        for (i, r) in raw.channel.into_iter().enumerate() {
+            let c = Check {
+                path,
+                channel: r.name.clone().unwrap_or_else(|| format!("#{}", i + 1)),
+                env,
+            };
+            let channel = c.channel(r, base_dir)?;
+            if !seen.insert(channel.name.clone()) {
+                return Err(ChannelsError::DuplicateName {
+                    path: path.to_path_buf(),
+                    channel: channel.name,
+                });
+            }
+            channels.push(channel);
+        }
+        Ok(Channels {
+            path: path.to_path_buf(),
+            channels,
+        })
+    }
+}
+
+/// Validation of one channel: knows the file and channel to name in errors.
+struct Check<'a> {
+    path: &'a Path,
+    channel: String,
+    env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl Check<'_> {
+    fn field(&self, field: &str, problem: impl Into<String>) -> ChannelsError {
+        ChannelsError::Field {
+            path: self.path.to_path_buf(),
+            channel: self.channel.clone(),
+            field: field.to_string(),
+            problem: problem.into(),
+        }
+    }
+
+    fn channel(&self, r: RawChannel, base_dir: &Path) -> Result<Channel, ChannelsError> {
+        let name = self.name(r.name.as_deref())?;
+        // Secrets first: an inline secret is named as such even next to other mistakes.
+        for field in r.rest.keys() {
+            let lower = field.to_ascii_lowercase();
+            if !lower.ends_with("_env") && SECRET_WORDS.iter().any(|w| lower.contains(w)) {
+                return Err(ChannelsError::InlineSecret {
+                    path: self.path.to_path_buf(),
+                    channel: self.channel.clone(),
+                    field: field.clone(),
+                    suggested: format!("{field}_env"),
+                });
+            }
+        }
+        let Some(sink_name) = r.sink.as_deref() else {
+            return Err(self.field(
+                "sink",
+                format!("missing: say where this channel posts, one of {}", kinds()),
+            ));
+        };
+        let Some(kind) = SinkKind::parse(sink_name.trim()) else {
+            return Err(self.field("sink", format!("{sink_name:?} is not a sink: use one of {}", kinds())));
+        };
+        if let Some(field) = r.rest.keys().next() {
+            return Err(self.field(
+                field,
+                format!(
+                    "unknown field for a {kind} channel: it takes {} and {}",
+                    sink_fields(kind).join(", "),
+                    COMMON_FIELDS.join(", ")
+                ),
+            ));
+        }
+        self.only_fields_of(kind, &r)?;
+        let sink = self.sink(kind, &r)?;
+        let template = match (r.template, r.template_path) {
+            (Some(_), Some(_)) => {
+                return Err(self.field(
+                    "template",
+                    "both `template` and `template_path` are set: keep one (inline text, or a file)",
+                ))
+            }
+            (Some(text), None) if text.trim().is_empty() => {
+                return Err(self.field(
+                    "template",
+                    "empty: write the template, or remove the field to use the bot's",
+                ))
+            }
+            (Some(text), None) => Some(TemplateSource::Inline(text)),
+            (None, Some(p)) => {
+                let resolved = base_dir.join(&p);
+                if !resolved.is_file() {
+                    return Err(self.field(
+                        "template_path",
+                        format!(
+                            "{} is not a file (relative paths start at the channels file's directory)",
+                            resolved.display()
+                        ),
+                    ));
+                }
+                Some(TemplateSource::Path(resolved))
+            }
+            (None, None) => None,
+        };
+        let filter = Filter {
+            teams: r.teams,
+            exclude_teams: r.exclude_teams,
+            series: r.series,
+            exclude_series: r.exclude_series,
+            formats: self.formats("formats", &r.formats)?,
+            exclude_formats: self.formats("exclude_formats", &r.exclude_formats)?,
+            states: match r.states {
+                Some(states) => self.states(&states)?,
+                None => Filter::default().states,
+            },
+        };
+        Ok(Channel {
+            name,
+            sink,
+            template,
+            filter,
+            pace: r.pace,
+        })
+    }
+
+    fn name(&self, raw: Option<&str>) -> Result<String, ChannelsError> {
+        let Some(name) = raw else {
+            return Err(self.field(
+                "name",
+                "missing: give the channel a unique name (letters a-z, digits, - and _)",
+            ));
+        };
+        let ok = !name.is_empty()
+            && name.len() <= MAX_NAME_BYTES
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        if !ok {
+            return Err(self.field(
+                "name",
+                format!("{name:?} cannot be used: a name is 1 to {MAX_NAME_BYTES} of a-z, 0-9, - and _ (it becomes part of claim keys and metric labels)"),
+            ));
+        }
+        Ok(name.to_string())
+    }
+
+    /// Refuses a field that belongs to another sink, naming the sink that takes it.
+    fn only_fields_of(&self, kind: SinkKind, r: &RawChannel) -> Result<(), ChannelsError> {
+        let set = [
+            ("base_url", r.base_url.is_some()),
+            ("api_key_env", r.api_key_env.is_some()),
+            ("api_secret_env", r.api_secret_env.is_some()),
+            ("access_token_env", r.access_token_env.is_some()),
+            ("access_token_secret_env", r.access_token_secret_env.is_some()),
+            ("instance", r.instance.is_some()),
+            ("visibility", r.visibility.is_some()),
+            ("token_env", r.token_env.is_some()),
+            ("language", r.language.is_some()),
+            ("service", r.service.is_some()),
+            ("handle", r.handle.is_some()),
+            ("app_password_env", r.app_password_env.is_some()),
+            ("webhook_url_env", r.webhook_url_env.is_some()),
+            ("api_base", r.api_base.is_some()),
+            ("chat_id", r.chat_id.is_some()),
+        ];
+        for (field, present) in set {
+            if present && !sink_fields(kind).contains(&field) {
+                let takers: Vec<&str> = SinkKind::ALL
+                    .into_iter()
+                    .filter(|k| sink_fields(*k).contains(&field))
+                    .map(SinkKind::as_str)
+                    .collect();
+                return Err(self.field(
+                    field,
+                    format!(
+                        "a {kind} channel does not take it (it is for {} channels); a {kind} channel takes {}",
+                        takers.join(" and "),
+                        sink_fields(kind).join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn sink(&self, kind: SinkKind, r: &RawChannel) -> Result<SinkSettings, ChannelsError> {
+        Ok(match kind {
+            SinkKind::X => SinkSettings::X {
+                base_url: self.url("base_url", r.base_url.as_deref(), Some(DEFAULT_X_BASE))?,
+                credentials: XCredentials {
+                    api_key: self.secret("api_key_env", r.api_key_env.as_deref(), Some("X_API_KEY"))?,
+                    api_secret: self.secret("api_secret_env", r.api_secret_env.as_deref(), Some("X_API_SECRET"))?,
+                    access_token: self.secret(
+                        "access_token_env",
+                        r.access_token_env.as_deref(),
+                        Some("X_ACCESS_TOKEN"),
+                    )?,
+                    access_token_secret: self.secret(
+                        "access_token_secret_env",
+                        r.access_token_secret_env.as_deref(),
+                        Some("X_ACCESS_TOKEN_SECRET"),
+                    )?,
+                },
+            },
+            SinkKind::Mastodon => SinkSettings::Mastodon {
+                instance: self.url("instance", r.instance.as_deref(), None)?,
+                token: self.secret("token_env", r.token_env.as_deref(), None)?,
+                visibility: match r
+                    .visibility
+                    .as_deref()
+                    .map(|v| v.trim().to_ascii_lowercase())
+                    .as_deref()
+                {
+                    None => None,
+                    Some("public") => Some(Visibility::Public),
+                    Some("unlisted") => Some(Visibility::Unlisted),
+                    Some("private") => Some(Visibility::Private),
+                    Some("direct") => Some(Visibility::Direct),
+                    Some(v) => {
+                        return Err(self.field(
+                            "visibility",
+                            format!("{v:?} is not a visibility: use public, unlisted, private or direct"),
+                        ))
+                    }
+                },
+                language: self.language(r.language.as_deref())?,
+            },
+            SinkKind::Bluesky => SinkSettings::Bluesky {
+                service: self.url("service", r.service.as_deref(), Some(DEFAULT_BLUESKY_SERVICE))?,
+                handle: match r.handle.as_deref().map(str::trim) {
+                    Some(h) if !h.is_empty() && !h.contains(char::is_whitespace) => {
+                        h.trim_start_matches('@').to_string()
+                    }
+                    _ => {
+                        return Err(self.field(
+                            "handle",
+                            "missing or blank: the account's handle (cricket.bsky.social) or DID",
+                        ))
+                    }
+                },
+                app_password: self.secret("app_password_env", r.app_password_env.as_deref(), None)?,
+                language: self.language(r.language.as_deref())?,
+            },
+            SinkKind::Discord => SinkSettings::Discord {
+                webhook_url: self.secret("webhook_url_env", r.webhook_url_env.as_deref(), None)?,
+            },
+            SinkKind::Telegram => SinkSettings::Telegram {
+                api_base: self.url("api_base", r.api_base.as_deref(), Some(DEFAULT_API_BASE))?,
+                bot_token: self.secret("token_env", r.token_env.as_deref(), None)?,
+                chat_id: match &r.chat_id {
+                    None => {
+                        return Err(self.field(
+                            "chat_id",
+                            "missing: the chat's number (-1001234567890) or a public channel's @username",
+                        ))
+                    }
+                    Some(RawChatId::Number(n)) => ChatId::Id(*n),
+                    Some(RawChatId::Text(t)) => ChatId::parse(t).map_err(|p| self.field("chat_id", p))?,
+                },
+            },
+        })
+    }
+
+    fn url(&self, field: &str, raw: Option<&str>, default: Option<&str>) -> Result<Url, ChannelsError> {
+        let Some(raw) = raw.or(default) else {
+            return Err(self.field(field, "missing: the server's URL (https://…)"));
+        };
+        Url::parse(raw.trim())
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+            .ok_or_else(|| self.field(field, format!("{raw:?} is not an http:// or https:// URL")))
+    }
+
+    /// The secret in the environment variable that `field` names (or `default`).
+    fn secret(&self, field: &str, raw: Option<&str>, default: Option<&str>) -> Result<SecretString, ChannelsError> {
+        let Some(var) = raw.or(default).map(str::trim) else {
+            return Err(self.field(
+                field,
+                "missing: name the environment variable that holds the secret (the secret itself never goes in this file)",
+            ));
+        };
+        let is_name = !var.is_empty()
+            && !var.starts_with(|c: char| c.is_ascii_digit())
+            && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !is_name {
+            // Never echo the value: it may be the secret itself, pasted in the wrong place.
+            return Err(self.field(
+                field,
+                "must be the NAME of an environment variable (letters, digits and _, like MASTODON_TOKEN), not the secret: \
+                 put the secret in that variable",
+            ));
+        }
+        match (self.env)(var) {
+            Some(value) if !value.trim().is_empty() => Ok(value.into()),
+            _ => Err(ChannelsError::MissingEnv {
+                path: self.path.to_path_buf(),
+                channel: self.channel.clone(),
+                field: field.to_string(),
+                var: var.to_string(),
+            }),
+        }
+    }
+
+    fn language(&self, raw: Option<&str>) -> Result<Option<String>, ChannelsError> {
+        match raw.map(str::trim) {
+            None => Ok(None),
+            Some(l) if (2..=3).contains(&l.len()) && l.bytes().all(|b| b.is_ascii_lowercase()) => {
+                Ok(Some(l.to_string()))
+            }
+            Some(l) => Err(self.field(
+                "language",
+                format!("{l:?} is not an ISO 639 language code: use two or three lower-case letters, like en"),
+            )),
+        }
+    }
+
+    fn formats(&self, field: &str, raw: &[String]) -> Result<Vec<String>, ChannelsError> {
+        raw.iter()
+            .map(|f| {
+                <FormatSetting as clap::ValueEnum>::from_str(f.trim(), true)
+                    .map(|s| s.label().to_string())
+                    .map_err(|_| {
+                        self.field(
+                            field,
+                            format!("{f:?} is not a format: use test, odi, t20i, t20, first-class, list-a or hundred"),
+                        )
+                    })
+            })
+            .collect()
+    }
+
+    fn states(&self, raw: &[String]) -> Result<Vec<crate::cricket::MatchState>, ChannelsError> {
+        if raw.is_empty() {
+            return Err(self.field(
+                "states",
+                "empty: the channel would announce nothing; list states (upcoming, live, complete, abandoned, other) or remove the field",
+            ));
+        }
+        raw.iter()
+            .map(|s| {
+                parse_state(s).ok_or_else(|| {
+                    self.field(
+                        "states",
+                        format!("{s:?} is not a state: use upcoming, live, complete, abandoned or other"),
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+fn kinds() -> String {
+    SinkKind::ALL.map(SinkKind::as_str).join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cricket::MatchState;
+    use secrecy::ExposeSecret;
+    use std::collections::HashMap;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |k| map.get(k).cloned()
+    }
+
+    fn parse(text: &str, env: &[(&str, &str)]) -> Result<Channels, ChannelsError> {
+        Channels::parse(text, Path::new("/etc/cricket/channels.toml"), &env_of(env))
+    }
+
+    fn err(text: &str, env: &[(&str, &str)]) -> String {
+        parse(text, env).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn every_sink_is_read_with_its_settings_and_secrets_from_the_environment() {
+        let text = r#"
+            [[channel]]
+            name = "x-main"
+            sink = "x"
+
+            [[channel]]
+            name = "masto"
+            sink = "mastodon"
+            instance = "https://mastodon.example"
+            token_env = "MASTO_TOKEN"
+            visibility = "Unlisted"
+            language = "en"
+            formats = ["T20I", "first class"]
+            states = ["upcoming"]
+            [channel.pace]
+            posts_per_minute = 2
+            posts_per_day = 40
+
+            [[channel]]
+            name = "bsky"
+            sink = "bluesky"
+            handle = "@cricket.bsky.social"
+            app_password_env = "BSKY_APP_PASSWORD"
+            teams = ["India"]
+
+            [[channel]]
+            name = "discord"
+            sink = "discord"
+            webhook_url_env = "DISCORD_WEBHOOK"
+            template = "{{ title }}"
+
+            [[channel]]
+            name = "tg"
+            sink = "telegram"
+            token_env = "TG_TOKEN"
+            chat_id = -1001234567890
+        "#;
+        let env = [
+            ("X_API_KEY", "k"),
+            ("X_API_SECRET", "s"),
+            ("X_ACCESS_TOKEN", "t"),
+            ("X_ACCESS_TOKEN_SECRET", "ts"),
+            ("MASTO_TOKEN", "masto-secret"),
+            ("BSKY_APP_PASSWORD", "abcd-efgh-ijkl-mnop"),
+            ("DISCORD_WEBHOOK", "https://discord.com/api/webhooks/1/tok"),
+            ("TG_TOKEN", "123:tok"),
+        ];
+        let c = parse(text, &env).unwrap();
+        let names: Vec<(&str, SinkKind)> = c.channels.iter().map(|c| (c.name.as_str(), c.sink.kind())).collect();
+        assert_eq!(
+            names,
+            vec![
+                ("x-main", SinkKind::X),
+                ("masto", SinkKind::Mastodon),
+                ("bsky", SinkKind::Bluesky),
+                ("discord", SinkKind::Discord),
+                ("tg", SinkKind::Telegram)
+            ]
+        );
+        let SinkSettings::Mastodon {
+            instance,
+            token,
+            visibility,
+            language,
+        } = &c.channels[1].sink
+        else {
+            panic!("mastodon expected")
+        };
+        assert_eq!(instance.as_str(), "https://mastodon.example/");
+        assert_eq!(token.expose_secret(), "masto-secret");
+        assert_eq!(*visibility, Some(Visibility::Unlisted));
+        assert_eq!(language.as_deref(), Some("en"));
+        assert_eq!(c.channels[1].filter.formats, vec!["T20I", "First-class"]);
+        assert_eq!(c.channels[1].filter.states, vec![MatchState::Upcoming]);
+        assert_eq!(
+            c.channels[1].pace,
+            Some(Pace {
+                posts_per_minute: NonZeroU32::new(2).unwrap(),
+                posts_per_day: NonZeroU32::new(40).unwrap()
+            })
+        );
+        let SinkSettings::Bluesky { service, handle, .. } = &c.channels[2].sink else {
+            panic!("bluesky expected")
+        };
+        assert_eq!(
+            (service.as_str(), handle.as_str()),
+            ("https://bsky.social/", "cricket.bsky.social")
+        );
+        assert_eq!(c.channels[2].filter.teams, vec!["India"]);
+        assert_eq!(c.channels[2].filter.states, Filter::default().states);
+        assert_eq!(
+            c.channels[3].template,
+            Some(TemplateSource::Inline("{{ title }}".into()))
+        );
+        let SinkSettings::Telegram { chat_id, api_base, .. } = &c.channels[4].sink else {
+            panic!("telegram expected")
+        };
+        assert_eq!(*chat_id, ChatId::Id(-1_001_234_567_890));
+        assert_eq!(api_base.as_str(), "https://api.telegram.org/");
+        // Debug never shows a secret.
+        let debug = format!("{c:?}");
+        for (_, secret) in env {
+            assert!(!debug.contains(secret) || secret.len() < 3, "{secret} in {debug}");
+        }
+        assert!(!debug.contains("masto-secret") && !debug.contains("abcd-efgh"));
+    }
+
+    #[test]
+    fn an_inline_secret_is_refused_naming_channel_and_field_without_its_value() {
+        let text = r#"
+            [[channel]]
+            name = "masto"
+            sink = "mastodon"
+            instance = "https://mastodon.example"
+            token = "hunter2-secret-value"
+        "#;
+        let e = err(text, &[]);
+        assert_eq!(
+            e,
+            "/etc/cricket/channels.toml: channel \"masto\": field `token` would hold a secret in the file, which is \
+             refused: remove it, put the value in an environment variable and name that variable with \
+             `token_env = \"NAME\"`"
+        );
+        let pasted = r#"
+            [[channel]]
+            name = "d"
+            sink = "discord"
+            webhook_url_env = "https://discord.com/api/webhooks/1/hunter2-secret-value"
+        "#;
+        let e = err(pasted, &[]);
+        assert!(
+            e.contains("channel \"d\": field `webhook_url_env`: must be the NAME"),
+            "{e}"
+        );
+        assert!(!e.contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn an_unset_variable_is_named_with_its_channel_and_field() {
+        let text = r#"
+            [[channel]]
+            name = "tg"
+            sink = "telegram"
+            token_env = "TG_TOKEN"
+            chat_id = "@cricket"
+        "#;
+        assert_eq!(
+            err(text, &[("TG_TOKEN", "  ")]),
+            "/etc/cricket/channels.toml: channel \"tg\": `token_env` names the environment variable TG_TOKEN, which \
+             is not set or empty: set it (or .env), or name another variable"
+        );
+    }
+
+    #[test]
+    fn names_are_unique_and_well_formed() {
+        let twice = r#"
+            [[channel]]
+            name = "d"
+            sink = "discord"
+            webhook_url_env = "W"
+            [[channel]]
+            name = "d"
+            sink = "discord"
+            webhook_url_env = "W"
+        "#;
+        assert_eq!(
+            err(twice, &[("W", "https://discord.com/api/webhooks/1/t")]),
+            "/etc/cricket/channels.toml: two channels are named \"d\": each channel needs its own name"
+        );
+        let bad = "[[channel]]\nname = \"Main Channel\"\nsink = \"discord\"\n";
+        assert!(err(bad, &[]).contains("channel \"Main Channel\": field `name`: \"Main Channel\" cannot be used"));
+        let none = "[[channel]]\nsink = \"discord\"\n";
+        assert!(err(none, &[]).contains("channel \"#1\": field `name`: missing"));
+    }
+
+    #[test]
+    fn an_unknown_sink_or_a_misplaced_field_says_what_the_sink_takes() {
+        let unknown = "[[channel]]\nname = \"m\"\nsink = \"myspace\"\n";
+        assert_eq!(
+            err(unknown, &[]),
+            "/etc/cricket/channels.toml: channel \"m\": field `sink`: \"myspace\" is not a sink: use one of x, \
+             mastodon, bluesky, discord, telegram"
+        );
+        let misplaced = "[[channel]]\nname = \"m\"\nsink = \"mastodon\"\ninstance = \"https://m.example\"\ntoken_env = \"T\"\nchat_id = 5\n";
+        assert_eq!(
+            err(misplaced, &[("T", "x")]),
+            "/etc/cricket/channels.toml: channel \"m\": field `chat_id`: a mastodon channel does not take it (it is \
+             for telegram channels); a mastodon channel takes instance, token_env, visibility, language"
+        );
+        let typo = "[[channel]]\nname = \"m\"\nsink = \"discord\"\nwebhok_url_env = \"W\"\n";
+        assert!(err(typo, &[]).contains("field `webhok_url_env`: unknown field for a discord channel"));
+    }
+
+    #[test]
+    fn formats_states_urls_and_chat_ids_are_checked() {
+        let base = "[[channel]]\nname = \"d\"\nsink = \"discord\"\nwebhook_url_env = \"W\"\n";
+        let env = [("W", "https://discord.com/api/webhooks/1/t")];
+        assert!(
+            err(&format!("{base}formats = [\"T20l\"]\n"), &env).contains("field `formats`: \"T20l\" is not a format")
+        );
+        assert!(err(&format!("{base}states = [\"finished\"]\n"), &env)
+            .contains("field `states`: \"finished\" is not a state"));
+        assert!(err(&format!("{base}states = []\n"), &env).contains("field `states`: empty"));
+        let masto =
+            "[[channel]]\nname = \"m\"\nsink = \"mastodon\"\ninstance = \"mastodon.social\"\ntoken_env = \"T\"\n";
+        assert!(err(masto, &[("T", "x")])
+            .contains("field `instance`: \"mastodon.social\" is not an http:// or https:// URL"));
+        let tg = "[[channel]]\nname = \"t\"\nsink = \"telegram\"\ntoken_env = \"T\"\nchat_id = \"cricket\"\n";
+        assert!(err(tg, &[("T", "x")]).contains("field `chat_id`: \"cricket\" is not a Telegram chat id"));
+        let both = format!("{base}template = \"a\"\ntemplate_path = \"b.txt\"\n");
+        assert!(err(&both, &env).contains("both `template` and `template_path`"));
+        let missing_file = format!("{base}template_path = \"no-such.txt\"\n");
+        assert!(err(&missing_file, &env).contains("field `template_path`: /etc/cricket/no-such.txt is not a file"));
+    }
+
+    #[test]
+    fn a_file_without_channels_or_with_bad_toml_names_the_file() {
+        assert_eq!(
+            err("", &[]),
+            "the channels file /etc/cricket/channels.toml defines no channel: add a [[channel]] table (see \
+             deploy/channels.example.toml)"
+        );
+        let e = err(
+            "[[channel]]\nname = \"a\"\nsink = \"discord\"\nwebhook_url_env = \"W\"\npace = 3\n",
+            &[],
+        );
+        assert!(
+            e.starts_with("the channels file /etc/cricket/channels.toml cannot be read as channels (line 5)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_example_file_is_valid_and_lists_every_sink() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/channels.example.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Every variable the example names, set.
+        let env = |k: &str| Some(format!("value-of-{k}"));
+        let c = Channels::parse(&text, &path, &env).unwrap();
+        let kinds: BTreeSet<&str> = c.channels.iter().map(|c| c.sink.kind().as_str()).collect();
+        assert_eq!(kinds.len(), SinkKind::ALL.len(), "{kinds:?}");
+        // Its inline templates compile and link to the match, as the bot will require.
+        let inline: Vec<&String> = c
+            .channels
+            .iter()
+            .filter_map(|c| match &c.template {
+                Some(TemplateSource::Inline(t)) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(inline.len(), 1);
+        for t in inline {
+            crate::template::Template::from_source(&path, t.clone()).unwrap();
+        }
+    }
+
+    #[test]
+    fn each_channel_builds_its_client() {
+        let text = r#"
+            [[channel]]
+            name = "d"
+            sink = "discord"
+            webhook_url_env = "W"
+            [[channel]]
+            name = "t"
+            sink = "telegram"
+            token_env = "T"
+            chat_id = "@c"
+        "#;
+        let c = parse(text, &[("W", "https://discord.com/api/webhooks/1/t"), ("T", "1:a")]).unwrap();
+        let sinks: Vec<SinkKind> = c
+            .channels
+            .iter()
+            .map(|c| c.sink(Duration::from_secs(5), Duration::from_secs(2)).unwrap().kind())
+            .collect();
+        assert_eq!(sinks, vec![SinkKind::Discord, SinkKind::Telegram]);
+        let broken = parse(
+            "[[channel]]\nname = \"d\"\nsink = \"discord\"\nwebhook_url_env = \"W\"\n",
+            &[("W", "not-a-url")],
+        )
+        .unwrap();
+        let e = broken.channels[0]
+            .sink(Duration::from_secs(5), Duration::from_secs(2))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("channel \"d\": the Discord webhook URL is not"), "{e}");
+    }
+}

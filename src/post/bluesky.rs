@@ -1,0 +1,591 @@
+//! The Bluesky (AT Protocol) sink: an app-password session (`com.atproto.server.createSession`,
+//! kept and refreshed, never a login per post), then `com.atproto.repo.createRecord` of an
+//! `app.bsky.feed.post` at a record key derived from the match and the channel, with link facets
+//! so the match's URL is a link; and the table of what each refusal proves.
+//!
+//! **Create-once.** The record key is a valid TID computed from (match key, channel)
+//! ([`record_key`]), so a second create of the same match on the same account fails on the
+//! server ("There is already a value at key", answered today as a 500). After a 5xx (or 409) the
+//! client reads the record back (`com.atproto.repo.getRecord`): found means the post exists
+//! ([`SinkError::AlreadyPosted`]); not found means the create wrote nothing (and any later retry
+//! is still create-once); anything else stays unknown.
+//!
+//! Documentation: <https://docs.bsky.app/docs/api/com-atproto-repo-create-record>,
+//! <https://docs.bsky.app/docs/api/com-atproto-server-create-session>,
+//! <https://docs.bsky.app/docs/api/com-atproto-server-refresh-session>,
+//! <https://docs.bsky.app/docs/api/com-atproto-repo-get-record>,
+//! <https://docs.bsky.app/docs/advanced-guides/post-richtext>, <https://atproto.com/specs/xrpc>;
+//! the 500 on an existing key: bluesky-social/atproto#3718.
+
+use super::pace::{RateGate, RateLimits};
+use super::sink::{self, LengthRule, Receipt, Refusal, SinkError, SinkKind};
+use crate::cricket::MatchKey;
+use chrono::{SecondsFormat, Utc};
+use reqwest::header::HeaderMap;
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use std::sync::Arc;
+use std::time::Duration;
+use url::Url;
+
+const SINK: SinkKind = SinkKind::Bluesky;
+
+/// The collection of posts.
+const POST_COLLECTION: &str = "app.bsky.feed.post";
+
+/// The base32-sortable alphabet of TIDs.
+///
+/// Documentation: <https://atproto.com/specs/tid>
+const TID_ALPHABET: &[u8; 32] = b"234567abcdefghijklmnopqrstuvwxyz";
+
+/// 2020-01-01T00:00:00Z in microseconds since the Unix epoch: the start of the window a derived
+/// record key's timestamp falls in.
+const TID_WINDOW_START_MICROS: u64 = 1_577_836_800_000_000;
+
+/// Bits of the digest a derived key's timestamp takes: 2^47 µs is about 4.5 years, so every
+/// derived timestamp lies in 2020-01-01 … 2024-06, in the past.
+const TID_WINDOW_BITS: u32 = 47;
+
+/// The record key of the post of `key` on `channel`: a valid TID (13 characters of the
+/// base32-sortable alphabet, top bit 0) built from the SHA-256 of (match key, channel) — 47 bits
+/// as microseconds after 2020-01-01, 10 bits as the clock identifier.
+///
+/// The same (match, channel) always gives the same key, on every replica and in every release,
+/// so a second create of the same post fails on the server. The timestamp is deliberately in the
+/// past: the specification lets the writer choose any TID ("these keys can be specified by the
+/// end user and could have any value"), apps create keys from the current clock, so a derived
+/// key never collides with the account's own posts, and none lies in the future.
+///
+/// Documentation: <https://atproto.com/specs/tid>, <https://atproto.com/specs/record-key#record-key-type-tid>
+pub fn record_key(key: &MatchKey, channel: &str) -> String {
+    let digest = sink::match_channel_digest(key, channel);
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    let bits = u64::from_be_bytes(first);
+    let clock = bits & 0x3ff;
+    let offset = (bits >> 10) & ((1u64 << TID_WINDOW_BITS) - 1);
+    let micros = TID_WINDOW_START_MICROS + offset;
+    encode_tid((micros << 10) | clock)
+}
+
+/// `value` (top bit 0) as 13 base32-sortable characters, most significant first.
+fn encode_tid(value: u64) -> String {
+    (0..13)
+        .rev()
+        .map(|i| char::from(TID_ALPHABET[((value >> (5 * i)) & 0x1f) as usize]))
+        .collect()
+}
+
+/// True when `s` is a syntactically valid TID: 13 characters of the base32-sortable alphabet,
+/// the first one of `234567abcdefghij` (the top bit is 0). The specification's reference regex:
+/// `^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$`.
+///
+/// Documentation: <https://atproto.com/specs/tid#tid-syntax>
+pub fn is_valid_tid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 13 && b"234567abcdefghij".contains(&b[0]) && b.iter().all(|c| TID_ALPHABET.contains(c))
+}
+
+/// The link facets of `text`: one `app.bsky.richtext.facet#link` per URL, indexed by UTF-8 byte
+/// offsets (`byteStart` inclusive, `byteEnd` exclusive), as Bluesky requires.
+///
+/// Documentation: <https://docs.bsky.app/docs/advanced-guides/post-richtext>
+pub fn link_facets(text: &str) -> Vec<serde_json::Value> {
+    sink::url_spans(text)
+        .into_iter()
+        .filter_map(|(start, end)| {
+            let uri = text.get(start..end)?;
+            Some(serde_json::json!({
+                "index": { "byteStart": start, "byteEnd": end },
+                "features": [{ "$type": "app.bsky.richtext.facet#link", "uri": uri }],
+            }))
+        })
+        .collect()
+}
+
+/// A logged-in session.
+struct Session {
+    access: SecretString,
+    refresh: SecretString,
+    did: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionAnswer {
+    access_jwt: String,
+    refresh_jwt: String,
+    did: String,
+}
+
+#[derive(Deserialize)]
+struct Created {
+    uri: String,
+}
+
+/// Posts to one Bluesky account.
+#[derive(Clone)]
+pub struct BlueskyClient {
+    http: reqwest::Client,
+    /// The PDS or entryway (`https://bsky.social`), for the `/xrpc/…` methods.
+    service: Url,
+    /// The handle or DID that logs in.
+    identifier: String,
+    /// The account's app password (never the main password).
+    app_password: SecretString,
+    /// The channel this client posts for: half of every record key.
+    channel: String,
+    /// `langs` of each post, when set.
+    language: Option<String>,
+    /// The session, shared by clones; a lock held across a login, so replicas' tasks in one
+    /// process log in once, not once each (createSession is limited to 30 per 5 minutes).
+    session: Arc<tokio::sync::Mutex<Option<Session>>>,
+    /// Shared by clones: one view of the account's limits per process.
+    gate: RateGate,
+}
+
+impl std::fmt::Debug for BlueskyClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlueskyClient")
+            .field("service", &self.service.as_str())
+            .field("identifier", &self.identifier)
+            .field("channel", &self.channel)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which XRPC call an answer came from.
+#[derive(Clone, Copy)]
+enum Call {
+    CreateSession,
+    RefreshSession,
+}
+
+impl BlueskyClient {
+    /// A client for `identifier` (handle or DID) logging in with `app_password` at `service`
+    /// (`https://bsky.social`, or the account's PDS), posting for `channel`.
+    ///
+    /// # Errors
+    /// A message naming the service URL when it cannot take the XRPC paths, or when the HTTP
+    /// client cannot be built.
+    pub fn new(
+        service: &Url,
+        identifier: &str,
+        app_password: SecretString,
+        channel: &str,
+        timeout: Duration,
+        connect_timeout: Duration,
+    ) -> Result<BlueskyClient, String> {
+        sink::join(service, "xrpc/com.atproto.repo.createRecord", "the Bluesky service URL")?;
+        Ok(BlueskyClient {
+            http: sink::http_client(timeout, connect_timeout)?,
+            service: service.clone(),
+            identifier: identifier.to_string(),
+            app_password,
+            channel: channel.to_string(),
+            language: None,
+            session: Arc::new(tokio::sync::Mutex::new(None)),
+            gate: RateGate::new(),
+        })
+    }
+
+    /// Tags each post with this language (`langs`).
+    pub fn with_language(mut self, language: Option<String>) -> BlueskyClient {
+        self.language = language;
+        self
+    }
+
+    /// Bluesky's length rule.
+    pub fn length_rule(&self) -> LengthRule {
+        LengthRule::Bluesky
+    }
+
+    /// The account's rate-limit gate as of the last answer.
+    pub fn gate(&self) -> &RateGate {
+        &self.gate
+    }
+
+    fn xrpc(&self, method: &str) -> Url {
+        // `new` checked that the service takes a path; this cannot fail for a method name.
+        sink::join(&self.service, &format!("xrpc/{method}"), "the Bluesky service URL")
+            .unwrap_or_else(|_| self.service.clone())
+    }
+
+    /// Posts `text` for the match `key` at the record key [`record_key`]`(key, channel)`, with
+    /// its link facets. Logs in first when there is no session; an expired or refused access
+    /// token is refreshed (or the client logs in again) and the create is sent once more, which
+    /// is safe: the refusal wrote nothing, and the record key is create-once anyway.
+    ///
+    /// # Errors
+    /// [`SinkError::TooLong`] before sending; [`SinkError::Login`] when no session could be had
+    /// (nothing posted); [`SinkError::AlreadyPosted`] when a record is at the key already;
+    /// otherwise the answer classified by [`classify`].
+    pub async fn post(&self, text: &str, key: &MatchKey) -> Result<Receipt, SinkError> {
+        LengthRule::Bluesky.check(SINK, text)?;
+        let rkey = record_key(key, &self.channel);
+        let mut record = serde_json::json!({
+            "$type": POST_COLLECTION,
+            "text": text,
+            "createdAt": Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
+        });
+        let facets = link_facets(text);
+        if !facets.is_empty() {
+            record["facets"] = serde_json::Value::Array(facets);
+        }
+        if let Some(l) = &self.language {
+            record["langs"] = serde_json::json!([l]);
+        }
+        let mut session = self.session.lock().await;
+        if session.is_none() {
+            *session = Some(self.login(Call::CreateSession, None).await?);
+        }
+        let mut renewed = false;
+        loop {
+            let Some(s) = session.as_ref() else {
+                return Err(login_error(None, "no session".into(), Refusal::Unknown, None));
+            };
+            let body = serde_json::json!({
+                "repo": s.did,
+                "collection": POST_COLLECTION,
+                "rkey": rkey,
+                "record": record,
+            });
+            let url = self.xrpc("com.atproto.repo.createRecord");
+            let request = self
+                .http
+                .post(url.clone())
+                .bearer_auth(s.access.expose_secret())
+                .json(&body);
+            let answer = sink::send(SINK, url.as_str(), request).await?;
+            let limits = limits(&answer.headers);
+            sink::observe(&self.gate, answer.status, limits.as_ref());
+            if (200..300).contains(&answer.status) {
+                let created: Created = serde_json::from_slice(&answer.body).map_err(|e| SinkError::BadReceipt {
+                    sink: SINK,
+                    status: answer.status,
+                    detail: format!("{e}: {}", sink::preview(&answer.body)),
+                })?;
+                return Ok(Receipt {
+                    sink: SINK,
+                    id: created.uri,
+                    url: None,
+                    dedupe_key: Some(rkey),
+                    limits,
+                });
+            }
+            let (name, detail) = error_detail(&answer.body);
+            if !renewed && token_refused(answer.status, &name) {
+                renewed = true;
+                let refresh = s.refresh.expose_secret().to_string();
+                let fresh = match self.login(Call::RefreshSession, Some(&refresh)).await {
+                    Ok(fresh) => fresh,
+                    Err(_) => self.login(Call::CreateSession, None).await?,
+                };
+                *session = Some(fresh);
+                continue;
+            }
+            let refusal = classify(answer.status, &name);
+            if refusal != Refusal::Unknown || !may_have_written(answer.status) {
+                return Err(SinkError::Refused {
+                    sink: SINK,
+                    status: answer.status,
+                    detail,
+                    refusal,
+                    limits,
+                });
+            }
+            return Err(self.resolve(&s.did, &rkey, answer.status, detail, limits).await);
+        }
+    }
+
+    /// After a create that may have written (5xx, 409): reads the record at `rkey` back.
+    async fn resolve(
+        &self,
+        did: &str,
+        rkey: &str,
+        status: u16,
+        detail: String,
+        limits: Option<RateLimits>,
+    ) -> SinkError {
+        let mut url = self.xrpc("com.atproto.repo.getRecord");
+        url.query_pairs_mut()
+            .append_pair("repo", did)
+            .append_pair("collection", POST_COLLECTION)
+            .append_pair("rkey", rkey);
+        let unknown = |why: String| SinkError::Refused {
+            sink: SINK,
+            status,
+            detail: format!("{detail} (then the record could not be read back: {why})"),
+            refusal: Refusal::Unknown,
+            limits,
+        };
+        let answer = match sink::send(SINK, url.as_str(), self.http.get(url.clone())).await {
+            Ok(a) => a,
+            Err(e) => return unknown(e.to_string()),
+        };
+        if (200..300).contains(&answer.status) {
+            return match serde_json::from_slice::<Created>(&answer.body) {
+                Ok(found) => SinkError::AlreadyPosted {
+                    sink: SINK,
+                    id: found.uri,
+                    detail: format!("the create answered {status}: {detail}; the record at {rkey} exists"),
+                },
+                Err(e) => unknown(format!("unreadable getRecord answer: {e}")),
+            };
+        }
+        let (name, not_found) = error_detail(&answer.body);
+        if answer.status == 400 && name == "RecordNotFound" {
+            return SinkError::Refused {
+                sink: SINK,
+                status,
+                detail: format!("{detail} (no record at {rkey} afterwards: nothing was created)"),
+                refusal: Refusal::Rejected,
+                limits,
+            };
+        }
+        unknown(format!("getRecord answered {}: {not_found}", answer.status))
+    }
+
+    /// `createSession` with the app password, or `refreshSession` with `refresh`.
+    async fn login(&self, call: Call, refresh: Option<&str>) -> Result<Session, SinkError> {
+        let (method, request) = match (call, refresh) {
+            (Call::RefreshSession, Some(token)) => {
+                let url = self.xrpc("com.atproto.server.refreshSession");
+                (url.clone(), self.http.post(url).bearer_auth(token))
+            }
+            _ => {
+                let url = self.xrpc("com.atproto.server.createSession");
+                let body = serde_json::json!({
+                    "identifier": self.identifier,
+                    "password": self.app_password.expose_secret(),
+                });
+                (url.clone(), self.http.post(url).json(&body))
+            }
+        };
+        let answer = match sink::send(SINK, method.as_str(), request).await {
+            Ok(a) => a,
+            Err(SinkError::Connect { endpoint, source, .. } | SinkError::NoAnswer { endpoint, source, .. }) => {
+                return Err(login_error(
+                    None,
+                    format!("{endpoint}: {source}"),
+                    Refusal::Unknown,
+                    None,
+                ))
+            }
+            Err(other) => return Err(other),
+        };
+        let limits = limits(&answer.headers);
+        sink::observe(&self.gate, answer.status, limits.as_ref());
+        if !(200..300).contains(&answer.status) {
+            let (name, detail) = error_detail(&answer.body);
+            return Err(login_error(
+                Some(answer.status),
+                detail,
+                classify_login(answer.status, &name),
+                limits,
+            ));
+        }
+        let s: SessionAnswer = serde_json::from_slice(&answer.body).map_err(|e| {
+            login_error(
+                Some(answer.status),
+                format!("unreadable session: {e}"),
+                Refusal::Unknown,
+                None,
+            )
+        })?;
+        Ok(Session {
+            access: s.access_jwt.into(),
+            refresh: s.refresh_jwt.into(),
+            did: s.did,
+        })
+    }
+}
+
+fn login_error(status: Option<u16>, detail: String, refusal: Refusal, limits: Option<RateLimits>) -> SinkError {
+    SinkError::Login {
+        sink: SINK,
+        status,
+        detail,
+        refusal,
+        limits,
+    }
+}
+
+/// True when the access token was refused (expired, invalid, or not accepted): worth one
+/// refresh or new login. XRPC names `ExpiredToken` and `InvalidToken` (400) and answers 401 when
+/// authentication is required.
+///
+/// Documentation: <https://atproto.com/specs/xrpc#summary-of-http-status-codes>
+fn token_refused(status: u16, name: &str) -> bool {
+    status == 401 || (status == 400 && matches!(name, "ExpiredToken" | "InvalidToken"))
+}
+
+/// True when a create answered with `status` may have written the record: a 5xx (the PDS answers
+/// a create at an existing key with a 500 today, bluesky-social/atproto#3718) or a 409.
+fn may_have_written(status: u16) -> bool {
+    status == 409 || (500..600).contains(&status)
+}
+
+/// What a `createRecord` refusal with HTTP `status` and XRPC error `name` proves (after one
+/// token refresh for an expired or refused token).
+///
+/// Sources: <https://atproto.com/specs/xrpc#summary-of-http-status-codes> (400 invalid request,
+/// 401 authentication required, 403 forbidden, 429 rate limited, 5xx server error),
+/// <https://docs.bsky.app/docs/api/com-atproto-repo-create-record> (`InvalidSwap`),
+/// <https://docs.bsky.app/docs/advanced-guides/rate-limits>. A 5xx or 409 is resolved by
+/// reading the record back (see the module doc) before it counts as unknown.
+pub fn classify(status: u16, name: &str) -> Refusal {
+    match status {
+        // The token was refused even after a refresh and a new login.
+        400 if matches!(name, "ExpiredToken" | "InvalidToken") => Refusal::Halt,
+        // Lexicon validation (text over 300 graphemes, a bad facet), InvalidSwap: refused
+        // before the write.
+        400 => Refusal::Rejected,
+        // Authentication refused after a new login, or the account is taken down or
+        // deactivated: no later post on this account can succeed.
+        401 | 403 => Refusal::Halt,
+        429 => Refusal::RateLimited,
+        _ => Refusal::Unknown,
+    }
+}
+
+/// What a `createSession` refusal proves about later logins (nothing was ever posted).
+///
+/// Sources: <https://docs.bsky.app/docs/api/com-atproto-server-create-session> (401
+/// `AuthenticationRequired` for a wrong identifier or password, `AccountTakedown`,
+/// `AuthFactorTokenRequired`), <https://docs.bsky.app/docs/advanced-guides/rate-limits>
+/// (createSession: 30 per 5 minutes, 300 per day, per account).
+pub fn classify_login(status: u16, _name: &str) -> Refusal {
+    match status {
+        400 | 401 | 403 => Refusal::Halt,
+        429 => Refusal::RateLimited,
+        _ => Refusal::Unknown,
+    }
+}
+
+/// The PDS's rate-limit headers: `RateLimit-Remaining`, and `RateLimit-Reset` in Unix epoch
+/// seconds (the PDS's `setStatusHeaders`); on a 429 a `Retry-After` in seconds may come too.
+/// The reset is the later of the two.
+///
+/// Documentation: <https://docs.bsky.app/docs/advanced-guides/rate-limits>,
+/// <https://atproto.com/specs/xrpc#summary-of-http-status-codes> (429: "There may be a
+/// `Retry-After` header"); the header values: bluesky-social/atproto
+/// `packages/xrpc-server/src/rate-limiter.ts`.
+pub fn limits(headers: &HeaderMap) -> Option<RateLimits> {
+    let reset = sink::header(headers, "ratelimit-reset").and_then(sink::epoch_instant);
+    let retry_after = sink::header(headers, "retry-after")
+        .and_then(|r| r.parse::<f64>().ok())
+        .and_then(sink::after_secs);
+    sink::some_limits(RateLimits {
+        remaining: sink::header_count(headers, "ratelimit-remaining"),
+        reset: reset.max(retry_after),
+        ..RateLimits::default()
+    })
+}
+
+/// The XRPC error name and a printable detail (`Name: message`) from an error body.
+fn error_detail(body: &[u8]) -> (String, String) {
+    let value: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let name = value.get("error").and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let message = value.get("message").and_then(|v| v.as_str());
+    let detail = match (name.as_str(), message) {
+        ("", None) => sink::preview(body),
+        (n, None) => sink::preview(n.as_bytes()),
+        ("", Some(m)) => sink::preview(m.as_bytes()),
+        (n, Some(m)) => sink::preview(format!("{n}: {m}").as_bytes()),
+    };
+    (name, detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> MatchKey {
+        MatchKey::parse(s).unwrap()
+    }
+
+    #[test]
+    fn zero_and_the_largest_value_encode_as_the_spec_says() {
+        // "The TID corresponding to integer zero is 2222222222222."
+        assert_eq!(encode_tid(0), "2222222222222");
+        // 13 digits hold 65 bits: the first digit carries the top 4 bits of the 64, so with
+        // the top bit 0 it is one of `234567ab`.
+        assert_eq!(encode_tid(i64::MAX as u64), "bzzzzzzzzzzzz");
+        assert!(is_valid_tid("3jzfcijpj2z2a"));
+        assert!(!is_valid_tid("kzzzzzzzzzzzz"), "top bit set");
+        assert!(!is_valid_tid("3jzfcijpj2z2"), "12 characters");
+        assert!(!is_valid_tid("3jzfcijpj2z21"), "1 is not in the alphabet");
+    }
+
+    #[test]
+    fn a_record_key_is_a_valid_tid_in_the_past_and_stable_per_match_and_channel() {
+        let k = key("2026-07-17_bangladesh-v-zimbabwe_2nd-t20i");
+        let rkey = record_key(&k, "bsky-main");
+        assert!(is_valid_tid(&rkey), "{rkey}");
+        assert!("234567ab".contains(&rkey[..1]), "top bit 0: {rkey}");
+        assert_eq!(rkey, record_key(&k, "bsky-main"));
+        assert_ne!(rkey, record_key(&k, "bsky-women"));
+        // Decode the timestamp: within 2020-01-01 … 2020-01-01 + 2^47 µs.
+        let value = rkey.bytes().fold(0u64, |acc, c| {
+            (acc << 5) | TID_ALPHABET.iter().position(|a| *a == c).unwrap() as u64
+        });
+        let micros = value >> 10;
+        assert!(micros >= TID_WINDOW_START_MICROS);
+        assert!(micros < TID_WINDOW_START_MICROS + (1 << TID_WINDOW_BITS));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_derived_record_key_is_a_valid_tid_with_the_top_bit_clear(
+            key_text in "[a-z0-9_-]{1,80}",
+            channel in "[a-z0-9_-]{1,64}",
+        ) {
+            let rkey = record_key(&key(&key_text), &channel);
+            proptest::prop_assert!(is_valid_tid(&rkey), "{}", rkey);
+            proptest::prop_assert!("234567ab".contains(&rkey[..1]), "{}", rkey);
+            proptest::prop_assert_eq!(rkey, record_key(&key(&key_text), &channel));
+        }
+    }
+
+    #[test]
+    fn the_app_password_never_shows_in_debug() {
+        let c = BlueskyClient::new(
+            &Url::parse("https://bsky.social").unwrap(),
+            "cricket.bsky.social",
+            "app-pass-secret".into(),
+            "bsky",
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        let debug = format!("{c:?}");
+        assert!(!debug.contains("app-pass-secret"), "{debug}");
+        assert!(debug.contains("cricket.bsky.social"), "{debug}");
+    }
+
+    #[test]
+    fn facets_index_utf8_bytes_end_exclusive() {
+        let text = "🏏 Zimbabwe v Bangladesh\nhttps://www.cricbuzz.com/live-cricket-scores/158062";
+        let facets = link_facets(text);
+        assert_eq!(
+            facets,
+            vec![serde_json::json!({
+                "index": {"byteStart": 27, "byteEnd": 78},
+                "features": [{"$type": "app.bsky.richtext.facet#link", "uri": "https://www.cricbuzz.com/live-cricket-scores/158062"}],
+            })]
+        );
+        assert_eq!(&text[27..78], "https://www.cricbuzz.com/live-cricket-scores/158062");
+    }
+
+    #[test]
+    fn each_documented_refusal_has_its_class() {
+        assert_eq!(classify(400, "InvalidRequest"), Refusal::Rejected);
+        assert_eq!(classify(400, "ExpiredToken"), Refusal::Halt);
+        assert_eq!(classify(401, "AuthRequired"), Refusal::Halt);
+        assert_eq!(classify(429, "RateLimitExceeded"), Refusal::RateLimited);
+        assert_eq!(classify(500, "InternalServerError"), Refusal::Unknown);
+        assert_eq!(classify_login(401, "AuthenticationRequired"), Refusal::Halt);
+        assert_eq!(classify_login(429, "RateLimitExceeded"), Refusal::RateLimited);
+    }
+}

@@ -1,0 +1,231 @@
+//! The Discord sink: a channel's webhook, executed with `?wait=true` so the answer is the created
+//! message (200) rather than an empty 204, with mentions disabled so scraped text cannot ping
+//! anyone; and the table of what each refusal proves. The webhook URL is the credential: it is
+//! held as a secret and never printed (errors name it with its token redacted).
+//!
+//! Documentation: <https://discord.com/developers/docs/resources/webhook#execute-webhook>,
+//! <https://discord.com/developers/docs/topics/rate-limits>,
+//! <https://discord.com/developers/docs/topics/opcodes-and-status-codes#http>.
+
+use super::pace::{RateGate, RateLimits};
+use super::sink::{self, Receipt, Refusal, SinkError, SinkKind, DISCORD_LENGTH};
+use reqwest::header::HeaderMap;
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use std::time::Duration;
+use url::Url;
+
+const SINK: SinkKind = SinkKind::Discord;
+
+/// Discord's JSON error code for a webhook that no longer exists.
+///
+/// Documentation: <https://discord.com/developers/docs/topics/opcodes-and-status-codes#json-json-error-codes>
+const UNKNOWN_WEBHOOK: u64 = 10_015;
+
+/// Executes one Discord webhook.
+#[derive(Debug, Clone)]
+pub struct DiscordClient {
+    http: reqwest::Client,
+    /// The webhook URL (`https://discord.com/api/webhooks/{id}/{token}`) with `wait=true`
+    /// added: it is the credential.
+    endpoint: SecretString,
+    /// The webhook URL with its token redacted, for errors and logs.
+    shown: String,
+    /// Shared by clones: one view of the webhook's limits per process.
+    gate: RateGate,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    id: String,
+}
+
+impl DiscordClient {
+    /// A client for the webhook at `webhook` (the full URL Discord shows, with its token).
+    ///
+    /// # Errors
+    /// A message (without the URL, which is a secret) when `webhook` is not an `http(s)` URL
+    /// with a path, or when the HTTP client cannot be built.
+    pub fn new(webhook: SecretString, timeout: Duration, connect_timeout: Duration) -> Result<DiscordClient, String> {
+        let mut url = Url::parse(webhook.expose_secret())
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.path().len() > 1)
+            .ok_or(
+                "the Discord webhook URL is not an http(s) URL with a path (https://discord.com/api/webhooks/ID/TOKEN)",
+            )?;
+        let shown = redacted(&url);
+        url.query_pairs_mut().append_pair("wait", "true");
+        Ok(DiscordClient {
+            http: sink::http_client(timeout, connect_timeout)?,
+            shown,
+            endpoint: url.to_string().into(),
+            gate: RateGate::new(),
+        })
+    }
+
+    /// The webhook's rate-limit gate as of the last answer.
+    pub fn gate(&self) -> &RateGate {
+        &self.gate
+    }
+
+    /// The webhook URL with its token redacted (`https://discord.com/api/webhooks/123/[REDACTED]`).
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Sends `text` as the message's `content`, with `allowed_mentions.parse` empty (no
+    /// `@everyone`, role or user ping from scraped text) and `?wait=true`.
+    ///
+    /// Documentation: <https://discord.com/developers/docs/resources/message#allowed-mentions-object>
+    ///
+    /// # Errors
+    /// [`SinkError::TooLong`] before sending (over 2,000); otherwise the answer classified by
+    /// [`classify`].
+    pub async fn post(&self, text: &str) -> Result<Receipt, SinkError> {
+        DISCORD_LENGTH.check(SINK, text)?;
+        let body = serde_json::json!({
+            "content": text,
+            "allowed_mentions": { "parse": [] },
+        });
+        let answer = sink::send(
+            SINK,
+            &self.shown,
+            self.http.post(self.endpoint.expose_secret()).json(&body),
+        )
+        .await?;
+        let limits = limits(&answer.headers, &answer.body);
+        sink::observe(&self.gate, answer.status, limits.as_ref());
+        if !(200..300).contains(&answer.status) {
+            let (code, detail) = error_detail(&answer.body);
+            return Err(SinkError::Refused {
+                sink: SINK,
+                status: answer.status,
+                detail,
+                refusal: classify(answer.status, code),
+                limits,
+            });
+        }
+        let message: Message = serde_json::from_slice(&answer.body).map_err(|e| SinkError::BadReceipt {
+            sink: SINK,
+            status: answer.status,
+            detail: format!("{e}: {}", sink::preview(&answer.body)),
+        })?;
+        Ok(Receipt {
+            sink: SINK,
+            id: message.id,
+            url: None,
+            dedupe_key: None,
+            limits,
+        })
+    }
+}
+
+/// `url` with its last path segment (the webhook token) and any query replaced.
+fn redacted(url: &Url) -> String {
+    let mut shown = url.clone();
+    shown.set_query(None);
+    let segments: Vec<String> = url
+        .path_segments()
+        .map(|s| s.map(str::to_string).collect())
+        .unwrap_or_default();
+    let kept = segments.len().saturating_sub(1);
+    let mut path: String = segments.iter().take(kept).map(|s| format!("/{s}")).collect();
+    path.push_str("/[REDACTED]");
+    shown.set_path(&path);
+    shown.to_string()
+}
+
+/// What a Discord refusal with HTTP `status` and JSON error `code` proves.
+///
+/// Sources: <https://discord.com/developers/docs/topics/opcodes-and-status-codes#http> (400 the
+/// request was improperly formatted, e.g. content over 2,000: code 50035; 401 invalid token:
+/// 50027; 403 missing permissions; 404 with code 10015 "Unknown Webhook": it was deleted; 429
+/// rate limited; 502 gateway unavailable), <https://discord.com/developers/docs/topics/rate-limits>.
+pub fn classify(status: u16, code: Option<u64>) -> Refusal {
+    match (status, code) {
+        (400, _) => Refusal::Rejected,
+        // The webhook's token is refused, the channel refuses it, or it no longer exists:
+        // nothing later posts through this webhook until an operator replaces it.
+        (401 | 403, _) | (404, Some(UNKNOWN_WEBHOOK)) => Refusal::Halt,
+        (429, _) => Refusal::RateLimited,
+        _ => Refusal::Unknown,
+    }
+}
+
+/// The webhook's limits: `X-RateLimit-Remaining`, `X-RateLimit-Reset` (epoch seconds, with a
+/// fraction), `X-RateLimit-Reset-After` (seconds); on a 429 also `Retry-After` and the body's
+/// `retry_after` (seconds). The reset is the latest of them.
+///
+/// Documentation: <https://discord.com/developers/docs/topics/rate-limits#header-format>
+pub fn limits(headers: &HeaderMap, body: &[u8]) -> Option<RateLimits> {
+    let value: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let seconds = |raw: Option<&str>| raw.and_then(|r| r.parse::<f64>().ok()).and_then(sink::after_secs);
+    let reset = [
+        sink::header(headers, "x-ratelimit-reset").and_then(sink::epoch_instant),
+        seconds(sink::header(headers, "x-ratelimit-reset-after")),
+        seconds(sink::header(headers, "retry-after")),
+        value
+            .get("retry_after")
+            .and_then(|v| v.as_f64())
+            .and_then(sink::after_secs),
+    ]
+    .into_iter()
+    .flatten()
+    .max();
+    sink::some_limits(RateLimits {
+        remaining: sink::header_count(headers, "x-ratelimit-remaining"),
+        reset,
+        ..RateLimits::default()
+    })
+}
+
+/// Discord's JSON error `code` and `message`, else the start of the body.
+fn error_detail(body: &[u8]) -> (Option<u64>, String) {
+    let value: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let code = value.get("code").and_then(|v| v.as_u64());
+    let detail = match (code, value.get("message").and_then(|v| v.as_str())) {
+        (Some(c), Some(m)) => sink::preview(format!("{m} (code {c})").as_bytes()),
+        (None, Some(m)) => sink::preview(m.as_bytes()),
+        _ => sink::preview(body),
+    };
+    (code, detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_never_shows() {
+        let c = DiscordClient::new(
+            "https://discord.com/api/webhooks/123/tok-secret?thread_id=9".into(),
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        assert_eq!(c.shown(), "https://discord.com/api/webhooks/123/[REDACTED]");
+        assert!(!format!("{c:?}").contains("tok-secret"));
+    }
+
+    #[test]
+    fn a_url_that_is_no_webhook_is_refused_without_echoing_it() {
+        let err = DiscordClient::new(
+            "not a url tok-secret".into(),
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
+        assert!(!err.contains("tok-secret"), "{err}");
+    }
+
+    #[test]
+    fn each_documented_refusal_has_its_class() {
+        assert_eq!(classify(400, Some(50_035)), Refusal::Rejected);
+        assert_eq!(classify(401, Some(50_027)), Refusal::Halt);
+        assert_eq!(classify(403, None), Refusal::Halt);
+        assert_eq!(classify(404, Some(10_015)), Refusal::Halt);
+        assert_eq!(classify(404, None), Refusal::Unknown);
+        assert_eq!(classify(429, None), Refusal::RateLimited);
+        assert_eq!(classify(502, None), Refusal::Unknown);
+    }
+}

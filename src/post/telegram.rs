@@ -1,0 +1,293 @@
+//! The Telegram sink: the Bot API's `sendMessage` to one chat (a numeric id or `@channelname`),
+//! plain text (no `parse_mode`, so scraped text cannot format or inject links), and the table of
+//! what each refusal proves. The bot token is part of the URL (`/bot<token>/sendMessage`): it is
+//! held as a secret and errors name the endpoint with it redacted.
+//!
+//! Documentation: <https://core.telegram.org/bots/api#making-requests>,
+//! <https://core.telegram.org/bots/api#sendmessage>,
+//! <https://core.telegram.org/bots/api#responseparameters>,
+//! <https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this>.
+
+use super::pace::{RateGate, RateLimits};
+use super::sink::{self, Receipt, Refusal, SinkError, SinkKind, TELEGRAM_LENGTH};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use std::time::Duration;
+use url::Url;
+
+const SINK: SinkKind = SinkKind::Telegram;
+
+/// The production Bot API.
+pub const DEFAULT_API_BASE: &str = "https://api.telegram.org";
+
+/// Sends messages to one Telegram chat as one bot.
+#[derive(Debug, Clone)]
+pub struct TelegramClient {
+    http: reqwest::Client,
+    /// `{api}/bot{token}/sendMessage`: holds the token.
+    endpoint: SecretString,
+    /// The same with the token redacted, for errors and logs.
+    shown: String,
+    /// `chat_id`: an integer id, or `@channelname`.
+    chat_id: ChatId,
+    /// Shared by clones: one view of the bot's limits per process.
+    gate: RateGate,
+}
+
+/// A Telegram `chat_id`: an integer (groups and supergroups are negative) or `@channelusername`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChatId {
+    /// A numeric chat id.
+    Id(i64),
+    /// A public channel's username, with its `@`.
+    Username(String),
+}
+
+impl ChatId {
+    /// Reads a chat id as the channels file gives it.
+    ///
+    /// # Errors
+    /// A message saying what a chat id looks like, when `raw` is neither an integer nor
+    /// `@` followed by a username (letters, digits, underscores).
+    pub fn parse(raw: &str) -> Result<ChatId, String> {
+        let raw = raw.trim();
+        if let Ok(id) = raw.parse::<i64>() {
+            return Ok(ChatId::Id(id));
+        }
+        match raw.strip_prefix('@') {
+            Some(name) if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                Ok(ChatId::Username(raw.to_string()))
+            }
+            _ => Err(format!(
+                "{raw:?} is not a Telegram chat id: use the chat's number (-1001234567890) or a public channel's @username"
+            )),
+        }
+    }
+
+    fn json(&self) -> serde_json::Value {
+        match self {
+            ChatId::Id(id) => serde_json::json!(id),
+            ChatId::Username(name) => serde_json::json!(name),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Answer {
+    ok: bool,
+    #[serde(default)]
+    result: Option<SentMessage>,
+    #[serde(default)]
+    error_code: Option<u16>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    parameters: Option<Parameters>,
+}
+
+#[derive(Deserialize)]
+struct SentMessage {
+    message_id: i64,
+}
+
+#[derive(Deserialize, Default)]
+struct Parameters {
+    #[serde(default)]
+    migrate_to_chat_id: Option<i64>,
+    #[serde(default)]
+    retry_after: Option<f64>,
+}
+
+impl TelegramClient {
+    /// A client for the bot of `token` at `api` (normally [`DEFAULT_API_BASE`]), sending to
+    /// `chat_id`.
+    ///
+    /// # Errors
+    /// A message (without the token) when `api` cannot take the method path, or when the HTTP
+    /// client cannot be built.
+    pub fn new(
+        api: &Url,
+        token: &SecretString,
+        chat_id: ChatId,
+        timeout: Duration,
+        connect_timeout: Duration,
+    ) -> Result<TelegramClient, String> {
+        let shown = sink::join(api, "bot[REDACTED]/sendMessage", "the Telegram API URL")?.to_string();
+        let endpoint = sink::join(
+            api,
+            &format!("bot{}/sendMessage", token.expose_secret()),
+            "the Telegram API URL",
+        )
+        .map_err(|_| {
+            "the Telegram bot token cannot be part of a URL path (it has a character a URL cannot hold)".to_string()
+        })?;
+        Ok(TelegramClient {
+            http: sink::http_client(timeout, connect_timeout)?,
+            endpoint: endpoint.to_string().into(),
+            shown,
+            chat_id,
+            gate: RateGate::new(),
+        })
+    }
+
+    /// The bot's rate-limit gate as of the last answer.
+    pub fn gate(&self) -> &RateGate {
+        &self.gate
+    }
+
+    /// The endpoint with the token redacted.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Sends `text` to the chat, as plain text.
+    ///
+    /// # Errors
+    /// [`SinkError::TooLong`] before sending (over 4,096); otherwise the answer classified by
+    /// [`classify`].
+    pub async fn post(&self, text: &str) -> Result<Receipt, SinkError> {
+        TELEGRAM_LENGTH.check(SINK, text)?;
+        let body = serde_json::json!({ "chat_id": self.chat_id.json(), "text": text });
+        let request = self.http.post(self.endpoint.expose_secret()).json(&body);
+        let answer = sink::send(SINK, &self.shown, request).await?;
+        let parsed: Option<Answer> = serde_json::from_slice(&answer.body).ok();
+        let parameters = parsed.as_ref().and_then(|a| a.parameters.as_ref());
+        let limits = parameters
+            .and_then(|p| p.retry_after)
+            .and_then(sink::after_secs)
+            .map(|reset| RateLimits {
+                remaining: Some(0),
+                reset: Some(reset),
+                ..RateLimits::default()
+            });
+        sink::observe(&self.gate, answer.status, limits.as_ref());
+        match parsed {
+            Some(Answer {
+                ok: true,
+                result: Some(sent),
+                ..
+            }) if (200..300).contains(&answer.status) => Ok(Receipt {
+                sink: SINK,
+                id: sent.message_id.to_string(),
+                url: None,
+                dedupe_key: None,
+                limits,
+            }),
+            Some(Answer {
+                ok: false,
+                error_code,
+                description,
+                parameters,
+                ..
+            }) if !(200..300).contains(&answer.status) => {
+                let status = error_code.unwrap_or(answer.status);
+                let description = description.unwrap_or_default();
+                let migrated = parameters.and_then(|p| p.migrate_to_chat_id);
+                let mut detail = sink::preview(description.as_bytes());
+                if let Some(new_id) = migrated {
+                    detail.push_str(&format!(
+                        " (the group is now the supergroup {new_id}: set chat_id = \"{new_id}\")"
+                    ));
+                }
+                Err(SinkError::Refused {
+                    sink: SINK,
+                    status,
+                    refusal: classify(status, &description, migrated.is_some()),
+                    detail,
+                    limits,
+                })
+            }
+            _ if (200..300).contains(&answer.status) => Err(SinkError::BadReceipt {
+                sink: SINK,
+                status: answer.status,
+                detail: sink::preview(&answer.body),
+            }),
+            // Not the Bot API's error shape (a proxy's page): proves nothing.
+            _ => Err(SinkError::Refused {
+                sink: SINK,
+                status: answer.status,
+                detail: sink::preview(&answer.body),
+                refusal: Refusal::Unknown,
+                limits,
+            }),
+        }
+    }
+}
+
+/// What a Bot API refusal (`ok: false`) with `error_code`, `description` and whether it carried
+/// `parameters.migrate_to_chat_id` proves.
+///
+/// Sources: <https://core.telegram.org/bots/api#making-requests> (an unsuccessful request has
+/// `ok: false`, `error_code` and `description`, and may carry `parameters`),
+/// <https://core.telegram.org/bots/api#responseparameters> (`migrate_to_chat_id`: the group
+/// became a supergroup; `retry_after`: flood control), <https://core.telegram.org/api/errors>
+/// (400 bad request, 401 unauthorized, 403 forbidden, 404 not found, 420/429 flood).
+pub fn classify(error_code: u16, description: &str, migrated: bool) -> Refusal {
+    let chat_gone = description.to_ascii_lowercase().contains("chat not found");
+    match error_code {
+        // The chat id no longer works (migrated group, unknown chat): every later post to it
+        // fails the same way until an operator changes `chat_id`.
+        400 if migrated || chat_gone => Refusal::Halt,
+        // "message is too long", "text must be non-empty", …: refused before sending.
+        400 => Refusal::Rejected,
+        // The token is refused (401, and 404 for a token the API does not know), or the bot
+        // was blocked, kicked or is not an admin of the channel (403).
+        401 | 403 | 404 => Refusal::Halt,
+        420 | 429 => Refusal::RateLimited,
+        _ => Refusal::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_is_only_in_the_secret_endpoint() {
+        let c = TelegramClient::new(
+            &Url::parse("https://api.telegram.org").unwrap(),
+            &"123:tok-secret".into(),
+            ChatId::parse("@cricket").unwrap(),
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        assert_eq!(c.shown(), "https://api.telegram.org/bot[REDACTED]/sendMessage");
+        assert!(!format!("{c:?}").contains("tok-secret"));
+    }
+
+    #[test]
+    fn chat_ids_are_numbers_or_usernames() {
+        assert_eq!(ChatId::parse("-1001234567890"), Ok(ChatId::Id(-1_001_234_567_890)));
+        assert_eq!(
+            ChatId::parse("@cricket_live"),
+            Ok(ChatId::Username("@cricket_live".into()))
+        );
+        assert!(ChatId::parse("cricket").is_err());
+        assert!(ChatId::parse("@").is_err());
+    }
+
+    #[test]
+    fn each_documented_refusal_has_its_class() {
+        assert_eq!(
+            classify(400, "Bad Request: message is too long", false),
+            Refusal::Rejected
+        );
+        assert_eq!(classify(400, "Bad Request: chat not found", false), Refusal::Halt);
+        assert_eq!(
+            classify(400, "Bad Request: group chat was upgraded to a supergroup chat", true),
+            Refusal::Halt
+        );
+        assert_eq!(classify(401, "Unauthorized", false), Refusal::Halt);
+        assert_eq!(
+            classify(403, "Forbidden: bot was kicked from the channel chat", false),
+            Refusal::Halt
+        );
+        assert_eq!(
+            classify(429, "Too Many Requests: retry after 34", false),
+            Refusal::RateLimited
+        );
+        assert_eq!(classify(500, "Internal Server Error", false), Refusal::Unknown);
+        assert_eq!(classify(502, "Bad Gateway", false), Refusal::Unknown);
+    }
+}
