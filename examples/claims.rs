@@ -157,7 +157,7 @@ async fn bench(mock: mock_x::MockX) {
             store("cycle").await,
             Template::load(&template_path).unwrap(),
             None,
-            Mode::Live(x.clone(), pace.clone()),
+            Mode::live(x.clone(), pace.clone()),
             policy,
         );
         // A second process on the same store: it has refreshed nothing yet, so its first look-up
@@ -166,7 +166,7 @@ async fn bench(mock: mock_x::MockX) {
             announcer.store().clone(),
             Template::load(&template_path).unwrap(),
             None,
-            Mode::Live(x.clone(), pace.clone()),
+            Mode::live(x.clone(), pace.clone()),
             policy,
         );
         // `cycle_held` runs HELD_CYCLES times, as a match listed for days is seen.

@@ -63,7 +63,7 @@ async fn bench(mut mock: mock_x::MockX) {
                 .unwrap(),
         );
         let template = Template::load(&template_path).unwrap();
-        let announcer = Announcer::new(store, template, None, Mode::Live(x.clone(), pace.clone()), policy);
+        let announcer = Announcer::new(store, template, None, Mode::live(x.clone(), pace.clone()), policy);
 
         let t0 = Instant::now();
         let found = SourceKind::Cricbuzz.parse(&page).unwrap();

@@ -48,7 +48,7 @@ pub const DEFAULT_BLUESKY_SERVICE: &str = "https://bsky.social";
 const MAX_NAME_BYTES: usize = 64;
 
 /// Every channel of the file, in file order, validated.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Channels {
     /// The file they were read from.
     pub path: PathBuf,
@@ -57,7 +57,7 @@ pub struct Channels {
 }
 
 /// One channel: where and how one announcement is posted.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Channel {
     /// Unique name (`[a-z0-9_-]`, at most 64 bytes): the channel's part of its claims, metrics
     /// and logs, and of the Mastodon idempotency key and Bluesky record key.

@@ -53,7 +53,11 @@ pub enum Command {
     /// Record every match currently on the sources without posting, and mark the store
     /// initialised. Run it on first start, and again after the store lost its data.
     /// With --dry-run, print what it would record and write nothing. Needs no X credentials.
-    Seed,
+    Seed {
+        /// Only this channel of the channels file (a channel added to a running deployment).
+        #[arg(long)]
+        channel: Option<String>,
+    },
     /// Fetch every configured source once and print a table: source, status, matches found,
     /// the first few matches. Exit 1 if any source failed.
     CheckSources {

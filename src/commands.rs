@@ -216,13 +216,24 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 EXIT_OK
             }))
         }
-        Command::Seed => {
+        Command::Seed { channel } => {
             log_startup("seed", &config);
             let app = App::build(&config, stdout).await?;
             if config.dry_run {
                 return seed_dry_run(&app, &config).await;
             }
-            let summary = app.seed().await?;
+            if let Some(name) = channel.as_deref() {
+                if !app.channels().iter().any(|c| c.name() == name) {
+                    let known: Vec<&str> = app.channels().iter().map(|c| c.name()).collect();
+                    return Err(Usage(format!(
+                        "no channel {:?} (channels: {})",
+                        escaped(name),
+                        known.join(", ")
+                    ))
+                    .into());
+                }
+            }
+            let summary = app.seed(channel.as_deref()).await?;
             let ok = summary.sources_failed == 0;
             print_summary("seed", &summary, ok, &config);
             Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_INCOMPLETE }))
@@ -448,7 +459,7 @@ fn check_table(checks: &[cricket_announcer::app::SourceCheck], wide: bool) -> St
 /// next time.
 async fn refused_to_post(app: &App, summary: &Summary, config: &Config) -> bool {
     use cricket_announcer::app::StoreReadiness;
-    app.announcer().halted().is_some()
+    app.halted().is_some()
         || (!config.dry_run
             && summary.refused.is_some()
             && matches!(

@@ -1,10 +1,10 @@
 //! The dry run as a poster of its own: it reads every identity's claim instead of claiming, and
 //! prints the post that would be sent (text, or one JSON object per post) instead of sending it.
 
-use super::{log_skip, AnnounceError, Announcer, Outcome, Output};
+use super::{log_skip, AnnounceError, Announcer, Outcome, Output, Rendered};
 use crate::claim::Holder;
 use crate::cricket::{Sighting, CROSS_KEY_IDENTITY};
-use crate::post::Post;
+use crate::post::SinkKind;
 use serde::Serialize;
 use std::io::Write;
 use tracing::Level;
@@ -18,21 +18,32 @@ pub struct DryRun {
     pub json: bool,
     /// Whether to call the shortener.
     pub shorten: bool,
+    /// The sink the posts would go to: its default length rule fits them (Mastodon's 500 /
+    /// URLs 23 without asking the instance).
+    pub sink: SinkKind,
+    /// The channel's name, printed with each post when there are several channels.
+    pub channel: Option<String>,
 }
 
 #[derive(Serialize)]
 struct DryRunLine<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    channel: Option<&'a str>,
     match_key: &'a str,
     source: String,
     state: &'a str,
-    weighted_length: usize,
+    /// X's weighted length (for X), else the length by the sink's rule.
+    #[serde(rename = "weighted_length", skip_serializing_if = "Option::is_none")]
+    weighted_length: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    length: Option<usize>,
     text: &'a str,
 }
 
 impl Announcer {
     /// Prints the post `s` would get, unless a claim holds it under any identity (then: would
     /// skip). Writes nothing to the store.
-    pub(super) async fn preview(&self, dry: &DryRun, s: &Sighting, draft: Post) -> Result<Outcome, AnnounceError> {
+    pub(super) async fn preview(&self, dry: &DryRun, s: &Sighting, draft: Rendered) -> Result<Outcome, AnnounceError> {
         let (m, key) = (&s.m, &s.ids.key);
         let store_err = |source| AnnounceError::Store {
             key: key.clone(),
@@ -65,25 +76,27 @@ impl Announcer {
             .lock()
             .map_err(|_| AnnounceError::Output(std::io::Error::other("output poisoned")))?;
         if *json {
+            let x = dry.sink == SinkKind::X;
             let line = DryRunLine {
+                channel: dry.channel.as_deref(),
                 match_key: key.as_str(),
                 source: m.alias(),
                 state: m.state.as_str(),
-                weighted_length: post.weighted_length(),
+                weighted_length: x.then_some(post.length()),
+                length: (!x).then_some(post.length()),
                 text: post.text(),
             };
             let json = serde_json::to_string(&line).map_err(|e| AnnounceError::Output(e.into()))?;
             writeln!(out, "{json}").map_err(AnnounceError::Output)?;
         } else {
-            writeln!(
-                out,
-                "--- {key} ({}; weighted length {}/{})\n{}\n",
-                m.alias(),
-                post.weighted_length(),
-                crate::post::MAX_WEIGHTED_LENGTH,
-                post.text()
-            )
-            .map_err(AnnounceError::Output)?;
+            let channel = dry.channel.as_deref().map(|c| format!("[{c}] ")).unwrap_or_default();
+            let length = if dry.sink == SinkKind::X {
+                format!("weighted length {}/{}", post.length(), post.max())
+            } else {
+                format!("length {}/{} {}", post.length(), post.max(), post.unit())
+            };
+            writeln!(out, "--- {channel}{key} ({}; {length})\n{}\n", m.alias(), post.text())
+                .map_err(AnnounceError::Output)?;
         }
         out.flush().map_err(AnnounceError::Output)?;
         Ok(Outcome::WouldPost(post))

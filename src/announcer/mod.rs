@@ -17,12 +17,12 @@ use lookup::Refreshes;
 pub use lookup::REFRESHES_PER_TTL;
 
 use crate::claim::{
-    Checked, ClaimError, ClaimStore, ClaimToken, Holder, LastRecords, MatchClaim, Released, Transition,
+    Checked, ClaimError, ClaimStore, ClaimToken, Holder, LastRecords, MatchClaim, PostIntent, Released, Transition,
 };
 use crate::cricket::{Match, MatchKey, Sighting, CROSS_KEY_IDENTITY};
-use crate::post::{Post, PostError, PostPace, PostReceipt, Verdict, XClient};
+use crate::post::{LengthRule, PostPace, Receipt, Sink, SinkError, SinkKind, Verdict, XClient, MAX_WEIGHTED_LENGTH};
 use crate::shorten::Shortener;
-use crate::template::{RenderError, Template};
+use crate::template::{RenderError, SinkLimit, Template};
 use chrono::Utc;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -34,8 +34,8 @@ use url::Url;
 /// What happened to one match.
 #[derive(Debug)]
 pub enum Outcome {
-    /// We won the claim and X created the post.
-    Posted(PostReceipt),
+    /// We won the claim and the sink created the post.
+    Posted(Receipt),
     /// Someone else holds the claim (or, in dry run, would be skipped because of it).
     Skipped {
         /// Who holds the claim, since when, in which state.
@@ -48,10 +48,10 @@ pub enum Outcome {
         /// What the failure proves.
         verdict: Verdict,
         /// The failure.
-        error: PostError,
+        error: SinkError,
     },
     /// Dry run: this post would be sent.
-    WouldPost(Post),
+    WouldPost(Rendered),
     /// Not claimed now because of pace: X's rate limit is exhausted until `until`, or the
     /// local pace (`POSTS_PER_MINUTE`, `POSTS_PER_DAY`) has no slot. Tried again later.
     Deferred {
@@ -99,13 +99,52 @@ pub enum AnnounceError {
 /// Where dry-run posts are printed, shared by clones.
 pub type Output = Arc<Mutex<Box<dyn std::io::Write + Send>>>;
 
+/// A post rendered for one sink: its text, and its length by that sink's rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    text: String,
+    length: usize,
+    max: usize,
+    unit: &'static str,
+}
+
+impl Rendered {
+    /// The exact text that is (or would be) sent.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Its length by the sink's rule (X: weighted characters).
+    pub fn length(&self) -> usize {
+        self.length
+    }
+
+    /// The sink's limit, in the same unit.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// What the rule counts ("weighted characters", "graphemes"…).
+    pub fn unit(&self) -> &'static str {
+        self.unit
+    }
+}
+
 /// How posts leave the process.
 #[derive(Clone)]
 pub enum Mode {
-    /// Claim in the store and post to X, at the pace `pace` allows.
-    Live(XClient, Arc<PostPace>),
+    /// Claim in the store and post to the channel's sink, at the pace `pace` allows (boxed:
+    /// a sink is large, and a mode is moved around with its announcer).
+    Live(Box<Sink>, Arc<PostPace>),
     /// Only peek at claims; print each post (see [`DryRun`]).
     DryRun(DryRun),
+}
+
+impl Mode {
+    /// Posting to `sink` (an [`XClient`] is X's sink) at the pace `pace` allows.
+    pub fn live(sink: impl Into<Sink>, pace: Arc<PostPace>) -> Mode {
+        Mode::Live(Box::new(sink.into()), pace)
+    }
 }
 
 /// How claims are held and given up.
@@ -153,6 +192,8 @@ pub struct Announcer {
     hints: Arc<Mutex<HashMap<String, MatchKey>>>,
     /// Whether a claim requires the first-start marker (see [`Announcer::requiring_marker`]).
     require_marker: bool,
+    /// The channel posted on (see [`Announcer::on_channel`]).
+    channel: Arc<str>,
 }
 
 impl Announcer {
@@ -175,13 +216,25 @@ impl Announcer {
             last_records: Arc::new(Mutex::new(LastRecords::default())),
             hints: Arc::new(Mutex::new(HashMap::new())),
             require_marker: false,
+            channel: "x".into(),
         }
     }
 
     /// The X client posts go to (none in a dry run).
     pub fn x_client(&self) -> Option<&XClient> {
         match &self.mode {
-            Mode::Live(x, _) => Some(x),
+            Mode::Live(sink, _) => match &**sink {
+                Sink::X(x) => Some(x),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The sink posts go to (none in a dry run).
+    pub fn sink(&self) -> Option<&Sink> {
+        match &self.mode {
+            Mode::Live(sink, _) => Some(sink),
             Mode::DryRun(_) => None,
         }
     }
@@ -216,13 +269,67 @@ impl Announcer {
         self.halted.lock().ok().and_then(|h| h.clone())
     }
 
-    fn render(&self, key: &MatchKey, m: &Match, link: &Url) -> Result<Post, AnnounceError> {
-        self.template
-            .render_post(m, link)
-            .map_err(|source| AnnounceError::Render {
-                key: key.clone(),
-                source,
-            })
+    /// The sink posts go to (in a dry run, the one they would go to).
+    fn sink_kind(&self) -> SinkKind {
+        match &self.mode {
+            Mode::Live(sink, _) => sink.kind(),
+            Mode::DryRun(dry) => dry.sink,
+        }
+    }
+
+    fn length_rule(&self) -> LengthRule {
+        match &self.mode {
+            Mode::Live(sink, _) => sink.length_rule(),
+            Mode::DryRun(dry) => dry.sink.default_length_rule(),
+        }
+    }
+
+    /// The post for `m` with `link`, fitted to the sink's length rule (see
+    /// [`Template::render_post`], [`Template::render_for`]).
+    fn render(&self, key: &MatchKey, m: &Match, link: &Url) -> Result<Rendered, AnnounceError> {
+        let failed = |source| AnnounceError::Render {
+            key: key.clone(),
+            source,
+        };
+        match self.length_rule() {
+            LengthRule::XWeighted => {
+                let post = self.template.render_post(m, link).map_err(failed)?;
+                Ok(Rendered {
+                    text: post.text().to_string(),
+                    length: post.weighted_length(),
+                    max: MAX_WEIGHTED_LENGTH,
+                    unit: LengthRule::XWeighted.unit(),
+                })
+            }
+            rule => {
+                let limit = SinkLimit {
+                    sink: self.sink_kind().to_string(),
+                    max: rule.max(),
+                    unit: rule.unit().to_string(),
+                };
+                let text = self
+                    .template
+                    .render_for(m, link, &limit, |t| rule.fit(t))
+                    .map_err(failed)?;
+                Ok(Rendered {
+                    length: rule.length(&text),
+                    text,
+                    max: rule.max(),
+                    unit: rule.unit(),
+                })
+            }
+        }
+    }
+
+    /// The channel this announcer posts on (`x` for the environment-only setup).
+    pub fn channel(&self) -> &str {
+        &self.channel
+    }
+
+    /// This announcer, posting on the channel `name` (its logs and metrics say so).
+    pub fn on_channel(mut self, name: &str) -> Announcer {
+        self.channel = name.into();
+        self
     }
 
     async fn link(&self, m: &Match) -> Url {
@@ -264,7 +371,7 @@ impl Announcer {
             }
             // Boxed: this future is created once per sighting, and nearly every sighting is a
             // held one; the claim-and-post path's state would otherwise be copied with each.
-            _ => Box::pin(self.announce_unheld(s).instrument(span(s))).await,
+            _ => Box::pin(self.announce_unheld(s).instrument(span(s, &self.channel))).await,
         }
     }
 
@@ -283,29 +390,34 @@ impl Announcer {
     /// The live path: claim under every identity, then (won) pace, shorten, post and record.
     async fn claim_and_post(
         &self,
-        x: &XClient,
+        sink: &Sink,
         pace: &PostPace,
         s: &Sighting,
-        draft: Post,
+        draft: Rendered,
     ) -> Result<Outcome, AnnounceError> {
         let (m, key) = (&s.m, &s.ids.key);
         let store_err = |source| AnnounceError::Store {
             key: key.clone(),
             source,
         };
-        if let Some(until) = x.gate().closed_until(Utc::now()) {
-            tracing::info!(until = %until, "X rate limit exhausted; not claiming until the reset");
+        if let Some(until) = sink.gate().closed_until(Utc::now()) {
+            let reason = format!("{} rate limit exhausted", platform(sink.kind()));
+            tracing::info!(until = %until, "{reason}; not claiming until the reset");
             return Ok(Outcome::Deferred {
-                reason: "X rate limit exhausted".into(),
+                reason,
                 until: Some(until),
             });
         }
+        let dedupe_key = sink.dedupe_key(&s.ids.key);
         let token = match self
             .store
             .claim_match_to_post(
                 &s.ids,
                 &m.claim_title(),
-                Some(draft.text()),
+                Some(&PostIntent {
+                    text: draft.text(),
+                    dedupe_key: dedupe_key.as_deref(),
+                }),
                 self.policy.ttl,
                 self.policy.stuck_after,
                 self.require_marker,
@@ -350,11 +462,15 @@ impl Announcer {
         }
         let link = self.link(m).await;
         let post = self.render(key, m, &link).unwrap_or(draft);
-        match x.post(&post, &token).await {
+        match sink.post(post.text(), &token).await {
             Ok(receipt) => {
-                tracing::info!(tweet_id = %receipt.tweet_id, "posted");
+                if receipt.sink == SinkKind::X {
+                    tracing::info!(tweet_id = %receipt.id, "posted");
+                } else {
+                    tracing::info!(post_id = %receipt.id, url = receipt.url.as_deref().unwrap_or(""), "posted");
+                }
                 let change = Transition::Posted {
-                    tweet_id: Some(receipt.tweet_id.clone()),
+                    tweet_id: Some(receipt.id.clone()),
                     detail: None,
                 };
                 self.record(&token, &change).await;
@@ -411,18 +527,19 @@ impl Announcer {
 
     /// Leaves the claim in the state `error` proves, and halts posting when no later post can
     /// succeed.
-    async fn after_failure(&self, token: &ClaimToken, error: PostError) -> Outcome {
+    async fn after_failure(&self, token: &ClaimToken, error: SinkError) -> Outcome {
         let verdict = error.verdict();
         let reason = error.to_string();
-        if error.halts_posting() {
-            tracing::error!(error.message = %error, "X refused the credentials or account; posting stops for this process");
+        let on = platform(error.sink());
+        if error.halts_channel() {
+            tracing::error!(error.message = %error, channel = %self.channel, "{on} refused the credentials or account; posting stops for this process");
             if let Ok(mut h) = self.halted.lock() {
                 *h = Some(reason.clone());
             }
         }
         let claim_kept = match verdict {
             Verdict::NotPosted if error.is_rate_limited() => {
-                tracing::warn!(error.message = %error, "X answered 429; claim released without counting an attempt, posting resumes after the reset");
+                tracing::warn!(error.message = %error, "{on} answered 429; claim released without counting an attempt, posting resumes after the reset");
                 match self.store.release(token).await {
                     Ok(Checked::Applied(_)) | Ok(Checked::Gone) => false,
                     Ok(other) => {
@@ -461,7 +578,7 @@ impl Announcer {
                 }
             }
             Verdict::AlreadyPosted => {
-                tracing::warn!(error.message = %error, "X says this was posted before; recording it as posted");
+                tracing::warn!(error.message = %error, "{on} says this was posted before; recording it as posted");
                 self.record(
                     token,
                     &Transition::Posted {
@@ -497,8 +614,19 @@ impl Announcer {
 }
 
 /// The span of one match's claim and post, so that every line they log names the match.
-fn span(s: &Sighting) -> tracing::Span {
-    tracing::info_span!("match", match_key = %s.ids.key, source = %s.m.alias())
+fn span(s: &Sighting, channel: &str) -> tracing::Span {
+    tracing::info_span!("match", match_key = %s.ids.key, source = %s.m.alias(), channel)
+}
+
+/// The platform's name as people write it, for log lines ("X answered 429").
+fn platform(kind: SinkKind) -> &'static str {
+    match kind {
+        SinkKind::X => "X",
+        SinkKind::Mastodon => "Mastodon",
+        SinkKind::Bluesky => "Bluesky",
+        SinkKind::Discord => "Discord",
+        SinkKind::Telegram => "Telegram",
+    }
 }
 
 fn warn_not_ours(token: &ClaimToken, found: &Checked) {

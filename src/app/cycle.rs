@@ -1,60 +1,57 @@
 //! One poll (read → filter → one batch look-up → announce each sighting in turn, within the
 //! flood cap), and `seed` (the same reading, recording instead of posting).
 
-use super::{App, StoreReadiness, Summary};
+use super::{App, ChannelRun, ChannelSummary, StoreReadiness, Summary};
 use crate::announcer::{AnnounceError, Outcome};
 use crate::claim::{ClaimError, Holder, MatchClaim, Transition};
 use crate::cricket::Sighting;
 use crate::metric_names as names;
 use crate::telemetry::CauseChain;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-/// One sighting of a cycle, with what the cycle learned of it: whether the filter lets it be
-/// announced (else why not), and who holds its claim by the batch look-up.
+/// One sighting of a cycle, with whether the bot's filter lets it be announced (else why not).
 struct Seen {
     sighting: Sighting,
     verdict: Result<(), &'static str>,
-    holder: Option<Holder>,
+}
+
+/// How a channel's turn in a cycle ended.
+enum Turn {
+    /// Go on with the next channel.
+    Next,
+    /// Stop the cycle: the store failed, or lost its data, or the output is gone.
+    Stop,
 }
 
 impl App {
-    /// Records every current match (teams known) as `seeded`, without posting, then marks
-    /// the store initialised. Matches already claimed are left as they are.
+    /// Records every current match (teams known) as `seeded` on every channel (or only on
+    /// `only`), without posting, then marks the store (and each such channel) initialised.
+    /// Matches already claimed are left as they are.
     ///
     /// # Errors
-    /// [`ClaimError`] when the store cannot answer; the marker is written only after every
+    /// [`ClaimError`] when the store cannot answer; the markers are written only after every
     /// match was recorded, so an interrupted seed can simply be run again.
-    pub async fn seed(&self) -> Result<Summary, ClaimError> {
+    pub async fn seed(&self, only: Option<&str>) -> Result<Summary, ClaimError> {
         let mut summary = Summary::default();
         let matches = self.read_sources(&mut summary).await;
-        let store = self.announcer.store();
-        let ttl = self.announcer.policy().ttl;
-        for sighting in &matches {
-            if sighting.m.has_placeholder_team() {
-                summary.not_announceable += 1;
-                continue;
+        let several = self.channels_file;
+        for channel in self.channels.iter().filter(|c| only.is_none_or(|n| n == c.name())) {
+            let mut counts = ChannelSummary {
+                channel: channel.name().to_string(),
+                ..ChannelSummary::default()
+            };
+            let placeholders = self.seed_channel(channel, &matches, &mut counts).await?;
+            summary.not_announceable = placeholders;
+            summary.seeded += counts.seeded;
+            summary.skipped += counts.skipped;
+            if summary.sources_failed == 0 && channel.own_marker {
+                channel.announcer.store().initialise("seed", self.marker_ttl()).await?;
+                channel.saw_marker.store(true, Ordering::SeqCst);
             }
-            match store
-                .claim_match(
-                    &sighting.ids,
-                    &sighting.m.claim_title(),
-                    ttl,
-                    self.announcer.policy().stuck_after,
-                    false,
-                )
-                .await?
-            {
-                MatchClaim::Won(token) => {
-                    store.transition(&token, &Transition::Seeded).await?;
-                    summary.seeded += 1;
-                }
-                MatchClaim::Held { key, .. } => {
-                    store.refresh(&key, ttl).await?;
-                    summary.skipped += 1;
-                }
-                // Not asked for: a seed claims before it writes the marker.
-                MatchClaim::NoMarker => summary.skipped += 1,
+            if several {
+                summary.channels.push(counts);
             }
         }
         if summary.sources_failed > 0 {
@@ -62,18 +59,61 @@ impl App {
             summary.refused = Some("a source failed; seed again when every source reads".into());
             return Ok(summary);
         }
-        let (marker, wrote) = store.initialise("seed", self.marker_ttl()).await?;
+        let (marker, wrote) = self.store.initialise("seed", self.marker_ttl()).await?;
         if !wrote {
             tracing::info!(by = %marker.by, at = %marker.at, "store was already initialised; seeded matches added");
         }
-        self.saw_marker.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.saw_marker.store(true, Ordering::SeqCst);
         Ok(summary)
     }
 
-    /// One poll: read, dedupe, filter, announce each match in turn. Stops early (while
-    /// reading sources, or between matches, never inside one) when `cancel` fires, posting has halted, the store fails,
-    /// or the flood cap is reached. Outside dry run, nothing is posted unless the store is
-    /// initialised (see [`App::readiness`]).
+    /// Records each of `matches` (teams known) as `seeded` on `channel`; returns how many were
+    /// left out for a placeholder team.
+    async fn seed_channel(
+        &self,
+        channel: &ChannelRun,
+        matches: &[Sighting],
+        counts: &mut ChannelSummary,
+    ) -> Result<usize, ClaimError> {
+        let store = channel.announcer.store();
+        let ttl = self.policy.ttl;
+        let mut placeholders = 0;
+        for sighting in matches {
+            if sighting.m.has_placeholder_team() {
+                placeholders += 1;
+                continue;
+            }
+            match store
+                .claim_match(
+                    &sighting.ids,
+                    &sighting.m.claim_title(),
+                    ttl,
+                    self.policy.stuck_after,
+                    false,
+                )
+                .await?
+            {
+                MatchClaim::Won(token) => {
+                    store.transition(&token, &Transition::Seeded).await?;
+                    counts.seeded += 1;
+                }
+                MatchClaim::Held { key, .. } => {
+                    store.refresh(&key, ttl).await?;
+                    counts.skipped += 1;
+                }
+                // Not asked for: a seed claims before it writes the marker.
+                MatchClaim::NoMarker => counts.skipped += 1,
+            }
+        }
+        Ok(placeholders)
+    }
+
+    /// One poll: read, dedupe, filter, then on each channel in turn announce each match.
+    /// Stops early (while reading sources, or between matches, never inside one) when
+    /// `cancel` fires or the store fails; a channel stops early when its posting halted or its
+    /// flood cap is reached. Outside dry run, nothing is posted unless the store is
+    /// initialised (see [`App::readiness`]); a channel whose own first-start marker is missing
+    /// (added to a running deployment) records what is current instead of posting it.
     pub async fn cycle(&self, cancel: &CancellationToken) -> Summary {
         let started = Instant::now();
         let summary = self.cycle_inner(cancel).await;
@@ -90,12 +130,11 @@ impl App {
             _ = cancel.cancelled() => return Summary::default(),
         };
         // Counted before anything can refuse, so every mode's summary counts the same matches.
-        let mut seen: Vec<Seen> = matches
+        let seen: Vec<Seen> = matches
             .into_iter()
             .map(|sighting| Seen {
                 verdict: self.filter.check(&sighting.m),
                 sighting,
-                holder: None,
             })
             .collect();
         summary.not_announceable = seen.iter().filter(|s| s.verdict.is_err()).count();
@@ -127,78 +166,158 @@ impl App {
                 }
             }
         }
+        let several = self.channels_file;
+        for channel in &self.channels {
+            if cancel.is_cancelled() {
+                break;
+            }
+            let mut counts = ChannelSummary {
+                channel: channel.name().to_string(),
+                ..ChannelSummary::default()
+            };
+            let turn = self
+                .channel_turn(channel, &seen, cancel, &mut summary, &mut counts)
+                .await;
+            counts.halted = channel.announcer.halted();
+            summary.posted += counts.posted;
+            summary.skipped += counts.skipped;
+            summary.failed += counts.failed;
+            summary.deferred += counts.deferred;
+            summary.seeded += counts.seeded;
+            if several {
+                summary.channels.push(counts);
+            }
+            if let Turn::Stop = turn {
+                break;
+            }
+        }
+        summary
+    }
+
+    /// One channel's share of a cycle: its first-start check, one batch look-up of its
+    /// holders, then each match it takes, in order.
+    async fn channel_turn(
+        &self,
+        channel: &ChannelRun,
+        seen: &[Seen],
+        cancel: &CancellationToken,
+        summary: &mut Summary,
+        counts: &mut ChannelSummary,
+    ) -> Turn {
+        let announcer = &channel.announcer;
+        if announcer.halted().is_some() {
+            return Turn::Next;
+        }
+        if !self.dry_run && channel.own_marker && !channel.saw_marker.load(Ordering::SeqCst) {
+            match announcer.store().marker().await {
+                Ok(Some(_)) => channel.saw_marker.store(true, Ordering::SeqCst),
+                Ok(None) => {
+                    // A channel added to a running deployment: what is current now was
+                    // announced elsewhere already, or is old news; record it, post what is new.
+                    tracing::warn!(channel = %channel.name(), "new channel: recording the matches listed now without posting them (`seed --channel` does the same by hand)");
+                    let sightings: Vec<Sighting> = seen.iter().map(|s| s.sighting.clone()).collect();
+                    let seeded = match self.seed_channel(channel, &sightings, counts).await {
+                        Ok(_) => announcer
+                            .store()
+                            .initialise("new channel", self.marker_ttl())
+                            .await
+                            .map(|_| ()),
+                        Err(e) => Err(e),
+                    };
+                    return match seeded {
+                        Ok(()) => {
+                            channel.saw_marker.store(true, Ordering::SeqCst);
+                            Turn::Next
+                        }
+                        Err(e) => store_failed(summary, &e),
+                    };
+                }
+                Err(e) => return store_failed(summary, &e),
+            }
+        }
+        // The channel's verdict on each sighting: the bot's filter, then its own.
+        let verdicts: Vec<Result<(), &'static str>> = seen
+            .iter()
+            .map(|s| s.verdict.and_then(|()| channel.takes(&s.sighting.m)))
+            .collect();
         // One round trip tells which matches are already claimed (and refreshes their TTL), so
         // the steady state, where nearly every match is held, costs one batch per cycle instead
         // of a claim per match.
-        let wanted: Vec<&Sighting> = seen.iter().filter(|s| s.verdict.is_ok()).map(|s| &s.sighting).collect();
-        let found = match self.announcer.holders_of(&wanted).await {
+        let wanted: Vec<&Sighting> = seen
+            .iter()
+            .zip(&verdicts)
+            .filter(|(_, v)| v.is_ok())
+            .map(|(s, _)| &s.sighting)
+            .collect();
+        let mut holders: Vec<Option<Holder>> = match announcer.holders_of(&wanted).await {
             Ok(found) => found,
-            Err(e) => {
-                summary.store_errors += 1;
-                tracing::error!(error.cause_chain = %CauseChain(&e), "store unavailable; nothing posted this cycle");
-                summary.refused = Some(format!("store unavailable: {e}"));
-                return summary;
-            }
+            Err(e) => return store_failed(summary, &e),
         };
-        for (s, holder) in seen.iter_mut().filter(|s| s.verdict.is_ok()).zip(found) {
-            s.holder = holder;
-        }
+        holders.reverse();
         let mut announced = 0usize;
-        for i in 0..seen.len() {
-            if cancel.is_cancelled() || self.announcer.halted().is_some() {
+        for (i, s) in seen.iter().enumerate() {
+            if cancel.is_cancelled() || announcer.halted().is_some() {
                 break;
             }
-            let holder = seen[i].holder.take();
-            let sighting = &seen[i].sighting;
-            if let Err(why) = seen[i].verdict {
-                tracing::debug!(match_key = %sighting.ids.key, reason = why, "not announced");
+            let sighting = &s.sighting;
+            if let Err(why) = verdicts[i] {
+                tracing::debug!(match_key = %sighting.ids.key, channel = %channel.name(), reason = why, "not announced");
                 continue;
             }
-            let announceable_left = || seen[i..].iter().filter(|s| s.verdict.is_ok()).count();
+            let holder = holders.pop().flatten();
+            let announceable_left = || verdicts[i..].iter().filter(|v| v.is_ok()).count();
             // The flood cap paces real posts; a dry run previews every post the bot would make.
-            if !self.dry_run && announced >= self.max_posts_per_cycle {
+            if !self.dry_run && announced >= channel.max_posts_per_cycle {
                 let left = announceable_left();
-                summary.deferred = left;
+                counts.deferred = left;
                 tracing::warn!(
-                    cap = self.max_posts_per_cycle,
+                    cap = channel.max_posts_per_cycle,
                     left,
+                    channel = %channel.name(),
                     "flood cap reached; the rest stay unclaimed for later cycles"
                 );
                 break;
             }
-            match self.announcer.announce(sighting, holder).await {
+            // Per channel only with a channels file: the one X channel keeps the series it
+            // always had.
+            let label = self.channels_file.then(|| channel.name().to_string());
+            let count = |outcome: &'static str| match &label {
+                Some(c) => metrics::counter!(names::POSTS, "outcome" => outcome, "channel" => c.clone()).increment(1),
+                None => metrics::counter!(names::POSTS, "outcome" => outcome).increment(1),
+            };
+            match announcer.announce(sighting, holder).await {
                 Ok(outcome @ (Outcome::Posted(_) | Outcome::WouldPost(_))) => {
-                    let label = if matches!(outcome, Outcome::Posted(_)) {
+                    let outcome = if matches!(outcome, Outcome::Posted(_)) {
                         "posted"
                     } else {
                         "would_post"
                     };
-                    metrics::counter!(names::POSTS, "outcome" => label).increment(1);
-                    summary.posted += 1;
+                    count(outcome);
+                    counts.posted += 1;
                     announced += 1;
                 }
                 Ok(Outcome::Skipped { holder }) => {
-                    summary.skipped += 1;
-                    if holder.is_stuck(chrono::Utc::now(), self.announcer.policy().stuck_after) {
+                    counts.skipped += 1;
+                    if holder.is_stuck(chrono::Utc::now(), self.policy.stuck_after) {
                         summary.stuck_claims += 1;
                     }
                 }
                 Ok(Outcome::Deferred { .. }) => {
-                    metrics::counter!(names::POSTS, "outcome" => "deferred").increment(1);
+                    count("deferred");
                     // Pace applies to every later match too: leave them all for later cycles.
-                    summary.deferred = announceable_left();
+                    counts.deferred = announceable_left();
                     break;
                 }
                 Ok(Outcome::PostFailed { .. }) => {
-                    metrics::counter!(names::POSTS, "outcome" => "failed").increment(1);
-                    summary.failed += 1;
+                    count("failed");
+                    counts.failed += 1;
                     announced += 1;
                 }
                 Err(AnnounceError::Store { key, source }) => {
                     summary.store_errors += 1;
-                    summary.failed += 1;
+                    counts.failed += 1;
                     tracing::error!(match_key = %key, error.cause_chain = %CauseChain(&source), "store unavailable; not posting, will retry next cycle");
-                    break;
+                    return Turn::Stop;
                 }
                 Err(e @ AnnounceError::NoMarker { .. }) => {
                     // The claim's own check: the store was wiped after this cycle's readiness
@@ -206,24 +325,32 @@ impl App {
                     let why = "the store lost its data (its first-start marker is gone); posting stopped so nothing is announced twice; run `cricket-announcer seed` to resume";
                     tracing::error!(error.message = %e, "{why}");
                     summary.refused = Some(why.into());
-                    break;
+                    return Turn::Stop;
                 }
                 Err(e @ AnnounceError::Output(_)) => {
                     // Every later post would fail the same way: the dry run has nowhere to
                     // show its posts, so it stops, and a backfill says it did not complete.
-                    summary.failed += 1;
+                    counts.failed += 1;
                     tracing::error!(error.cause_chain = %CauseChain(&e), "the dry run's output cannot be written; stopping the dry run");
                     summary.refused = Some(e.to_string());
-                    break;
+                    return Turn::Stop;
                 }
                 Err(e) => {
-                    summary.failed += 1;
+                    counts.failed += 1;
                     log_announce_error(&e);
                 }
             }
         }
-        summary
+        Turn::Next
     }
+}
+
+/// Counts and logs a store failure that ends the cycle.
+fn store_failed(summary: &mut Summary, e: &ClaimError) -> Turn {
+    summary.store_errors += 1;
+    tracing::error!(error.cause_chain = %CauseChain(e), "store unavailable; nothing posted this cycle");
+    summary.refused = Some(format!("store unavailable: {e}"));
+    Turn::Stop
 }
 
 /// Publishes one cycle's figures (no-ops unless a recorder is installed: `METRICS_ADDR`).

@@ -13,7 +13,7 @@ impl App {
     /// poll intervals (counted from start until the first read).
     pub async fn health(&self) -> Vec<String> {
         let mut problems = Vec::new();
-        let reachable = match tokio::time::timeout(HEALTH_STORE_TIMEOUT, self.announcer.store().marker()).await {
+        let reachable = match tokio::time::timeout(HEALTH_STORE_TIMEOUT, self.store.marker()).await {
             Ok(Ok(Some(_))) => true,
             // A bot that refuses to post is not healthy, however well it polls.
             Ok(Ok(None)) if !self.dry_run => {
@@ -41,7 +41,7 @@ impl App {
         if !self.dry_run && reachable {
             // Not `check_eviction`: its warning about an asserted policy belongs to startup,
             // not to every probe.
-            let store = self.announcer.store();
+            let store = &self.store;
             let checked = tokio::time::timeout(
                 HEALTH_STORE_TIMEOUT,
                 store.eviction_safety(self.eviction_policy_asserted),
@@ -70,8 +70,14 @@ impl App {
                 *held = refusal;
             }
         }
-        if let Some(why) = self.announcer.halted() {
-            problems.push(format!("posting halted: {why}"));
+        for channel in &self.channels {
+            if let Some(why) = channel.announcer.halted() {
+                problems.push(if self.channels.len() == 1 {
+                    format!("posting halted: {why}")
+                } else {
+                    format!("posting halted on channel {}: {why}", channel.name())
+                });
+            }
         }
         // The jitter can add up to a tenth of an interval to each cycle: allow for it.
         let allowed = self

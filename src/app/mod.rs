@@ -13,21 +13,22 @@ mod summary;
 
 pub use sources::{check_sources, source_reader, SourceCheck, CHECK_SHOWS};
 pub use store::{check_eviction, open_store, StoreReadiness};
-pub use summary::Summary;
+pub use summary::{ChannelSummary, Summary};
 
 use crate::announcer::{Announcer, ClaimPolicy, DryRun, Mode, Output};
 use crate::backoff::Backoff;
-use crate::claim::ClaimError;
+use crate::channels::TemplateSource;
+use crate::claim::{ClaimError, ClaimStore};
 use crate::config::Config;
 use crate::filter::Filter;
-use crate::post::{PostPace, XClient};
+use crate::post::{PostPace, SinkKind, XClient};
 use crate::reconcile::{reconcile_x, Decision, RECONCILE_EVERY_CYCLES};
 use crate::shorten::Shortener;
 use crate::source::{self, SourceReader, SourceSpec};
 use crate::telemetry::CauseChain;
 use crate::template::Template;
 use anyhow::Context;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
@@ -47,9 +48,16 @@ pub struct App {
     sources: Vec<SourceSpec>,
     reader: SourceReader,
     filter: Filter,
-    announcer: Announcer,
+    /// The base store: the deployment's first-start marker, and the claims of the one X
+    /// channel when there is no channels file.
+    store: ClaimStore,
+    policy: ClaimPolicy,
+    /// The channels announced on, in order: one X channel without a channels file.
+    channels: Vec<ChannelRun>,
+    /// Whether the channels come from a channels file (then the summary and the metrics
+    /// count per channel).
+    channels_file: bool,
     poll_interval: Duration,
-    max_posts_per_cycle: usize,
     dry_run: bool,
     /// Set once this process has seen the first-start marker: its later absence means the
     /// store lost its data (as opposed to never having been initialised).
@@ -67,6 +75,47 @@ pub struct App {
     /// Why posting stopped: the last `/healthz` found a store that may evict claims. Checked at
     /// the start of every cycle; cleared by a later check that finds it safe.
     eviction_refusal: Mutex<Option<String>>,
+}
+
+/// One channel the bot announces on: its announcer (the channel's sink or dry-run printer,
+/// template, pace and claims) and which matches it takes.
+pub struct ChannelRun {
+    /// The channel's announcer.
+    pub announcer: Announcer,
+    /// The channel's own filter, applied after the bot's (`None`: the bot's alone).
+    filter: Option<Filter>,
+    /// Most posts on this channel per cycle (`MAX_POSTS_PER_CYCLE`).
+    max_posts_per_cycle: usize,
+    /// Whether the channel's claims carry a first-start marker of their own (a channels file:
+    /// a channel added to a running deployment records what is current before it posts).
+    own_marker: bool,
+    /// Set once the channel's own marker was seen.
+    saw_marker: std::sync::atomic::AtomicBool,
+}
+
+impl ChannelRun {
+    fn new(announcer: Announcer, filter: Option<Filter>, max_posts_per_cycle: usize, own_marker: bool) -> ChannelRun {
+        ChannelRun {
+            announcer,
+            filter,
+            max_posts_per_cycle,
+            own_marker,
+            saw_marker: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The channel's name (`x` without a channels file).
+    pub fn name(&self) -> &str {
+        self.announcer.channel()
+    }
+
+    /// Whether this channel announces `m`, by its own filter (the bot's is applied first).
+    fn takes(&self, m: &crate::cricket::Match) -> Result<(), &'static str> {
+        match &self.filter {
+            Some(f) => f.check(m),
+            None => Ok(()),
+        }
+    }
 }
 
 impl App {
@@ -93,33 +142,86 @@ impl App {
             ),
             None => None,
         };
-        let mode = if config.dry_run {
-            Mode::DryRun(DryRun {
-                out,
-                json: config.json,
-                shorten: config.shorten_in_dry_run,
-            })
-        } else if let Some(credentials) = config.x_credentials.clone() {
-            Mode::Live(
-                XClient::new(
-                    &config.x_api_base,
-                    credentials,
-                    config.post_timeout,
-                    source::fetch::CONNECT_TIMEOUT,
-                )
-                .map_err(anyhow::Error::msg)?,
-                std::sync::Arc::new(PostPace::new(config.posts_per_minute, config.posts_per_day)),
-            )
-        } else {
-            // Only a command that never posts (`seed`) gets here: `Config` requires the
-            // credentials of those that do. Without them nothing can reach X; posts are printed.
-            Mode::DryRun(DryRun {
-                out,
-                json: config.json,
-                shorten: false,
-            })
-        };
         let policy = ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout);
+        let cap = usize::try_from(config.max_posts_per_cycle).unwrap_or(usize::MAX);
+        let bot_pace = || Arc::new(PostPace::new(config.posts_per_minute, config.posts_per_day));
+        let channels = match &config.channels {
+            None => {
+                let mode = if config.dry_run {
+                    Mode::DryRun(DryRun {
+                        out,
+                        json: config.json,
+                        shorten: config.shorten_in_dry_run,
+                        sink: SinkKind::X,
+                        channel: None,
+                    })
+                } else if let Some(credentials) = config.x_credentials.clone() {
+                    let x = XClient::new(
+                        &config.x_api_base,
+                        credentials,
+                        config.post_timeout,
+                        source::fetch::CONNECT_TIMEOUT,
+                    )
+                    .map_err(anyhow::Error::msg)?;
+                    Mode::live(x, bot_pace())
+                } else {
+                    // Only a command that never posts (`seed`) gets here: `Config` requires the
+                    // credentials of those that do. Without them nothing can reach X; posts are printed.
+                    Mode::DryRun(DryRun {
+                        out,
+                        json: config.json,
+                        shorten: false,
+                        sink: SinkKind::X,
+                        channel: None,
+                    })
+                };
+                let announcer =
+                    Announcer::new(store.clone(), template, shortener, mode, policy).requiring_marker(!config.dry_run);
+                vec![ChannelRun::new(announcer, None, cap, false)]
+            }
+            Some(file) => {
+                let mut runs = Vec::with_capacity(file.channels.len());
+                for c in &file.channels {
+                    let template = match &c.template {
+                        None => Template::configured(config.template_path.as_deref()).context("TEMPLATE_PATH")?,
+                        Some(TemplateSource::Path(path)) => {
+                            Template::load(path).with_context(|| format!("channel {} in CHANNELS_FILE", c.name))?
+                        }
+                        Some(TemplateSource::Inline(text)) => {
+                            Template::from_source(&file.path.join(format!("#{}", c.name)), text.clone())
+                                .with_context(|| format!("channel {} in CHANNELS_FILE", c.name))?
+                        }
+                    };
+                    let pace = match c.pace {
+                        Some(p) => Arc::new(PostPace::new(p.posts_per_minute, p.posts_per_day)),
+                        None => bot_pace(),
+                    };
+                    let mode = if config.dry_run {
+                        Mode::DryRun(DryRun {
+                            out: out.clone(),
+                            json: config.json,
+                            shorten: config.shorten_in_dry_run,
+                            sink: c.sink.kind(),
+                            channel: Some(c.name.clone()),
+                        })
+                    } else {
+                        let mut sink = c
+                            .sink(config.post_timeout, source::fetch::CONNECT_TIMEOUT)
+                            .with_context(|| format!("channel {} in CHANNELS_FILE", c.name))?;
+                        if let Err(e) = sink.prepare().await {
+                            tracing::warn!(channel = %c.name, error.message = %e, "cannot read the sink's length rule from its server; using its default");
+                        }
+                        Mode::live(sink, pace)
+                    };
+                    let announcer =
+                        Announcer::new(store.for_channel(&c.name), template, shortener.clone(), mode, policy)
+                            .requiring_marker(!config.dry_run)
+                            .on_channel(&c.name);
+                    runs.push(ChannelRun::new(announcer, Some(c.filter.clone()), cap, true));
+                }
+                runs
+            }
+        };
         if !config.dry_run {
             // Claims written before identities were recorded keep them only in their records:
             // record them, so an edited listing of a match claimed then is still held.
@@ -138,9 +240,11 @@ impl App {
             sources: config.sources.clone(),
             reader,
             filter: config.filter.clone(),
-            announcer: Announcer::new(store, template, shortener, mode, policy).requiring_marker(!config.dry_run),
+            store,
+            policy,
+            channels_file: config.channels.is_some(),
+            channels,
             poll_interval: config.poll_interval,
-            max_posts_per_cycle: usize::try_from(config.max_posts_per_cycle).unwrap_or(usize::MAX),
             dry_run: config.dry_run,
             saw_marker: std::sync::atomic::AtomicBool::new(false),
             backoff: Mutex::new(vec![Backoff::default(); config.sources.len()]),
@@ -151,9 +255,41 @@ impl App {
         })
     }
 
-    /// The announcer (for tests and embedding).
+    /// The first channel's announcer (the one X channel without a channels file; for tests
+    /// and embedding).
     pub fn announcer(&self) -> &Announcer {
-        &self.announcer
+        &self.channels[0].announcer
+    }
+
+    /// The channels announced on, in order.
+    pub fn channels(&self) -> &[ChannelRun] {
+        &self.channels
+    }
+
+    /// The base store (the deployment's first-start marker; the one X channel's claims when
+    /// there is no channels file).
+    pub fn store(&self) -> &ClaimStore {
+        &self.store
+    }
+
+    /// Why posting stopped, when it stopped on every channel (bad credentials, credits
+    /// depleted, a deleted webhook…); a channel halted alone is skipped while the others go on.
+    pub fn halted(&self) -> Option<String> {
+        let halted: Vec<String> = self
+            .channels
+            .iter()
+            .map(|c| c.announcer.halted().map(|why| (c.announcer.channel().to_string(), why)))
+            .collect::<Option<Vec<_>>>()?
+            .into_iter()
+            .map(|(name, why)| {
+                if self.channels.len() == 1 {
+                    why
+                } else {
+                    format!("{name}: {why}")
+                }
+            })
+            .collect();
+        Some(halted.join("; "))
     }
 
     /// One cycle, then the summary. Success means every source was read and posting did not
@@ -163,7 +299,7 @@ impl App {
         let ok = summary.sources_failed == 0
             && summary.store_errors == 0
             && summary.refused.is_none()
-            && self.announcer.halted().is_none();
+            && self.halted().is_none();
         (summary, ok)
     }
 
@@ -173,12 +309,16 @@ impl App {
     /// # Errors
     /// [`ClaimError`] when the store cannot list its claims.
     pub async fn reconcile(&self) -> Result<Vec<Decision>, ClaimError> {
-        match self.announcer.x_client() {
-            Some(x) if !self.dry_run => {
-                reconcile_x(self.announcer.store(), x, self.announcer.policy().stuck_after).await
-            }
-            _ => Ok(Vec::new()),
+        let mut decisions = Vec::new();
+        if self.dry_run {
+            return Ok(decisions);
         }
+        for c in &self.channels {
+            if let Some(x) = c.announcer.x_client() {
+                decisions.extend(reconcile_x(c.announcer.store(), x, self.policy.stuck_after).await?);
+            }
+        }
+        Ok(decisions)
     }
 
     /// Polls until `cancel` fires, or after `max_cycles` cycles when given. A cycle in
@@ -223,7 +363,7 @@ impl App {
                 dry_run = self.dry_run,
                 "cycle done"
             );
-            if let Some(why) = self.announcer.halted() {
+            if let Some(why) = self.halted() {
                 tracing::error!(reason = %why, "posting halted; fix the account or credentials and restart");
                 return Some(format!("posting halted: {why}"));
             }

@@ -74,11 +74,7 @@ pub async fn open_store(config: &Config) -> anyhow::Result<ClaimStore> {
 
 impl App {
     pub(super) fn marker_ttl(&self) -> Duration {
-        self.announcer
-            .policy()
-            .ttl
-            .checked_mul(MARKER_TTL_FACTOR)
-            .unwrap_or(Duration::MAX)
+        self.policy.ttl.checked_mul(MARKER_TTL_FACTOR).unwrap_or(Duration::MAX)
     }
 
     /// `--init-store`: initialises the store if it has no marker (one atomic step; two
@@ -87,11 +83,17 @@ impl App {
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
     pub async fn init_store(&self) -> Result<bool, ClaimError> {
-        let (marker, wrote) = self
-            .announcer
-            .store()
-            .initialise("init-store", self.marker_ttl())
-            .await?;
+        let (marker, wrote) = self.store.initialise("init-store", self.marker_ttl()).await?;
+        // With a channels file, each channel's own marker too: every current match is
+        // announced on every channel.
+        for channel in self.channels.iter().filter(|c| c.own_marker) {
+            channel
+                .announcer
+                .store()
+                .initialise("init-store", self.marker_ttl())
+                .await?;
+            channel.saw_marker.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         if wrote {
             tracing::warn!("store initialised by --init-store: every current match will be announced");
         } else {
@@ -107,8 +109,7 @@ impl App {
     /// [`ClaimError`] when the store cannot answer.
     pub async fn readiness(&self) -> Result<StoreReadiness, ClaimError> {
         use std::sync::atomic::Ordering;
-        let store = self.announcer.store();
-        if store.refresh_marker(self.marker_ttl()).await? {
+        if self.store.refresh_marker(self.marker_ttl()).await? {
             self.saw_marker.store(true, Ordering::SeqCst);
             return Ok(StoreReadiness::Ready);
         }

@@ -33,6 +33,29 @@ pub struct Summary {
     /// initialised, store lost its data) or stopped (the dry-run output cannot be written).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// Each channel's share of the counts above, with a channels file (empty without one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<ChannelSummary>,
+}
+
+/// One channel's counts in a cycle.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct ChannelSummary {
+    /// The channel.
+    pub channel: String,
+    /// Posts made (in dry run: printed).
+    pub posted: usize,
+    /// Matches skipped because the channel's claim exists.
+    pub skipped: usize,
+    /// Posts that failed.
+    pub failed: usize,
+    /// Matches left for a later cycle (flood cap, pace).
+    pub deferred: usize,
+    /// Matches recorded without posting (the channel's first cycle, or `seed`).
+    pub seeded: usize,
+    /// Why the channel stopped posting, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub halted: Option<String>,
 }
 
 impl Summary {
@@ -62,6 +85,24 @@ impl Summary {
         }
         if let Some(why) = &self.refused {
             line.push_str(&format!("; refused to post: {why}"));
+        }
+        for c in &self.channels {
+            line.push_str(&format!(
+                "; {}: {} {}, skipped {}, failed {}",
+                c.channel,
+                if dry_run { "would post" } else { "posted" },
+                c.posted,
+                c.skipped,
+                c.failed
+            ));
+            for (n, what) in [(c.deferred, "deferred"), (c.seeded, "seeded")] {
+                if n > 0 {
+                    line.push_str(&format!(", {what} {n}"));
+                }
+            }
+            if let Some(why) = &c.halted {
+                line.push_str(&format!(", halted: {why}"));
+            }
         }
         line
     }

@@ -216,6 +216,16 @@ impl Transition {
     }
 }
 
+/// The post a claim's winner is about to send, recorded in the claim (see
+/// [`ClaimStore::claim_match_to_post`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostIntent<'a> {
+    /// The post's text, as rendered before the claim.
+    pub text: &'a str,
+    /// The sink's server-side dedupe key for it, when the sink has one.
+    pub dedupe_key: Option<&'a str>,
+}
+
 /// The answer to a token-checked change ([`ClaimStore::transition`], [`ClaimStore::release`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checked {
@@ -418,7 +428,8 @@ impl ClaimStore {
     }
 
     /// As [`ClaimStore::claim_match`], with the post the winner is about to send (`text`, as
-    /// rendered before the claim) stored in the record, at no extra round trip: what settles
+    /// rendered before the claim) and the sink's dedupe key for it (Mastodon's
+    /// `Idempotency-Key`, Bluesky's record key) stored in the record, at no extra round trip: what settles
     /// an `unknown` or stuck claim later (`claims reconcile`) is whether that post exists.
     ///
     /// # Errors
@@ -427,13 +438,14 @@ impl ClaimStore {
         &self,
         ids: &Identities,
         title: &str,
-        text: Option<&str>,
+        post: Option<&PostIntent<'_>>,
         ttl: Duration,
         gives_up_after: Duration,
         require_marker: bool,
     ) -> Result<MatchClaim, ClaimError> {
         let mut record = Claim::with_deadline(self.owner(), title, &ids.ids, Utc::now(), Some(gives_up_after));
-        record.text = text.map(str::to_string);
+        record.text = post.map(|p| p.text.to_string());
+        record.dedupe_key = post.and_then(|p| p.dedupe_key.map(str::to_string));
         let lookups = ids.lookups();
         let request = IdentityClaim {
             record_key: self.key(&ids.key),

@@ -86,6 +86,10 @@ pub struct Claim {
     /// have been shortened). What `claims reconcile` looks for on the platform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The sink's server-side dedupe key for the post (Mastodon's `Idempotency-Key`, Bluesky's
+    /// record key), when the sink has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_key: Option<String>,
     /// When `claims reconcile` last asked the platform about this claim and did not settle it.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_rfc3339")]
     pub checked_at: Option<DateTime<Utc>>,
@@ -138,6 +142,7 @@ impl fmt::Debug for Claim {
             .field("attempts", &self.attempts)
             .field("deadline", &self.deadline)
             .field("text", &self.text)
+            .field("dedupe_key", &self.dedupe_key)
             .field("checked_at", &self.checked_at)
             .field("check", &self.check)
             .finish_non_exhaustive()
@@ -174,6 +179,7 @@ impl Claim {
                 .and_then(|d| chrono::Duration::from_std(d).ok())
                 .and_then(|d| now.checked_add_signed(d)),
             text: None,
+            dedupe_key: None,
             checked_at: None,
             check: None,
         }
@@ -212,6 +218,7 @@ impl Claim {
                 attempts: None,
                 deadline: None,
                 text: None,
+                dedupe_key: None,
                 checked_at: None,
                 check: None,
             }

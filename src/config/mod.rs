@@ -93,6 +93,10 @@ pub enum ConfigError {
         /// Why it is needed here.
         why: &'static str,
     },
+    /// `CHANNELS_FILE` cannot be used: the channels file's own error (naming the file, the
+    /// channel and the field, and what to do).
+    #[error("CHANNELS_FILE: {0}")]
+    Channels(String),
 }
 
 impl ConfigError {
@@ -247,6 +251,8 @@ pub struct Config {
     pub redis: RedisOptions,
     /// PEM file of the CAs trusted for PostgreSQL's certificate (`DATABASE_CA_FILE`).
     pub database_ca_file: Option<PathBuf>,
+    /// `CHANNELS_FILE`: the channels to announce on; `None`: one X channel from the X settings.
+    pub channels: Option<crate::channels::Channels>,
 }
 
 /// What the command needs of the configuration.
@@ -333,6 +339,7 @@ impl Config {
             max_post_attempts,
             posts_per_minute,
             posts_per_day,
+            channels,
         } = settings.posting.validate(invocation.needs)?;
         let PostText {
             template_path,
@@ -373,6 +380,7 @@ impl Config {
             shutdown_grace,
             redis,
             database_ca_file,
+            channels,
         })
     }
 }

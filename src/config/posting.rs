@@ -3,6 +3,7 @@
 
 use super::value::{text, Whole};
 use super::{http_url, ConfigError, Needs};
+use crate::channels::Channels;
 use crate::post::XCredentials;
 use secrecy::SecretString;
 use std::num::NonZeroU32;
@@ -48,6 +49,10 @@ pub struct PostingSettings {
     /// Most posts per day (local pace; set it to your X plan's daily limit or below).
     #[arg(long, env = "POSTS_PER_DAY", value_parser = Whole::nonzero_count(), default_value = "50", global = true)]
     pub posts_per_day: NonZeroU32,
+    /// Channels file (TOML, see deploy/channels.example.toml): announce on each channel it
+    /// lists (X, Mastodon, Bluesky, Discord, Telegram) instead of the one X account above.
+    #[arg(long = "channels", env = "CHANNELS_FILE", global = true)]
+    pub channels_file: Option<String>,
 }
 
 /// The posting section, validated.
@@ -66,6 +71,8 @@ pub struct Posting {
     pub posts_per_minute: NonZeroU32,
     /// Local pace: posts per day.
     pub posts_per_day: NonZeroU32,
+    /// `CHANNELS_FILE`, read and validated; `None`: the one X channel of the settings above.
+    pub channels: Option<Channels>,
 }
 
 impl PostingSettings {
@@ -75,6 +82,15 @@ impl PostingSettings {
     /// [`ConfigError`] naming a URL that is not http(s), or an X credential missing when the
     /// command posts.
     pub fn validate(&self, needs: Needs) -> Result<Posting, ConfigError> {
+        let channels = match text(&self.channels_file) {
+            Some(path) => Some(
+                Channels::load(std::path::Path::new(path), &|var| std::env::var(var).ok())
+                    .map_err(|e| ConfigError::Channels(e.to_string()))?,
+            ),
+            None => None,
+        };
+        // With a channels file, each channel names the variables of its own secrets.
+        let needs = if channels.is_some() { Needs::NoPosting } else { needs };
         let key = secret("X_API_KEY", &self.x_api_key, needs)?;
         let api_secret = secret("X_API_SECRET", &self.x_api_secret, needs)?;
         let token = secret("X_ACCESS_TOKEN", &self.x_access_token, needs)?;
@@ -96,6 +112,7 @@ impl PostingSettings {
             max_post_attempts: self.max_post_attempts,
             posts_per_minute: self.posts_per_minute,
             posts_per_day: self.posts_per_day,
+            channels,
         })
     }
 }

@@ -162,6 +162,11 @@ enum Call {
 }
 
 impl BlueskyClient {
+    /// The channel this client posts for.
+    pub fn channel(&self) -> &str {
+        &self.channel
+    }
+
     /// A client for `identifier` (handle or DID) logging in with `app_password` at `service`
     /// (`https://bsky.social`, or the account's PDS), posting for `channel`.
     ///

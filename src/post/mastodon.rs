@@ -96,6 +96,11 @@ pub fn idempotency_key(key: &MatchKey, channel: &str) -> String {
 }
 
 impl MastodonClient {
+    /// The channel this client posts for.
+    pub fn channel(&self) -> &str {
+        &self.channel
+    }
+
     /// A client for the account of `token` on `instance` (`https://mastodon.social`), posting
     /// for `channel`. `timeout` bounds a whole request; past it the outcome is unknown.
     ///

@@ -492,6 +492,18 @@ impl Sink {
         }
     }
 
+    /// The server-side dedupe key a post of the match `key` carries on this sink: Mastodon's
+    /// `Idempotency-Key`, Bluesky's record key; `None` where the platform has none. The same
+    /// for every replica (derived from the match and the channel), so it is recorded in the
+    /// claim before the post, for `claims reconcile`.
+    pub fn dedupe_key(&self, key: &MatchKey) -> Option<String> {
+        match self {
+            Sink::Mastodon(c) => Some(super::mastodon::idempotency_key(key, c.channel())),
+            Sink::Bluesky(c) => Some(super::bluesky::record_key(key, c.channel())),
+            Sink::X(_) | Sink::Discord(_) | Sink::Telegram(_) => None,
+        }
+    }
+
     /// The sink's length rule (Mastodon's as last loaded from its instance).
     pub fn length_rule(&self) -> LengthRule {
         match self {
@@ -559,6 +571,26 @@ impl Sink {
             Sink::Bluesky(c) => c.post(text, claim.key()).await,
             Sink::Discord(c) => c.post(text).await,
             Sink::Telegram(c) => c.post(text).await,
+        }
+    }
+}
+
+impl From<XClient> for Sink {
+    fn from(x: XClient) -> Sink {
+        Sink::X(x)
+    }
+}
+
+impl SinkKind {
+    /// The sink's length rule without asking its server: Mastodon's default (500, URLs 23),
+    /// the fixed rules of the others. What a dry run fits posts to.
+    pub fn default_length_rule(self) -> LengthRule {
+        match self {
+            SinkKind::X => LengthRule::XWeighted,
+            SinkKind::Mastodon => MASTODON_DEFAULT,
+            SinkKind::Bluesky => LengthRule::Bluesky,
+            SinkKind::Discord => DISCORD_LENGTH,
+            SinkKind::Telegram => TELEGRAM_LENGTH,
         }
     }
 }

@@ -47,7 +47,7 @@ async fn ten_concurrent_announcements_post_once(kind: Kind) {
         }
     }
     assert_eq!(posted.len(), 1, "exactly one post");
-    assert_eq!(posted[0].tweet_id, "1800000000000000001");
+    assert_eq!(posted[0].id, "1800000000000000001");
     assert_eq!(holders.len(), 9);
     let check = store(kind, &prefix, "checker", &dir.path().join("claims.db")).await;
     let record = check.peek(&MatchKey::for_match(&m)).await.unwrap().unwrap();
@@ -114,10 +114,7 @@ async fn the_post_sent_to_x_is_the_exact_rendered_text_signed_with_oauth1() {
         .announce(&Sighting::new(zim_v_ban()), None)
         .await
         .unwrap();
-    assert!(
-        matches!(outcome, Outcome::Posted(ref r) if r.tweet_id == "7"),
-        "{outcome:?}"
-    );
+    assert!(matches!(outcome, Outcome::Posted(ref r) if r.id == "7"), "{outcome:?}");
     let requests = x.received_requests().await.unwrap();
     let auth = requests[0]
         .headers
@@ -147,6 +144,8 @@ async fn a_dry_run_prints_the_exact_post_and_writes_no_claim() {
         out: out.output(),
         json: false,
         shorten: false,
+        sink: cricket_announcer::post::SinkKind::X,
+        channel: None,
     });
     let announcer = Announcer::new(s, helpers::template(), None, mode, helpers::policy());
     let outcome = announcer.announce(&Sighting::new(zim_v_ban()), None).await.unwrap();
@@ -154,7 +153,7 @@ async fn a_dry_run_prints_the_exact_post_and_writes_no_claim() {
         panic!("{outcome:?}")
     };
     assert_eq!(post.text(), ZIM_V_BAN_TEXT);
-    assert_eq!(post.weighted_length(), 157);
+    assert_eq!(post.length(), 157);
     assert_eq!(
         out.text(),
         format!("--- 2026-07-17_bangladesh-v-zimbabwe_2nd-t20i (cricbuzz:158062; weighted length 157/280)\n{ZIM_V_BAN_TEXT}\n\n")
@@ -239,7 +238,7 @@ async fn a_post_too_long_for_any_cut_is_an_error_naming_the_template_and_the_mat
         std::num::NonZeroU32::new(9).unwrap(),
         std::num::NonZeroU32::new(99).unwrap(),
     ));
-    let announcer = Announcer::new(s, template, None, Mode::Live(client, pace), helpers::policy());
+    let announcer = Announcer::new(s, template, None, Mode::live(client, pace), helpers::policy());
     let e = announcer.announce(&Sighting::new(zim_v_ban()), None).await.unwrap_err();
     let msg = e.to_string();
     assert!(

@@ -29,7 +29,7 @@ pub(crate) fn bot(dir: &Path) -> tokio::process::Command {
 }
 
 /// The whole number written in `text` right after `marker`, up to `end`.
-fn number_after(text: &str, marker: &str, end: char) -> Option<u64> {
+pub(crate) fn number_after(text: &str, marker: &str, end: char) -> Option<u64> {
     text.split(marker).nth(1)?.split(end).next()?.parse().ok()
 }
 

@@ -101,7 +101,7 @@ async fn x_201_records_posted_with_the_tweet_id(kind: Kind) {
         x_answering(ResponseTemplate::new(201).set_body_json(serde_json::json!({"data": {"id": "1799", "text": "t"}})))
             .await;
     let o = announce_once(kind, &x).await;
-    assert!(matches!(o.outcome, Outcome::Posted(ref r) if r.tweet_id == "1799"));
+    assert!(matches!(o.outcome, Outcome::Posted(ref r) if r.id == "1799"));
     assert_eq!(
         (o.posts, o.state, o.attempts, o.halted),
         (1, Some(ClaimState::Posted), 0, false)
@@ -247,7 +247,7 @@ async fn x_accepting_the_connection_and_never_answering_keeps_the_claim_as_unkno
         s.clone(),
         helpers::template(),
         None,
-        Mode::Live(client, pace),
+        Mode::live(client, pace),
         helpers::policy(),
     );
     let o = observe(&announcer, &s, &x).await;
@@ -276,7 +276,7 @@ async fn a_refused_connection_releases_the_claim(kind: Kind) {
         s.clone(),
         helpers::template(),
         None,
-        Mode::Live(client, pace),
+        Mode::live(client, pace),
         helpers::policy(),
     );
     let m = zim_v_ban();
@@ -579,7 +579,7 @@ mod lifecycle {
         helpers::x_accepts(&x, 0).await;
         let prefix = unique_prefix();
         let bot = app(&prefix, &x).await;
-        let seeded = bot.seed().await.unwrap();
+        let seeded = bot.seed(None).await.unwrap();
         assert_eq!(
             (seeded.seeded, seeded.not_announceable),
             (8, 1),
@@ -616,7 +616,7 @@ mod lifecycle {
         let second = bot.cycle(&CancellationToken::new()).await;
         assert_eq!(second.posted, 0, "nothing is announced twice");
         assert!(second.refused.unwrap().contains("lost its data"));
-        let reseeded = bot.seed().await.unwrap();
+        let reseeded = bot.seed(None).await.unwrap();
         assert_eq!(reseeded.seeded, 8);
         let third = bot.cycle(&CancellationToken::new()).await;
         assert_eq!((third.posted, third.skipped, third.refused), (0, 4, None));

@@ -261,7 +261,7 @@ pub fn live_announcer_with(store: ClaimStore, x: &MockServer, policy: ClaimPolic
     let base = url::Url::parse(&x.uri()).unwrap();
     let client = XClient::new(&base, credentials(), Duration::from_secs(5), Duration::from_secs(2)).unwrap();
     let pace = PostPace::new(NonZeroU32::new(1_000).unwrap(), NonZeroU32::new(100_000).unwrap());
-    Announcer::new(store, template(), None, Mode::Live(client, Arc::new(pace)), policy)
+    Announcer::new(store, template(), None, Mode::live(client, Arc::new(pace)), policy)
 }
 
 /// One day's TTL, 3 attempts, stuck after 5 s + margin.

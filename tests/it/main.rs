@@ -1,6 +1,7 @@
 //! One integration-test crate: real Redis, real SQLite files, real HTTP servers on loopback.
 
 mod announce;
+mod channels;
 mod claim;
 mod cli;
 mod contract;

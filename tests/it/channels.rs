@@ -1,0 +1,329 @@
+//! Channels (issue 21): one bot announcing each match once per channel, with a channels file
+//! naming X, Mastodon and Discord stand-ins on loopback that follow each platform's documented
+//! contract. Three processes × three channels race on one page on each store; a failure on one
+//! channel neither blocks nor repeats another; a channel added to a running deployment records
+//! what is current instead of posting it.
+
+use crate::cli::{bot, page_server, start, text, wait_all, CRICBUZZ_KEYS};
+use crate::helpers::{ensure_schema, redis_url, schema_for, schema_url, unique_prefix, x_accepts, Kind};
+use std::path::Path;
+use wiremock::matchers::{header, method, path, query_param};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const WEBHOOK: &str = "/api/webhooks/1180000000000000000/tok-secret";
+
+/// The three platforms' stand-ins.
+struct Platforms {
+    x: MockServer,
+    mastodon: MockServer,
+    discord: MockServer,
+}
+
+impl Platforms {
+    /// X and Mastodon accepting exactly `x` and `mastodon` posts (checked by
+    /// [`Platforms::verify`], and when dropped); Discord answering `discord` when given.
+    async fn accepting(x: u64, mastodon: u64, discord: Option<ResponseTemplate>) -> Platforms {
+        let p = Platforms {
+            x: MockServer::start().await,
+            mastodon: MockServer::start().await,
+            discord: MockServer::start().await,
+        };
+        x_accepts(&p.x, x).await;
+        Mock::given(method("GET"))
+            .and(path("/api/v2/instance"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+                "configuration": {"statuses": {"max_characters": 500, "characters_reserved_per_url": 23}}
+            })))
+            .mount(&p.mastodon)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/api/v1/statuses"))
+            .and(header("authorization", "Bearer mastodon-secret"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(
+                serde_json::json!({"id": "110000000000000001", "url": "https://mastodon.example/@bot/110000000000000001"}),
+            ))
+            .expect(mastodon)
+            .mount(&p.mastodon)
+            .await;
+        let answer = discord.unwrap_or_else(|| {
+            ResponseTemplate::new(200).set_body_json(
+                serde_json::json!({"id": "1181000000000000001", "channel_id": "1170000000000000000", "content": "ok"}),
+            )
+        });
+        Mock::given(method("POST"))
+            .and(path(WEBHOOK))
+            .and(query_param("wait", "true"))
+            .respond_with(answer)
+            .mount(&p.discord)
+            .await;
+        p
+    }
+
+    /// Writes the channels file for these stand-ins into `dir`, with `channels` of them.
+    fn file(&self, dir: &Path, channels: &[&str]) -> std::path::PathBuf {
+        let mut toml = String::new();
+        for c in channels {
+            toml.push_str(&match *c {
+                "x" => format!("[[channel]]\nname = \"x\"\nsink = \"x\"\nbase_url = \"{}\"\n\n", self.x.uri()),
+                "mastodon" => format!(
+                    "[[channel]]\nname = \"mastodon\"\nsink = \"mastodon\"\ninstance = \"{}\"\ntoken_env = \"MASTODON_TOKEN\"\n\n",
+                    self.mastodon.uri()
+                ),
+                "discord" => "[[channel]]\nname = \"discord\"\nsink = \"discord\"\nwebhook_url_env = \"DISCORD_WEBHOOK_URL\"\n\n".to_string(),
+                other => panic!("{other}"),
+            });
+        }
+        let file = dir.join("channels.toml");
+        std::fs::write(&file, toml).unwrap();
+        file
+    }
+
+    async fn discord_posts(&self) -> usize {
+        self.discord
+            .received_requests()
+            .await
+            .unwrap()
+            .iter()
+            .filter(|r| r.url.path() == WEBHOOK)
+            .count()
+    }
+
+    async fn verify(&self) {
+        self.x.verify().await;
+        self.mastodon.verify().await;
+    }
+}
+
+/// The bot with the channels file `file`, the store `store` (env pairs), reading `source`.
+fn bot_with(dir: &Path, p: &Platforms, file: &Path, store: &[(&str, String)], source: &str) -> tokio::process::Command {
+    let mut cmd = bot(dir);
+    cmd.env("CHANNELS_FILE", file)
+        .env("X_API_KEY", "k")
+        .env("X_API_SECRET", "s")
+        .env("X_ACCESS_TOKEN", "t")
+        .env("X_ACCESS_TOKEN_SECRET", "ts")
+        .env("MASTODON_TOKEN", "mastodon-secret")
+        .env("DISCORD_WEBHOOK_URL", format!("{}{WEBHOOK}", p.discord.uri()))
+        .env("SOURCES", source)
+        .env("MAX_POSTS_PER_CYCLE", "10");
+    for (k, v) in store {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// `claims list --json` of one channel: (match key, state) sorted.
+async fn claims_of(
+    dir: &Path,
+    p: &Platforms,
+    file: &Path,
+    store: &[(&str, String)],
+    prefix: &str,
+) -> Vec<(String, String)> {
+    let o = bot_with(dir, p, file, store, "x")
+        .env("KEY_PREFIX", prefix)
+        .args(["claims", "list", "--json"])
+        .output()
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    let mut rows: Vec<(String, String)> = text(&o)
+        .0
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|r| {
+            (
+                r["key"].as_str().unwrap().to_string(),
+                r["claim"]["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+async fn three_processes_on_three_channels_post_once_per_match_and_channel(kind: Kind) {
+    let site = page_server().await;
+    let p = Platforms::accepting(4, 4, None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let store: Vec<(&str, String)> = match kind {
+        Kind::Redis => vec![("REDIS_URL", redis_url())],
+        Kind::Embedded => vec![("STORE_PATH", dir.path().join("shared.db").display().to_string())],
+        Kind::Postgres => {
+            let schema = schema_for(&prefix);
+            ensure_schema(&schema).await;
+            vec![("DATABASE_URL", schema_url(&schema))]
+        }
+    };
+    let file = p.file(dir.path(), &["x", "mastodon", "discord"]);
+    let source = format!("{}/cricket-match/live-scores", site.uri());
+    let children: Vec<_> = (0..3)
+        .map(|i| {
+            let mut cmd = bot_with(dir.path(), &p, &file, &store, &source);
+            cmd.env("KEY_PREFIX", &*prefix)
+                .env("INSTANCE_ID", format!("replica-{i}"))
+                .args(["backfill", "--init-store"]);
+            start(&mut cmd)
+        })
+        .collect();
+    let outputs = wait_all(children).await;
+    for o in &outputs {
+        assert!(o.status.success(), "{:?}", text(o));
+    }
+    // Exactly one post per (match, channel): 4 on each platform, 12 in all.
+    p.verify().await;
+    assert_eq!(p.discord_posts().await, 4);
+    let posted: usize = outputs
+        .iter()
+        .map(|o| crate::cli::number_after(&text(o).0, "posted ", ',').unwrap_or(0) as usize)
+        .sum();
+    assert_eq!(
+        posted,
+        12,
+        "{:?}",
+        outputs.iter().map(|o| text(o).0).collect::<Vec<_>>()
+    );
+    // Each channel holds its own claim on each match.
+    for channel in ["x", "mastodon", "discord"] {
+        let listed = claims_of(dir.path(), &p, &file, &store, &format!("{}ch:{channel}:", *prefix)).await;
+        let want: Vec<(String, String)> = CRICBUZZ_KEYS
+            .iter()
+            .map(|k| (k.to_string(), "posted".to_string()))
+            .collect();
+        assert_eq!(listed, want, "{channel}");
+    }
+}
+
+crate::helpers::store_matrix!(three_processes_on_three_channels_post_once_per_match_and_channel);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_that_halts_neither_blocks_nor_repeats_the_others() {
+    let site = page_server().await;
+    // Discord says the webhook is gone: that channel halts; X and Mastodon post every match.
+    let gone =
+        ResponseTemplate::new(404).set_body_json(serde_json::json!({"message": "Unknown Webhook", "code": 10015}));
+    let p = Platforms::accepting(4, 4, Some(gone)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let store = vec![("REDIS_URL", redis_url())];
+    let file = p.file(dir.path(), &["discord", "x", "mastodon"]);
+    let source = format!("{}/cricket-match/live-scores", site.uri());
+    let o = bot_with(dir.path(), &p, &file, &store, &source)
+        .env("KEY_PREFIX", &*prefix)
+        .args(["backfill", "--init-store"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(5), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("discord: posted 0, skipped 0, failed 1, halted: "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("x: posted 4, skipped 0, failed 0"), "{stdout}");
+    assert!(stdout.contains("mastodon: posted 4, skipped 0, failed 0"), "{stdout}");
+    // One request reached the dead webhook; the channel then stopped.
+    assert_eq!(p.discord_posts().await, 1);
+
+    // Again: X and Mastodon skip every match (never repeat), Discord is tried afresh.
+    let o = bot_with(dir.path(), &p, &file, &store, &source)
+        .env("KEY_PREFIX", &*prefix)
+        .arg("backfill")
+        .output()
+        .await
+        .unwrap();
+    let (stdout, _) = text(&o);
+    assert!(stdout.contains("x: posted 0, skipped 4, failed 0"), "{stdout}");
+    assert!(stdout.contains("mastodon: posted 0, skipped 4, failed 0"), "{stdout}");
+    p.verify().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_added_to_a_running_deployment_records_what_is_current_without_posting() {
+    let site = page_server().await;
+    let p = Platforms::accepting(4, 0, None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let store = vec![("REDIS_URL", redis_url())];
+    let source = format!("{}/cricket-match/live-scores", site.uri());
+    // Running with X alone.
+    let only_x = p.file(dir.path(), &["x"]);
+    let o = bot_with(dir.path(), &p, &only_x, &store, &source)
+        .env("KEY_PREFIX", &*prefix)
+        .args(["backfill", "--init-store"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        text(&o).0.contains("x: posted 4, skipped 0, failed 0"),
+        "{:?}",
+        text(&o)
+    );
+    // Mastodon added: its first cycle records the current matches (as `seed` does: the eight
+    // with both teams known, finished ones too) and posts none.
+    let with_mastodon = p.file(dir.path(), &["x", "mastodon"]);
+    let o = bot_with(dir.path(), &p, &with_mastodon, &store, &source)
+        .env("KEY_PREFIX", &*prefix)
+        .arg("backfill")
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("x: posted 0, skipped 4, failed 0; mastodon: posted 0, skipped 0, failed 0, seeded 8"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("new channel: recording the matches listed now without posting them"),
+        "{stderr}"
+    );
+    let seeded = claims_of(
+        dir.path(),
+        &p,
+        &with_mastodon,
+        &store,
+        &format!("{}ch:mastodon:", *prefix),
+    )
+    .await;
+    assert_eq!(seeded.iter().filter(|(_, s)| s == "seeded").count(), 8);
+    let mastodon_posts = p
+        .mastodon
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.url.path() == "/api/v1/statuses")
+        .count();
+    assert_eq!(mastodon_posts, 0);
+}
+
+#[tokio::test]
+async fn a_dry_run_prints_each_channels_post_fitted_to_its_sink() {
+    let p = Platforms::accepting(0, 0, None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = p.file(dir.path(), &["x", "mastodon", "discord"]);
+    let page = crate::helpers::root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let o = bot_with(dir.path(), &p, &file, &[], &page.display().to_string())
+        .env("STORE_PATH", dir.path().join("none.db"))
+        .args(["--dry-run", "backfill"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}{stderr}");
+    for (channel, length) in [
+        ("x", "weighted length 157/280"),
+        ("mastodon", "/500 characters (URLs counted as reserved)"),
+        ("discord", "/2000 UTF-16 code units"),
+    ] {
+        let headers: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.starts_with(&format!("--- [{channel}] ")))
+            .collect();
+        assert_eq!(headers.len(), 4, "{channel}: {stdout}");
+        assert!(headers.iter().any(|h| h.contains(length)), "{channel}: {headers:?}");
+    }
+    assert_eq!(p.discord_posts().await, 0);
+}
