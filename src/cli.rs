@@ -68,6 +68,10 @@ pub enum Command {
     },
     /// Inspect the claims in the store.
     Claims {
+        /// The channel of the channels file whose claims to read (without a channels file, the
+        /// one channel is `x`); `claims reconcile` without it goes through every channel.
+        #[arg(long, global = true)]
+        channel: Option<String>,
         /// What to do with claims.
         #[command(subcommand)]
         action: ClaimsCommand,
@@ -97,11 +101,7 @@ pub enum ClaimsCommand {
     },
     /// Ask the platform whether the post of each unknown or stuck claim exists, and record
     /// what it says (found: posted, with its id; not found: the time of the check). Never posts.
-    Reconcile {
-        /// Only this channel's claims (the environment-only setup has one channel, `x`).
-        #[arg(long)]
-        channel: Option<String>,
-    },
+    Reconcile,
     /// Delete the claim on one match key so it may be announced again. Refused unless the
     /// claim is unknown, failed or stuck, or --force is given.
     Release {
@@ -201,6 +201,7 @@ const POSTING: &[&str] = &[
     "max_post_attempts",
     "posts_per_minute",
     "posts_per_day",
+    "channels_file",
 ];
 /// Only the long-running `run` uses these.
 const SERVICE: &[&str] = &[
@@ -234,9 +235,21 @@ fn uses(path: &str) -> Vec<&'static str> {
     let groups: &[&[&str]] = match path {
         "run" => &[STORE, SOURCES, FILTER, POSTING, SERVICE],
         "backfill" => &[STORE, SOURCES, FILTER, POSTING],
-        "seed" => &[STORE, SOURCES, &["dry_run"]],
+        "seed" => &[STORE, SOURCES, &["dry_run", "channels_file"]],
         "check-sources" => &[SOURCES, STORE_CHECK],
-        p if p.starts_with("claims") => &[STORE, CLAIM_POLICY],
+        "claims reconcile" => &[
+            STORE,
+            CLAIM_POLICY,
+            &[
+                "channels_file",
+                "x_api_base_url",
+                "x_api_key",
+                "x_api_secret",
+                "x_access_token",
+                "x_access_token_secret",
+            ],
+        ],
+        p if p.starts_with("claims") => &[STORE, CLAIM_POLICY, &["channels_file"]],
         _ => &[],
     };
     groups

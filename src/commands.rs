@@ -10,8 +10,8 @@ use cricket_announcer::claim::{known_time, ClaimState, EvictionSafety, ListedCla
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, ConfigError, Invocation, Needs, Printing, Sending, StoreConfig};
 use cricket_announcer::cricket::MatchKey;
-use cricket_announcer::post::XClient;
-use cricket_announcer::reconcile::{reconcile_x, Decision, Settled};
+use cricket_announcer::post::{Sink, XClient};
+use cricket_announcer::reconcile::{reconcile_replay, reconcile_x, Decision, Settled};
 use cricket_announcer::status;
 use cricket_announcer::telemetry::CauseChain;
 use cricket_announcer::template::{TemplateError, BUILT_IN_NAME};
@@ -169,7 +169,8 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         || matches!(
             cli.command,
             Command::Claims {
-                action: ClaimsCommand::Reconcile { .. }
+                action: ClaimsCommand::Reconcile,
+                ..
             }
         );
     let needs = if posts { Needs::Posting } else { Needs::NoPosting };
@@ -265,7 +266,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             write_stdout(&text)?;
             Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_INCOMPLETE }))
         }
-        Command::Claims { action } => {
+        Command::Claims { action, channel } => {
             if config.dry_run && matches!(action, ClaimsCommand::Release { .. }) {
                 return Err(Usage(
                     "claims release deletes a claim by design; it has no dry run (use `claims show` to look)".into(),
@@ -290,9 +291,37 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
 
-            let store = open_store(&config).await?;
+            let base = open_store(&config).await?;
             let stuck_after =
                 ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout).stuck_after;
+            let names: Vec<&str> = match &config.channels {
+                Some(file) => file.channels.iter().map(|c| c.name.as_str()).collect(),
+                None => vec!["x"],
+            };
+            if let Some(name) = channel.as_deref().filter(|n| !names.contains(n)) {
+                return Err(Usage(format!(
+                    "no channel {:?} (channels: {})",
+                    escaped(name),
+                    names.join(", ")
+                ))
+                .into());
+            }
+            if let ClaimsCommand::Reconcile = action {
+                return reconcile(&config, &base, channel.as_deref(), stuck_after).await;
+            }
+            // One channel's claims: the named one, or the only one.
+            let store = match (&config.channels, channel.as_deref()) {
+                (None, _) => base,
+                (Some(_), Some(name)) => base.for_channel(name),
+                (Some(_), None) if names.len() == 1 => base.for_channel(names[0]),
+                (Some(_), None) => {
+                    return Err(Usage(format!(
+                        "name the channel whose claims to read: --channel NAME (channels: {})",
+                        names.join(", ")
+                    ))
+                    .into())
+                }
+            };
             match action {
                 ClaimsCommand::List { state, wide } => {
                     let now = Utc::now();
@@ -328,36 +357,8 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     }
                     Ok(ExitCode::SUCCESS)
                 }
-                ClaimsCommand::Reconcile { channel } => {
-                    if let Some(name) = channel.as_deref().filter(|c| *c != "x") {
-                        return Err(Usage(format!(
-                            "no channel {:?}: without a channels file the one channel is `x`",
-                            escaped(name)
-                        ))
-                        .into());
-                    }
-                    if config.dry_run {
-                        return Err(Usage(
-                            "claims reconcile records what X says; it has no dry run (use `claims list --state unknown` to look)".into(),
-                        )
-                        .into());
-                    }
-                    let credentials = config
-                        .x_credentials
-                        .clone()
-                        .context("claims reconcile reads the account's posts: set the four X credentials")?;
-                    let x = XClient::new(
-                        &config.x_api_base,
-                        credentials,
-                        config.post_timeout,
-                        cricket_announcer::source::fetch::CONNECT_TIMEOUT,
-                    )
-                    .map_err(anyhow::Error::msg)?;
-                    let decisions = reconcile_x(&store, &x, stuck_after).await?;
-                    print_decisions(&decisions, config.json, &store_label(&config))?;
-                    let asked_all = decisions.iter().all(|d| !matches!(d.outcome, Settled::NotAsked { .. }));
-                    Ok(ExitCode::from(if asked_all { EXIT_OK } else { EXIT_INCOMPLETE }))
-                }
+                // Answered above, for every channel.
+                ClaimsCommand::Reconcile => Ok(ExitCode::SUCCESS),
                 ClaimsCommand::Release { key, force } => {
                     let asked = parse_key(&key)?;
                     // As `show`: a match key, or any identity a claim recorded.
@@ -533,6 +534,52 @@ async fn seed_dry_run(app: &App, config: &Config) -> anyhow::Result<ExitCode> {
     }
     write_stdout(&out)?;
     Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_INCOMPLETE }))
+}
+
+/// `claims reconcile`: the named channel, or every channel; X channels are asked (see
+/// [`reconcile_x`]); the unknown and stuck claims of other sinks are listed as not asked.
+async fn reconcile(
+    config: &Config,
+    base: &cricket_announcer::claim::ClaimStore,
+    channel: Option<&str>,
+    stuck_after: Duration,
+) -> anyhow::Result<ExitCode> {
+    if config.dry_run {
+        return Err(Usage(
+            "claims reconcile records what the platform says; it has no dry run (use `claims list --state unknown` to look)"
+                .into(),
+        )
+        .into());
+    }
+    let mut decisions = Vec::new();
+    match &config.channels {
+        None => {
+            let credentials = config
+                .x_credentials
+                .clone()
+                .context("claims reconcile reads the account's posts: set the four X credentials")?;
+            let x = XClient::new(
+                &config.x_api_base,
+                credentials,
+                config.post_timeout,
+                cricket_announcer::source::fetch::CONNECT_TIMEOUT,
+            )
+            .map_err(anyhow::Error::msg)?;
+            decisions.extend(reconcile_x(base, &x, stuck_after).await?);
+        }
+        Some(file) => {
+            for c in file.channels.iter().filter(|c| channel.is_none_or(|n| n == c.name)) {
+                let store = base.for_channel(&c.name);
+                match c.sink(config.post_timeout, cricket_announcer::source::fetch::CONNECT_TIMEOUT)? {
+                    Sink::X(x) => decisions.extend(reconcile_x(&store, &x, stuck_after).await?),
+                    other => decisions.extend(reconcile_replay(&store, &other, stuck_after).await?),
+                }
+            }
+        }
+    }
+    print_decisions(&decisions, config.json, &store_label(config))?;
+    let asked_all = decisions.iter().all(|d| !matches!(d.outcome, Settled::NotAsked { .. }));
+    Ok(ExitCode::from(if asked_all { EXIT_OK } else { EXIT_INCOMPLETE }))
 }
 
 /// `claims reconcile`'s report: one line (or JSON object) per claim it looked at.

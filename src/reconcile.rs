@@ -9,12 +9,20 @@
 //!   its link), records `posted` with that id. Not found is not proof (the timeline is
 //!   eventually consistent, and reads cost credits): the claim stays as it was, with the time
 //!   of the check and what was found (`claims list --state unknown` shows both).
+//! - **Mastodon** keeps a post's `Idempotency-Key` for an hour: within that hour the create is
+//!   repeated with the same key ([`reconcile_replay`]), and the server answers the original
+//!   status, or creates the post once if the first create never landed. After the hour a repeat
+//!   is no longer safe: the claim is listed for the operator.
+//! - **Bluesky** refuses a second create at the same record key: the create is repeated at the
+//!   claim's key, and either creates the post once or finds it there.
+//! - **Discord and Telegram** can neither be searched nor deduplicated: their claims are listed
+//!   for the operator ([`not_asked`]).
 //! - A claim whose record has no post text (written by a release before this one) cannot be
 //!   looked for: it is listed for the operator.
 
 use crate::claim::{Checked, Claim, ClaimError, ClaimState, ClaimStore, Transition};
 use crate::cricket::MatchKey;
-use crate::post::{Found, PostError, XClient};
+use crate::post::{Found, PostError, Sink, SinkError, SinkKind, XClient};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
@@ -114,6 +122,116 @@ pub async fn reconcile_x(store: &ClaimStore, x: &XClient, stuck_after: Duration)
     Ok(decisions)
 }
 
+/// How long Mastodon keeps an `Idempotency-Key` (one hour, per account: `sinks.md`, from
+/// Mastodon's `post_status_service.rb`), less a margin for clocks and the request's own time.
+pub const MASTODON_REPLAY_WINDOW: chrono::Duration = chrono::Duration::minutes(55);
+
+/// Reconciles the `unknown` and stuck claims of a Mastodon or Bluesky channel by repeating the
+/// create where the platform makes a second post impossible (see the module doc). Any other
+/// sink's claims are [`not_asked`].
+///
+/// # Errors
+/// [`ClaimError`] when the store cannot list the claims.
+pub async fn reconcile_replay(
+    store: &ClaimStore,
+    sink: &Sink,
+    stuck_after: Duration,
+) -> Result<Vec<Decision>, ClaimError> {
+    let kind = sink.kind();
+    if !matches!(kind, SinkKind::Mastodon | SinkKind::Bluesky) {
+        return not_asked(store, kind, stuck_after).await;
+    }
+    let now = Utc::now();
+    let mut decisions = Vec::new();
+    for listed in store.list().await? {
+        let claim = &listed.claim;
+        let was = match claim.state {
+            ClaimState::Unknown => "unknown",
+            ClaimState::Claimed if claim.is_stuck(now, stuck_after) => "stuck",
+            _ => continue,
+        };
+        let outcome = match (&claim.text, store.adopt_for_replay(&listed.key, claim)) {
+            (None, _) | (_, None) => Settled::NotAsked {
+                why: "the record has no post text to send again (claimed by an earlier release); check the channel by hand".into(),
+            },
+            (Some(_), Some(_)) if kind == SinkKind::Mastodon && now - claim.claimed_at > MASTODON_REPLAY_WINDOW => {
+                Settled::NotAsked {
+                    why: "Mastodon keeps a post's Idempotency-Key for an hour only: a repeat now could post twice; check the account by hand".into(),
+                }
+            }
+            (Some(text), Some(token)) => {
+                let (change, settled) = match sink.post(text, &token).await {
+                    Ok(receipt) => (
+                        Transition::Posted {
+                            tweet_id: Some(receipt.id.clone()),
+                            detail: Some(format!("{kind}: created once by claims reconcile (same dedupe key)")),
+                        },
+                        Settled::Posted { id: receipt.id },
+                    ),
+                    Err(SinkError::AlreadyPosted { id, detail, .. }) => (
+                        Transition::Posted {
+                            tweet_id: Some(id.clone()),
+                            detail: Some(format!("{kind} already held it: {detail}")),
+                        },
+                        Settled::Posted { id },
+                    ),
+                    Err(e) => {
+                        let found = format!("{kind} did not settle it: {e}");
+                        (
+                            Transition::Checked { found: found.clone() },
+                            Settled::StillUnknown { found },
+                        )
+                    }
+                };
+                match store.settle(&listed.key, claim, &change).await {
+                    Ok(Checked::Applied(_)) => settled,
+                    Ok(Checked::NotOurs(now)) => Settled::Changed { state: now.state },
+                    Ok(Checked::Gone) => Settled::NotAsked {
+                        why: "the claim expired or was released meanwhile".into(),
+                    },
+                    Err(e) => Settled::NotAsked {
+                        why: format!("could not record it: {e}"),
+                    },
+                }
+            }
+        };
+        log(&listed.key, was, &outcome);
+        decisions.push(Decision {
+            key: listed.key.clone(),
+            was,
+            outcome,
+        });
+    }
+    Ok(decisions)
+}
+
+/// The `unknown` and stuck claims of a channel whose sink this release does not ask yet
+/// (`kind`), each listed as not asked, for the operator.
+///
+/// # Errors
+/// [`ClaimError`] when the store cannot list the claims.
+pub async fn not_asked(store: &ClaimStore, kind: SinkKind, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
+    let now = Utc::now();
+    let mut decisions = Vec::new();
+    for listed in store.list().await? {
+        let was = match listed.claim.state {
+            ClaimState::Unknown => "unknown",
+            ClaimState::Claimed if listed.claim.is_stuck(now, stuck_after) => "stuck",
+            _ => continue,
+        };
+        let outcome = Settled::NotAsked {
+            why: format!("{kind} is not asked by this release: check the channel by hand, then `claims release`"),
+        };
+        log(&listed.key, was, &outcome);
+        decisions.push(Decision {
+            key: listed.key,
+            was,
+            outcome,
+        });
+    }
+    Ok(decisions)
+}
+
 /// Records what X said about `claim`.
 async fn record(store: &ClaimStore, key: &MatchKey, claim: &Claim, found: Found, since: DateTime<Utc>) -> Settled {
     let (change, settled) = match found {
@@ -162,7 +280,7 @@ fn stops_asking(e: &PostError) -> bool {
 fn log(key: &MatchKey, was: &str, outcome: &Settled) {
     match outcome {
         Settled::Posted { id } => {
-            tracing::info!(match_key = %key, was, tweet_id = %id, "reconciled: the post exists on X; recorded as posted")
+            tracing::info!(match_key = %key, was, post_id = %id, "reconciled: the post exists on the platform; recorded as posted")
         }
         Settled::StillUnknown { found } => {
             tracing::info!(match_key = %key, was, found = %found, "reconciled: not found; left as it was")

@@ -21,8 +21,8 @@ use crate::channels::TemplateSource;
 use crate::claim::{ClaimError, ClaimStore};
 use crate::config::Config;
 use crate::filter::Filter;
-use crate::post::{PostPace, SinkKind, XClient};
-use crate::reconcile::{reconcile_x, Decision, RECONCILE_EVERY_CYCLES};
+use crate::post::{PostPace, Sink, SinkKind, XClient};
+use crate::reconcile::{reconcile_replay, reconcile_x, Decision, RECONCILE_EVERY_CYCLES};
 use crate::shorten::Shortener;
 use crate::source::{self, SourceReader, SourceSpec};
 use crate::telemetry::CauseChain;
@@ -314,8 +314,15 @@ impl App {
             return Ok(decisions);
         }
         for c in &self.channels {
-            if let Some(x) = c.announcer.x_client() {
-                decisions.extend(reconcile_x(c.announcer.store(), x, self.policy.stuck_after).await?);
+            match c.announcer.sink() {
+                Some(Sink::X(x)) => {
+                    decisions.extend(reconcile_x(c.announcer.store(), x, self.policy.stuck_after).await?)
+                }
+                Some(sink @ (Sink::Mastodon(_) | Sink::Bluesky(_))) => {
+                    decisions.extend(reconcile_replay(c.announcer.store(), sink, self.policy.stuck_after).await?)
+                }
+                // Discord and Telegram cannot be asked: `claims reconcile` lists them.
+                _ => {}
             }
         }
         Ok(decisions)

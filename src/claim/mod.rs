@@ -783,6 +783,19 @@ impl ClaimStore {
         Ok(swapped.checked(|_| new))
     }
 
+    /// A token for the claim on `key` as read in `read`, so that `claims reconcile` can replay
+    /// its post where the platform's own rule makes a second post impossible (Mastodon's
+    /// `Idempotency-Key`, Bluesky's record key) and record the outcome by compare-and-set on
+    /// the record's token. `None` for a value that is not a record of this bot's (no token).
+    /// Nothing else may use it: every other post goes through a claim won by
+    /// [`ClaimStore::claim_match`].
+    pub fn adopt_for_replay(&self, key: &MatchKey, read: &Claim) -> Option<ClaimToken> {
+        (!read.token.is_empty()).then(|| ClaimToken {
+            key: key.clone(),
+            claim: read.clone(),
+        })
+    }
+
     /// An operator's release of the claim on `key`: allowed when the claim is `unknown`,
     /// `failed` or stuck (`claimed` for longer than `stuck_after`), or with `force`. Deletes
     /// the record by compare-and-delete on the token it holds, and resets its attempt counter.

@@ -112,17 +112,18 @@ fn bot_with(dir: &Path, p: &Platforms, file: &Path, store: &[(&str, String)], so
     cmd
 }
 
-/// `claims list --json` of one channel: (match key, state) sorted.
+/// `claims list --channel CHANNEL --json`: (match key, state) sorted.
 async fn claims_of(
     dir: &Path,
     p: &Platforms,
     file: &Path,
     store: &[(&str, String)],
     prefix: &str,
+    channel: &str,
 ) -> Vec<(String, String)> {
     let o = bot_with(dir, p, file, store, "x")
         .env("KEY_PREFIX", prefix)
-        .args(["claims", "list", "--json"])
+        .args(["claims", "list", "--channel", channel, "--json"])
         .output()
         .await
         .unwrap();
@@ -186,7 +187,7 @@ async fn three_processes_on_three_channels_post_once_per_match_and_channel(kind:
     );
     // Each channel holds its own claim on each match.
     for channel in ["x", "mastodon", "discord"] {
-        let listed = claims_of(dir.path(), &p, &file, &store, &format!("{}ch:{channel}:", *prefix)).await;
+        let listed = claims_of(dir.path(), &p, &file, &store, &prefix, channel).await;
         let want: Vec<(String, String)> = CRICBUZZ_KEYS
             .iter()
             .map(|k| (k.to_string(), "posted".to_string()))
@@ -279,14 +280,7 @@ async fn a_channel_added_to_a_running_deployment_records_what_is_current_without
         stderr.contains("new channel: recording the matches listed now without posting them"),
         "{stderr}"
     );
-    let seeded = claims_of(
-        dir.path(),
-        &p,
-        &with_mastodon,
-        &store,
-        &format!("{}ch:mastodon:", *prefix),
-    )
-    .await;
+    let seeded = claims_of(dir.path(), &p, &with_mastodon, &store, &prefix, "mastodon").await;
     assert_eq!(seeded.iter().filter(|(_, s)| s == "seeded").count(), 8);
     let mastodon_posts = p
         .mastodon
@@ -326,4 +320,106 @@ async fn a_dry_run_prints_each_channels_post_fitted_to_its_sink() {
         assert!(headers.iter().any(|h| h.contains(length)), "{channel}: {headers:?}");
     }
     assert_eq!(p.discord_posts().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempotency_key() {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    let site = page_server().await;
+    // A Mastodon that keeps Idempotency-Keys as the real one does: the first create of a key
+    // makes the status (and, here, answers too late for the bot); a repeat of the key answers
+    // the same status at once and creates nothing.
+    let mastodon = MockServer::start().await;
+    let statuses: Arc<Mutex<HashMap<String, String>>> = Arc::default();
+    let kept = statuses.clone();
+    Mock::given(method("POST"))
+        .and(path("/api/v1/statuses"))
+        .respond_with(move |req: &wiremock::Request| {
+            let key = req
+                .headers
+                .get("idempotency-key")
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string();
+            let mut made = kept.lock().unwrap();
+            let next = format!("11{:016}", made.len() + 1);
+            let first = !made.contains_key(&key);
+            let id = made.entry(key).or_insert(next).clone();
+            let answer = ResponseTemplate::new(200).set_body_json(serde_json::json!({"id": id, "url": null}));
+            if first {
+                answer.set_delay(std::time::Duration::from_secs(3))
+            } else {
+                answer
+            }
+        })
+        .mount(&mastodon)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("channels.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[channel]]\nname = \"toots\"\nsink = \"mastodon\"\ninstance = \"{}\"\ntoken_env = \"MASTODON_TOKEN\"\n",
+            mastodon.uri()
+        ),
+    )
+    .unwrap();
+    let prefix = unique_prefix();
+    let run = |args: &[&str]| {
+        let mut cmd = bot(dir.path());
+        cmd.env("CHANNELS_FILE", &file)
+            .env("MASTODON_TOKEN", "mastodon-secret")
+            .env("REDIS_URL", redis_url())
+            .env("KEY_PREFIX", &*prefix)
+            .env("POST_TIMEOUT_SECS", "1")
+            .env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
+            .args(args);
+        cmd
+    };
+    let o = run(&["backfill", "--init-store"]).output().await.unwrap();
+    assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+    let o = run(&["claims", "list", "--json"]).output().await.unwrap();
+    let states: Vec<String> = text(&o)
+        .0
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["claim"]["state"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(states, vec!["unknown"; 4], "{:?}", text(&o));
+
+    let o = run(&["claims", "reconcile"]).output().await.unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.contains("(unknown): posted: 11")).count(),
+        4,
+        "{stdout}"
+    );
+    // Four statuses, each made once: the repeats were answered from the key.
+    let made = statuses.lock().unwrap().clone();
+    assert_eq!(made.len(), 4);
+    let o = run(&["claims", "list", "--json"]).output().await.unwrap();
+    let mut ids: Vec<String> = text(&o)
+        .0
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|r| {
+            assert_eq!(r["claim"]["state"], "posted");
+            assert!(r["claim"]["dedupe_key"]
+                .as_str()
+                .unwrap()
+                .starts_with("cricket-announcer-"));
+            r["claim"]["tweet_id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    ids.sort();
+    let mut want: Vec<String> = made.values().cloned().collect();
+    want.sort();
+    assert_eq!(ids, want, "each claim names the status made for it");
 }

@@ -265,7 +265,7 @@ async fn run_reconciles_on_its_first_cycle() {
     assert!(o.status.success(), "{log}");
     assert_eq!(
         log.lines()
-            .filter(|l| l.contains("reconciled: the post exists on X; recorded as posted"))
+            .filter(|l| l.contains("reconciled: the post exists on the platform; recorded as posted"))
             .count(),
         4,
         "{log}"
