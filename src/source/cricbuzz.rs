@@ -473,7 +473,7 @@ fn slug(parts: &[&str]) -> String {
     out
 }
 
-use crate::text::plain as clean_text;
+use crate::text::{plain as clean_text, plain_cow as clean_text_cow};
 
 impl Scalar<'_> {
     fn text(&self) -> Option<String> {
@@ -573,7 +573,8 @@ struct Record {
     ground: Option<String>,
     city: Option<String>,
     start_time: Option<DateTime<Utc>>,
-    state: Option<String>,
+    /// Cricbuzz's state word, read as soon as the record is (no copy of the word is kept).
+    state: Option<MatchState>,
     status: Option<String>,
 }
 
@@ -604,7 +605,14 @@ impl Record {
             ground: venue.as_ref().and_then(|v| text(v.ground.as_ref())),
             city: venue.as_ref().and_then(|v| text(v.city.as_ref())),
             start_time: raw.start_date.as_ref().and_then(Scalar::epoch_millis),
-            state: text(raw.state.as_ref()),
+            state: raw
+                .state
+                .as_ref()
+                .and_then(|s| match s {
+                    Scalar::Text(t) => clean_text_cow(t),
+                    _ => None,
+                })
+                .map(|word| state_of(&word)),
             status: text(raw.status.as_ref()),
         })
     }
@@ -671,8 +679,7 @@ impl Record {
         );
         let state = self
             .state
-            .as_deref()
-            .map_or(MatchState::Other, state_of)
+            .unwrap_or(MatchState::Other)
             .with_status(self.status.as_deref());
         Some(Match {
             site: Site::Cricbuzz,

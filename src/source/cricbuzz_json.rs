@@ -96,6 +96,30 @@ fn list<T>(field: Option<List<Loose<T>>>) -> impl Iterator<Item = T> {
         .filter_map(Loose::object)
 }
 
+/// How many listings the groups hold: room for every match, reserved once.
+fn listings<I>(groups: &[Loose<Group<'_, I>>]) -> usize {
+    fn objects<T>(list: &Option<List<T>>) -> &[T] {
+        match list {
+            Some(List::Array(items)) => items,
+            _ => &[],
+        }
+    }
+    groups
+        .iter()
+        .filter_map(|g| match g {
+            Loose::Object(g) => Some(g),
+            Loose::Other => None,
+        })
+        .flat_map(|g| objects(&g.series_matches))
+        .filter_map(|w| match w {
+            Loose::Object(Wrapper {
+                series: Some(Loose::Object(series)),
+            }) => Some(objects(&series.matches).len()),
+            _ => None,
+        })
+        .sum()
+}
+
 fn text<'a>(field: &'a Option<Scalar<'_>>) -> Option<&'a str> {
     match field {
         Some(Scalar::Text(t)) => Some(t),
@@ -147,7 +171,7 @@ fn matches_of<I: Info>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> 
     };
 
     let urls = MatchUrls::new();
-    let mut matches = Vec::new();
+    let mut matches = Vec::with_capacity(listings(&groups));
     for group in groups.into_iter().filter_map(Loose::object) {
         let group_type = text(&group.match_type);
         for series in list(group.series_matches).filter_map(|w| w.series.and_then(Loose::object)) {

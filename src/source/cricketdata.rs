@@ -154,7 +154,8 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
     let base = Url::parse(MATCH_URL_PREFIX).map_err(|e| ParseError::LayoutNotRecognised {
         what: format!("match URL prefix {MATCH_URL_PREFIX}: {e}"),
     })?;
-    let mut matches: Vec<Match> = items.iter().filter_map(|item| item.read(&base)).collect();
+    let mut matches = Vec::with_capacity(items.len());
+    matches.extend(items.iter().filter_map(|item| item.read(&base)));
     dedupe_by_id(&mut matches);
     if matches.is_empty() {
         return Err(ParseError::NoMatches {
