@@ -7,7 +7,8 @@ read the fair Python way: parse the HTML with the library, find the script(s), j
 to the matches. Pure JSON APIs have no HTML to parse: they are timed with the stdlib json only.
 
 Prints one JSON object: {case: {"bs4": s, "selectolax": s, "selectolax_parse": s, "json": s,
-"matches": n}} with median seconds per page. Usage: extract.py FIXTURES_DIR [SECONDS_PER_CELL]
+"matches": n}} with median seconds per page. Usage: extract.py FIXTURES_DIR [SECONDS_PER_CELL] [json]
+(`json`: only the pure JSON API pages, for bench/run.sh's alternating rounds).
 """
 import json
 import statistics
@@ -348,8 +349,11 @@ def median_secs(fn, budget):
 def main():
     root = sys.argv[1]
     budget = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
+    json_only = len(sys.argv) > 3 and sys.argv[3] == "json"
     result = {}
     for case, file, kind in CASES:
+        if json_only and kind == "html":
+            continue
         with open(f"{root}/{file}", encoding="utf-8") as f:
             page = f.read()
         row = {"bytes": len(page.encode("utf-8"))}

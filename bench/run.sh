@@ -7,6 +7,7 @@
 #   CARGO_TARGET_DIR=… bash bench/run.sh   # builds and reads results there instead of target/
 #   BENCH_ONLY=extract bash bench/run.sh   # only part 1 (extraction) and its table: no Redis, no
 #                                          # release build of the examples (the slow part)
+#   BENCH_JSON_ROUNDS=9 bash bench/run.sh  # JSON API pages: alternating rounds of (ours, Python); 5 by default
 #
 # Needs: redis-server and redis-benchmark (Redis 7), python3 with beautifulsoup4, lxml and
 # selectolax (`pip install beautifulsoup4 lxml selectolax`). Starts its own Redis on a free
@@ -45,6 +46,21 @@ log "cargo bench --bench parse"
 cargo bench --locked --bench parse >"$out/parse.log" 2>&1
 log "bench/extract.py (BeautifulSoup + lxml, selectolax)"
 python3 bench/extract.py fixtures "${BENCH_PY_SECONDS:-1.0}" >"$out/extract.json" 2>"$out/extract.log"
+# The JSON API pages are judged against Python's stdlib json + walk, a ratio of two cells that
+# each move by 2x from one minute to the next on a shared machine: so they are also measured in
+# alternating rounds, ours then Python's within the same minute, and the report judges the
+# median round's ratio (and prints every round's).
+rounds=${BENCH_JSON_ROUNDS:-5}
+rm -rf "$out"/json-round-*
+for i in $(seq 1 "$rounds"); do
+  log "JSON round $i/$rounds: criterion, then stdlib json + walk"
+  mkdir -p "$out/json-round-$i"
+  cargo bench --locked --bench parse -- 'cricbuzz-json|cricketdata' >"$out/json-round-$i/parse.log" 2>&1
+  for case in cricbuzz-json-live cricbuzz-json-upcoming cricketdata; do
+    cp "$CRITERION_HOME/parse/$case/new/estimates.json" "$out/json-round-$i/$case.json"
+  done
+  python3 bench/extract.py fixtures "${BENCH_PY_SECONDS:-1.0}" json >"$out/json-round-$i/extract.json" 2>>"$out/extract.log"
+done
 if [ "${BENCH_ONLY:-}" = extract ]; then
   python3 bench/report.py "$out" | tee "$out/report.md"
   exit 0

@@ -64,10 +64,16 @@ pub fn neutralise_links(text: &str) -> String {
 /// formatting characters removed (they can hide or reorder text), trimmed. `None` when nothing
 /// is left. Mentions and links are left alone here: [`clean`] makes them safe when posting.
 pub fn plain(raw: &str) -> Option<String> {
+    plain_cow(raw).map(std::borrow::Cow::into_owned)
+}
+
+/// [`plain`] without a copy when `raw` is already plain text (most scraped fields are): for
+/// parsers that only look at a field, or cut it into parts, before keeping any of it.
+pub fn plain_cow(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
     if is_plain_already(raw) {
-        return Some(raw.to_owned());
+        return Some(std::borrow::Cow::Borrowed(raw));
     }
-    plain_decoded(raw)
+    plain_decoded(raw).map(std::borrow::Cow::Owned)
 }
 
 fn plain_decoded(raw: &str) -> Option<String> {

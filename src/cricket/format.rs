@@ -127,9 +127,47 @@ fn is_full_member(name: &str) -> bool {
 }
 
 /// The alphanumeric words of `text`, as written: compared with `eq_ignore_ascii_case`, so
-/// that no word is copied (this runs for every match of every page).
-fn words(text: &str) -> impl Iterator<Item = &str> + '_ {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
+/// that no word is copied (this runs for every match of every page, and for its status line).
+/// The same words as `text.split(|c: char| !c.is_alphanumeric())` without the empty ones, read
+/// byte by byte where the text is ASCII, as it nearly always is.
+pub(crate) fn words(text: &str) -> Words<'_> {
+    Words {
+        rest: text,
+        ascii: text.is_ascii(),
+    }
+}
+
+/// The iterator of [`words`].
+pub(crate) struct Words<'a> {
+    rest: &'a str,
+    /// Checked once: then every byte is a character.
+    ascii: bool,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let text = self.rest;
+        let (start, end) = if self.ascii {
+            let bytes = text.as_bytes();
+            let start = bytes.iter().position(u8::is_ascii_alphanumeric);
+            let start = start.unwrap_or(bytes.len());
+            let len = bytes
+                .get(start..)
+                .unwrap_or_default()
+                .iter()
+                .position(|b| !b.is_ascii_alphanumeric());
+            (start, len.map_or(bytes.len(), |len| start + len))
+        } else {
+            let mut chars = text.char_indices().skip_while(|(_, c)| !c.is_alphanumeric());
+            let start = chars.next().map_or(text.len(), |(i, _)| i);
+            let end = chars.find(|(_, c)| !c.is_alphanumeric()).map_or(text.len(), |(i, _)| i);
+            (start, end)
+        };
+        self.rest = text.get(end..).unwrap_or_default();
+        text.get(start..end).filter(|word| !word.is_empty())
+    }
 }
 
 fn is(word: &str, wanted: &str) -> bool {
@@ -237,6 +275,35 @@ fn says_second_tier(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_are_the_alphanumeric_runs_as_a_char_split_gives_them() {
+        for text in [
+            "",
+            "  ",
+            "2nd T20I, Group A",
+            "Match 12 (T20)",
+            "Sri Lanka A Women",
+            "Côte d'Ivoire v Ålesund – 1st Test",
+            "日本 v 한국, ODI",
+            "a\u{200B}b\u{0301}c ½ ²",
+            "--x--",
+        ] {
+            let want: Vec<&str> = text
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .collect();
+            assert_eq!(words(text).collect::<Vec<_>>(), want, "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn words_agree_with_a_char_split_on_any_text(text in "\\PC{0,40}") {
+            let want: Vec<&str> = text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+            proptest::prop_assert_eq!(words(&text).collect::<Vec<_>>(), want);
+        }
+    }
 
     fn classify(word: Option<&str>, level: Level, description: &str, teams: [&str; 2]) -> Format {
         Format::classify(&FormatClues {

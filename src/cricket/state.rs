@@ -46,7 +46,7 @@ pub fn state_from_status(status: &str) -> Option<MatchState> {
     let mut strongest: Option<MatchState> = None;
     let mut prev = "";
     let mut saw_won = false;
-    for word in status.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+    for word in super::format::words(status) {
         let found = evidence(prev, word, saw_won);
         if found.is_some_and(|f| strongest.is_none_or(|s| rank(f) > rank(s))) {
             strongest = found;

@@ -101,7 +101,11 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     }
 
     let hrefs = match_hrefs(page);
-    let matches: Vec<Match> = records.into_iter().filter_map(|r| r.into_match(&hrefs)).collect();
+    let urls = MatchUrls::new();
+    let matches: Vec<Match> = records
+        .into_iter()
+        .filter_map(|r| r.into_match(&hrefs, &urls))
+        .collect();
     if matches.is_empty() {
         return Err(ParseError::NoMatches {
             what: "no usable `matchInfo` object in the `self.__next_f.push` payload".to_string(),
@@ -117,8 +121,13 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 /// lacks a team name.
 ///
 /// Shared with the `cricbuzz_json` parser: Cricbuzz's JSON API carries the same `matchInfo` objects.
-pub(crate) fn match_from_info(info: &str, match_type: Option<&str>, series_name: Option<&str>) -> Option<Match> {
-    match_from_raw(serde_json::from_str(info).ok()?, match_type, series_name)
+pub(crate) fn match_from_info(
+    info: &str,
+    match_type: Option<&str>,
+    series_name: Option<&str>,
+    urls: &MatchUrls,
+) -> Option<Match> {
+    match_from_raw(serde_json::from_str(info).ok()?, match_type, series_name, urls)
 }
 
 /// [`match_from_info`] for a `matchInfo` already deserialised, e.g. in the same pass as the
@@ -127,6 +136,7 @@ pub(crate) fn match_from_raw(
     raw: RawMatchInfo<'_>,
     match_type: Option<&str>,
     series_name: Option<&str>,
+    urls: &MatchUrls,
 ) -> Option<Match> {
     let mut record = Record::from_raw(raw)?;
     if record.match_type.is_none() {
@@ -135,7 +145,34 @@ pub(crate) fn match_from_raw(
     if record.series.is_none() {
         record.series = series_name.and_then(clean_text);
     }
-    record.into_match(&HashMap::new())
+    record.into_match(&HashMap::new(), urls)
+}
+
+/// The match URLs built from a record's fields (for matches the page does not link):
+/// `ORIGIN` + `MATCH_PATH`, parsed once per page, with the id and slug pushed onto its path.
+pub(crate) struct MatchUrls {
+    base: Option<Url>,
+}
+
+impl MatchUrls {
+    /// Parses the base once; a page reads many matches.
+    pub(crate) fn new() -> MatchUrls {
+        MatchUrls {
+            base: Url::parse(&format!("{ORIGIN}{MATCH_PATH}")).ok(),
+        }
+    }
+
+    /// The same URL as [`match_url`] gives for a match id and a slug built by [`slug`] (ASCII
+    /// letters, digits and `-`: nothing a path escapes, nothing that leaves the match's path),
+    /// without parsing the whole URL again for every match.
+    fn built(&self, id: &str, slug: &str) -> Option<Url> {
+        let Some(base) = &self.base else {
+            return match_url(id, slug);
+        };
+        let mut url = base.clone();
+        url.path_segments_mut().ok()?.pop_if_empty().extend([id, slug]);
+        Some(url)
+    }
 }
 
 /// Concatenates the bodies of all `self.__next_f.push([1,"…"])` string literals *as written*
@@ -436,7 +473,7 @@ fn slug(parts: &[&str]) -> String {
     out
 }
 
-use crate::text::plain as clean_text;
+use crate::text::{plain as clean_text, plain_cow as clean_text_cow};
 
 impl Scalar<'_> {
     fn text(&self) -> Option<String> {
@@ -536,7 +573,8 @@ struct Record {
     ground: Option<String>,
     city: Option<String>,
     start_time: Option<DateTime<Utc>>,
-    state: Option<String>,
+    /// Cricbuzz's state word, read as soon as the record is (no copy of the word is kept).
+    state: Option<MatchState>,
     status: Option<String>,
 }
 
@@ -567,7 +605,14 @@ impl Record {
             ground: venue.as_ref().and_then(|v| text(v.ground.as_ref())),
             city: venue.as_ref().and_then(|v| text(v.city.as_ref())),
             start_time: raw.start_date.as_ref().and_then(Scalar::epoch_millis),
-            state: text(raw.state.as_ref()),
+            state: raw
+                .state
+                .as_ref()
+                .and_then(|s| match s {
+                    Scalar::Text(t) => clean_text_cow(t),
+                    _ => None,
+                })
+                .map(|word| state_of(&word)),
             status: text(raw.status.as_ref()),
         })
     }
@@ -610,7 +655,7 @@ impl Record {
         fill(&mut self.status, later.status);
     }
 
-    fn into_match(self, hrefs: &HashMap<String, Url>) -> Option<Match> {
+    fn into_match(self, hrefs: &HashMap<String, Url>, urls: &MatchUrls) -> Option<Match> {
         let url = match hrefs.get(&self.id) {
             Some(url) => url.clone(),
             None => {
@@ -622,7 +667,7 @@ impl Record {
                     self.description.as_deref().unwrap_or_default(),
                     self.series.as_deref().unwrap_or_default(),
                 ]);
-                match_url(&self.id, &slug)?
+                urls.built(&self.id, &slug)?
             }
         };
         let format = format_of(
@@ -634,8 +679,7 @@ impl Record {
         );
         let state = self
             .state
-            .as_deref()
-            .map_or(MatchState::Other, state_of)
+            .unwrap_or(MatchState::Other)
             .with_status(self.status.as_deref());
         Some(Match {
             site: Site::Cricbuzz,
@@ -673,10 +717,13 @@ fn format_of(
     series: Option<&str>,
     teams: &[Team; 2],
 ) -> Format {
-    let level = match match_type.map(|t| t.trim().to_ascii_lowercase()).as_deref() {
-        Some("international") => Level::International,
-        Some("domestic" | "league") => Level::Domestic,
-        _ => Level::Unknown,
+    let is = |word: &str| match_type.is_some_and(|t| t.trim().eq_ignore_ascii_case(word));
+    let level = if is("international") {
+        Level::International
+    } else if is("domestic") || is("league") {
+        Level::Domestic
+    } else {
+        Level::Unknown
     };
     Format::classify(&FormatClues {
         word: format,
@@ -690,20 +737,53 @@ fn format_of(
 /// Maps Cricbuzz's `state`. A toss, interval or weather stoppage means the match day has begun,
 /// so those are [`MatchState::Live`]; only "Preview"/"Upcoming" are still to come.
 fn state_of(raw: &str) -> MatchState {
-    let state = raw
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_ascii_lowercase();
-    match state.as_str() {
-        "preview" | "upcoming" | "scheduled" => MatchState::Upcoming,
-        "in progress" | "inprogress" | "live" | "toss" | "innings break" | "stumps" | "lunch" | "tea" | "dinner"
-        | "drink" | "drinks" | "rain" | "delay" | "wet outfield" | "bad light" | "strategic timeout" | "super over" => {
-            MatchState::Live
+    const STATES: [(MatchState, &[&str]); 4] = [
+        (MatchState::Upcoming, &["preview", "upcoming", "scheduled"]),
+        (
+            MatchState::Live,
+            &[
+                "in progress",
+                "inprogress",
+                "live",
+                "toss",
+                "innings break",
+                "stumps",
+                "lunch",
+                "tea",
+                "dinner",
+                "drink",
+                "drinks",
+                "rain",
+                "delay",
+                "wet outfield",
+                "bad light",
+                "strategic timeout",
+                "super over",
+            ],
+        ),
+        (MatchState::Complete, &["complete", "completed", "result"]),
+        (
+            MatchState::Abandoned,
+            &["abandon", "abandoned", "no result", "cancelled", "canceled", "cancel"],
+        ),
+    ];
+    STATES
+        .iter()
+        .find(|(_, phrases)| phrases.iter().any(|phrase| says(raw, phrase)))
+        .map_or(MatchState::Other, |&(state, _)| state)
+}
+
+/// True when `raw`'s words, however spaced and in any ASCII case, are `phrase`'s (single
+/// spaces, lower case): compared word by word, without a normalised copy.
+fn says(raw: &str, phrase: &str) -> bool {
+    let mut said = raw.split_whitespace();
+    let mut wanted = phrase.split(' ');
+    loop {
+        match (said.next(), wanted.next()) {
+            (None, None) => return true,
+            (Some(a), Some(b)) if a.eq_ignore_ascii_case(b) => {}
+            _ => return false,
         }
-        "complete" | "completed" | "result" => MatchState::Complete,
-        "abandon" | "abandoned" | "no result" | "cancelled" | "canceled" | "cancel" => MatchState::Abandoned,
-        _ => MatchState::Other,
     }
 }
 
@@ -711,6 +791,29 @@ fn state_of(raw: &str) -> MatchState {
 mod tests {
     use super::*;
     use chrono::TimeZone;
+
+    #[test]
+    fn a_built_match_url_is_the_url_parsed_whole() {
+        let urls = MatchUrls::new();
+        for (id, parts) in [
+            (
+                "158062",
+                ["ZIM", "vs", "BAN", "2nd T20I", "Bangladesh tour of Zimbabwe, 2026"],
+            ),
+            ("7", ["A&B", "vs", "C/D", "..", "%2e%2e ?#"]),
+            ("12", ["", "", "", "", ""]),
+        ] {
+            let slug = slug(&parts);
+            let built = urls.built(id, &slug).map(String::from);
+            assert_eq!(built, match_url(id, &slug).map(String::from), "{slug}");
+        }
+        assert_eq!(
+            urls.built("7", &slug(&["A", "vs", "B", "..", ""]))
+                .map(String::from)
+                .as_deref(),
+            Some("https://www.cricbuzz.com/live-cricket-scores/7/a-vs-b")
+        );
+    }
 
     const FIXTURE: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -13,13 +13,12 @@
 //! ("International", `matchFormat` "T20") from a domestic T20.
 
 use crate::cricket::Match;
-use crate::source::cricbuzz::{match_from_info, match_from_raw, RawMatchInfo};
-use crate::source::lenient::{read_answer, List, Loose, Reading, Scalar};
+use crate::source::cricbuzz::{match_from_info, match_from_raw, MatchUrls, RawMatchInfo};
+use crate::source::lenient::{dedupe_by_id, read_answer, List, Loose, Reading, Scalar};
 use crate::source::ParseError;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::collections::HashSet;
 
 /// The answer's skeleton, read in one pass without building a JSON tree. `I` is how each
 /// `matchInfo` is read: straight into [`RawMatchInfo`] (the fast path, one pass over the page),
@@ -72,20 +71,20 @@ struct Listing<I> {
 /// A `matchInfo` as one of the two paths reads it.
 trait Info {
     /// The match, with the group's `matchType` and the wrapper's `seriesName` filling gaps.
-    fn into_match(self, group_type: Option<&str>, series_name: Option<&str>) -> Option<Match>;
+    fn into_match(self, group_type: Option<&str>, series_name: Option<&str>, urls: &MatchUrls) -> Option<Match>;
 }
 
 /// The fast path: read in the same pass as the answer.
 impl Info for Loose<RawMatchInfo<'_>> {
-    fn into_match(self, group_type: Option<&str>, series_name: Option<&str>) -> Option<Match> {
-        match_from_raw(self.object()?, group_type, series_name)
+    fn into_match(self, group_type: Option<&str>, series_name: Option<&str>, urls: &MatchUrls) -> Option<Match> {
+        match_from_raw(self.object()?, group_type, series_name, urls)
     }
 }
 
 /// The fallback: the raw text, read on its own.
 impl Info for &RawValue {
-    fn into_match(self, group_type: Option<&str>, series_name: Option<&str>) -> Option<Match> {
-        match_from_info(self.get(), group_type, series_name)
+    fn into_match(self, group_type: Option<&str>, series_name: Option<&str>, urls: &MatchUrls) -> Option<Match> {
+        match_from_info(self.get(), group_type, series_name, urls)
     }
 }
 
@@ -95,6 +94,30 @@ fn list<T>(field: Option<List<Loose<T>>>) -> impl Iterator<Item = T> {
         .unwrap_or_default()
         .into_iter()
         .filter_map(Loose::object)
+}
+
+/// How many listings the groups hold: room for every match, reserved once.
+fn listings<I>(groups: &[Loose<Group<'_, I>>]) -> usize {
+    fn objects<T>(list: &Option<List<T>>) -> &[T] {
+        match list {
+            Some(List::Array(items)) => items,
+            _ => &[],
+        }
+    }
+    groups
+        .iter()
+        .filter_map(|g| match g {
+            Loose::Object(g) => Some(g),
+            Loose::Other => None,
+        })
+        .flat_map(|g| objects(&g.series_matches))
+        .filter_map(|w| match w {
+            Loose::Object(Wrapper {
+                series: Some(Loose::Object(series)),
+            }) => Some(objects(&series.matches).len()),
+            _ => None,
+        })
+        .sum()
 }
 
 fn text<'a>(field: &'a Option<Scalar<'_>>) -> Option<&'a str> {
@@ -147,23 +170,23 @@ fn matches_of<I: Info>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> 
         }
     };
 
-    let mut seen = HashSet::new();
-    let mut matches = Vec::new();
+    let urls = MatchUrls::new();
+    let mut matches = Vec::with_capacity(listings(&groups));
     for group in groups.into_iter().filter_map(Loose::object) {
         let group_type = text(&group.match_type);
         for series in list(group.series_matches).filter_map(|w| w.series.and_then(Loose::object)) {
             let series_name = text(&series.series_name);
             for listing in list(series.matches) {
                 // The group's and the wrapper's values only fill gaps: the match's own word wins.
-                let Some(m) = listing.info.and_then(|info| info.into_match(group_type, series_name)) else {
-                    continue;
-                };
-                if seen.insert(m.source_id.clone()) {
-                    matches.push(m);
-                }
+                matches.extend(
+                    listing
+                        .info
+                        .and_then(|info| info.into_match(group_type, series_name, &urls)),
+                );
             }
         }
     }
+    dedupe_by_id(&mut matches);
     if matches.is_empty() {
         return Err(ParseError::NoMatches {
             what: "no usable `typeMatches[].seriesMatches[].seriesAdWrapper.matches[].matchInfo`".to_string(),

@@ -14,12 +14,12 @@
 //! NOT a page anyone can open.
 
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
-use crate::source::lenient::{read_answer, List, Loose, Reading, Scalar};
+use crate::source::lenient::{dedupe_by_id, read_answer, List, Loose, Reading, Scalar};
 use crate::source::ParseError;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::collections::HashSet;
+use std::borrow::Cow;
 use url::Url;
 
 /// Prefix of the identifier URL given to every match; see the module documentation.
@@ -45,15 +45,15 @@ struct Answer<'a, I> {
 
 /// A `data[]` item as one of the two paths reads it.
 trait ReadItem {
-    /// The match, when the item is one.
-    fn read(&self) -> Option<Match>;
+    /// The match, when the item is one; `base` is [`MATCH_URL_PREFIX`], parsed.
+    fn read(&self, base: &Url) -> Option<Match>;
 }
 
 /// The fast path: read in the same pass as the answer.
 impl ReadItem for Loose<Item<'_>> {
-    fn read(&self) -> Option<Match> {
+    fn read(&self, base: &Url) -> Option<Match> {
         match self {
-            Loose::Object(item) => read_match(item),
+            Loose::Object(item) => read_match(item, base),
             Loose::Other => None,
         }
     }
@@ -61,8 +61,11 @@ impl ReadItem for Loose<Item<'_>> {
 
 /// The fallback: the raw text, read on its own.
 impl ReadItem for &RawValue {
-    fn read(&self) -> Option<Match> {
-        read_match(&serde_json::from_str::<Loose<Item<'_>>>(self.get()).ok()?.object()?)
+    fn read(&self, base: &Url) -> Option<Match> {
+        read_match(
+            &serde_json::from_str::<Loose<Item<'_>>>(self.get()).ok()?.object()?,
+            base,
+        )
     }
 }
 
@@ -147,12 +150,13 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
         });
     };
 
-    let mut seen = HashSet::new();
-    let matches: Vec<Match> = items
-        .iter()
-        .filter_map(ReadItem::read)
-        .filter(|m| seen.insert(m.source_id.clone()))
-        .collect();
+    // Parsed once per answer: each match's URL is this one with the id pushed onto its path.
+    let base = Url::parse(MATCH_URL_PREFIX).map_err(|e| ParseError::LayoutNotRecognised {
+        what: format!("match URL prefix {MATCH_URL_PREFIX}: {e}"),
+    })?;
+    let mut matches = Vec::with_capacity(items.len());
+    matches.extend(items.iter().filter_map(|item| item.read(&base)));
+    dedupe_by_id(&mut matches);
     if matches.is_empty() {
         return Err(ParseError::NoMatches {
             what: "no usable item in the cricapi `data` array".to_string(),
@@ -162,9 +166,12 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
 }
 
 /// One `data[]` item, or `None` when it has no usable id or not two team names.
-fn read_match(item: &Item<'_>) -> Option<Match> {
+fn read_match(item: &Item<'_>, base: &Url) -> Option<Match> {
     let id = text(item.id.as_ref()).filter(|id| is_id(id))?;
-    let url = Url::parse(&format!("{MATCH_URL_PREFIX}{id}")).ok()?;
+    // The same URL as parsing `MATCH_URL_PREFIX` + id (an id is letters, digits and `-`,
+    // nothing a path escapes), without parsing the host again for every match.
+    let mut url = base.clone();
+    url.path_segments_mut().ok()?.pop_if_empty().push(&id);
 
     let Some(List::Array(names)) = &item.teams else {
         return None;
@@ -175,14 +182,14 @@ fn read_match(item: &Item<'_>) -> Option<Match> {
         name,
     });
 
-    let name = text(item.name.as_ref());
+    let name = text_cow(item.name.as_ref());
     let (description, series) = name
         .as_deref()
         .and_then(|n| description_and_series(n, &first.name, &second.name))
         .unwrap_or_default();
     let status = text(item.status.as_ref());
     let format = format_of(
-        text(item.match_type.as_ref()).as_deref(),
+        text_cow(item.match_type.as_ref()).as_deref(),
         description.as_deref(),
         series.as_deref(),
         [&first.name, &second.name],
@@ -196,8 +203,8 @@ fn read_match(item: &Item<'_>) -> Option<Match> {
         teams: [first, second],
         series,
         description,
-        venue: text(item.venue.as_ref()).map(|v| venue_of(&v)),
-        start_time: text(item.date_time_gmt.as_ref()).and_then(|t| gmt_time(&t)),
+        venue: text_cow(item.venue.as_ref()).map(|v| venue_of(&v)),
+        start_time: text_cow(item.date_time_gmt.as_ref()).and_then(|t| gmt_time(&t)),
         state,
         status,
         url,
@@ -253,34 +260,74 @@ fn description_and_series(name: &str, team1: &str, team2: &str) -> Option<(Optio
             .filter(|head| head.eq_ignore_ascii_case(piece))
             .and_then(|_| rest.get(piece.len()..))?;
     }
-    let segments: Vec<&str> = rest.split(", ").map(str::trim).collect();
-    let take = match segments.as_slice() {
-        [first, ..] if looks_like_place(first) => 1,
-        [_, second, _, ..] if looks_like_place(second) => 2,
+    let segments = || comma_segments(rest).map(str::trim);
+    let mut look = segments();
+    let (first, second, third) = (look.next(), look.next(), look.next());
+    let take = match (first, second, third) {
+        (Some(first), _, _) if looks_like_place(first) => 1,
+        (Some(_), Some(second), Some(_)) if looks_like_place(second) => 2,
         _ => 1,
     };
-    let join = |parts: &[&str]| Some(parts.join(", ")).filter(|s| !s.is_empty());
-    Some((segments.get(..take).and_then(join), segments.get(take..).and_then(join)))
+    Some((join(segments().take(take)), join(segments().skip(take))))
+}
+
+/// `text.split(", ")`, found by looking for the comma alone (a two-byte pattern costs a
+/// substring searcher per split).
+fn comma_segments(text: &str) -> impl Iterator<Item = &str> + Clone {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        let mut from = 0;
+        while let Some(at) = text.get(from..).and_then(|t| t.find(',')).map(|i| from + i) {
+            if text.as_bytes().get(at + 1) == Some(&b' ') {
+                rest = text.get(at + 2..);
+                return text.get(..at);
+            }
+            from = at + 1;
+        }
+        rest = None;
+        Some(text)
+    })
+}
+
+/// The parts joined by ", ", or `None` when that is empty.
+fn join<'a>(parts: impl Iterator<Item = &'a str> + Clone) -> Option<String> {
+    let mut out = String::with_capacity(parts.clone().map(|p| p.len() + 2).sum());
+    for (i, part) in parts.enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(part);
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// "5th Match", "2nd T20I", "Match 10", "Final", "Semi-Final 1", "Qualifier 2", "Eliminator".
 fn looks_like_place(segment: &str) -> bool {
-    let first = segment
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
+    let first = segment.split_whitespace().next().unwrap_or_default();
+    // Compared without a lower-cased copy: an ordinal's suffix in any case ("1ST").
     let ordinal = first
-        .strip_suffix("st")
-        .or_else(|| first.strip_suffix("nd"))
-        .or_else(|| first.strip_suffix("rd"))
-        .or_else(|| first.strip_suffix("th"))
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        .len()
+        .checked_sub(2)
+        .and_then(|cut| Some((first.get(..cut)?, first.get(cut..)?)))
+        .is_some_and(|(number, suffix)| {
+            !number.is_empty()
+                && number.bytes().all(|b| b.is_ascii_digit())
+                && ["st", "nd", "rd", "th"].iter().any(|s| suffix.eq_ignore_ascii_case(s))
+        });
     ordinal
-        || matches!(
-            first.as_str(),
-            "match" | "final" | "semi-final" | "semifinal" | "semi" | "qualifier" | "eliminator" | "challenger"
-        )
+        || [
+            "match",
+            "final",
+            "semi-final",
+            "semifinal",
+            "semi",
+            "qualifier",
+            "eliminator",
+            "challenger",
+        ]
+        .iter()
+        .any(|word| first.eq_ignore_ascii_case(word))
 }
 
 /// cricapi's `matchType` ("t20", "odi", "test") says the same for internationals and domestic
@@ -315,7 +362,11 @@ fn venue_of(venue: &str) -> Venue {
 
 /// `dateTimeGMT` is naive ("2026-05-17T12:30:00") and in UTC; an explicit offset is honoured too.
 fn gmt_time(raw: &str) -> Option<DateTime<Utc>> {
-    // The usual form first, read without a format string (parsing one costs more than the date).
+    // cricapi's own form, "2026-05-17T12:30:00", read field by field: chrono's general parser
+    // costs more than the rest of the match. Anything else goes to chrono.
+    if let Some(t) = plain_gmt_time(raw) {
+        return Some(t);
+    }
     if let Ok(t) = raw.parse::<NaiveDateTime>() {
         return Some(t.and_utc());
     }
@@ -326,6 +377,23 @@ fn gmt_time(raw: &str) -> Option<DateTime<Utc>> {
         .iter()
         .find_map(|f| NaiveDateTime::parse_from_str(raw, f).ok())
         .map(|t| t.and_utc())
+}
+
+/// `YYYY-MM-DDTHH:MM:SS` exactly, as a valid date and time; `None` for anything else.
+fn plain_gmt_time(raw: &str) -> Option<DateTime<Utc>> {
+    let b = raw.as_bytes();
+    if b.len() != 19 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| -> Option<u32> {
+        let digits = b.get(range)?;
+        digits
+            .iter()
+            .try_fold(0u32, |n, &d| d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0')))
+    };
+    let date = chrono::NaiveDate::from_ymd_opt(i32::try_from(number(0..4)?).ok()?, number(5..7)?, number(8..10)?)?;
+    let time = date.and_hms_opt(number(11..13)?, number(14..16)?, number(17..19)?)?;
+    Some(time.and_utc())
 }
 
 /// The flags decide, then the status line settles what they get wrong
@@ -347,8 +415,14 @@ fn state_of(started: Option<bool>, ended: Option<bool>, status: Option<&str>) ->
 /// characters (which can hide or reorder text in a public post) removed, whitespace trimmed and
 /// collapsed. `None` for a non-string or when nothing is left.
 fn text(value: Option<&Scalar<'_>>) -> Option<String> {
+    text_cow(value).map(Cow::into_owned)
+}
+
+/// [`text`] borrowed when the string is already clean: for fields that are only looked at or
+/// cut into parts.
+fn text_cow<'a>(value: Option<&'a Scalar<'_>>) -> Option<Cow<'a, str>> {
     match value? {
-        Scalar::Text(t) => crate::text::plain(t),
+        Scalar::Text(t) => crate::text::plain_cow(t),
         _ => None,
     }
 }
@@ -645,6 +719,38 @@ mod tests {
         let matches = parse(&page).expect("parses");
         assert_eq!(matches.len(), 1);
         assert_eq!(matches[0].source_id, "ab-1");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn comma_segments_are_a_split_on_comma_space(text in "[a ,,]{0,12}") {
+            let want: Vec<&str> = text.split(", ").collect();
+            proptest::prop_assert_eq!(comma_segments(&text).collect::<Vec<_>>(), want);
+        }
+
+        #[test]
+        fn the_plain_date_reading_agrees_with_chrono(
+            text in "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}|[0-9T:-]{0,20}"
+        ) {
+            let chrono = text.parse::<NaiveDateTime>().ok().map(|t| t.and_utc());
+            if let Some(plain) = plain_gmt_time(&text) {
+                proptest::prop_assert_eq!(Some(plain), chrono);
+            }
+            proptest::prop_assert_eq!(gmt_time(&text), chrono.or_else(|| gmt_time_by_chrono(&text)));
+        }
+    }
+
+    /// `gmt_time` without its plain-form reading.
+    fn gmt_time_by_chrono(raw: &str) -> Option<DateTime<Utc>> {
+        DateTime::parse_from_rfc3339(raw)
+            .ok()
+            .map(|t| t.with_timezone(&Utc))
+            .or_else(|| {
+                ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"]
+                    .iter()
+                    .find_map(|f| NaiveDateTime::parse_from_str(raw, f).ok())
+                    .map(|t| t.and_utc())
+            })
     }
 
     #[test]

@@ -6,11 +6,13 @@
 //! into serde's private `Content` tree and then try each variant against it, which was most of
 //! the Cricbuzz parsers' time (measured with `perf` on the criterion benchmark, `benches/parse.rs`).
 
+use crate::cricket::Match;
 use crate::source::ParseError;
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -239,4 +241,13 @@ where
                 format!("not JSON ({e}); expected {expected}")
             },
         })
+}
+
+/// Keeps the first match of each `source_id`, in order: an answer may list a match twice.
+/// Done once over the matches read, so that no id is copied.
+pub(crate) fn dedupe_by_id(matches: &mut Vec<Match>) {
+    let mut seen: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
+    let keep: Vec<bool> = matches.iter().map(|m| seen.insert(m.source_id.as_str())).collect();
+    let mut keep = keep.into_iter();
+    matches.retain(|_| keep.next().unwrap_or(false));
 }
