@@ -2,7 +2,7 @@
 //! claim under the key it was last found under, and refreshing TTLs only when due.
 
 use super::Announcer;
-use crate::claim::{ClaimError, Holder};
+use crate::claim::{BatchRead, ClaimError, ClaimStore, Holder, LastRecords};
 use crate::cricket::{MatchKey, Sighting, CROSS_KEY_IDENTITY};
 use std::time::Duration;
 
@@ -38,38 +38,48 @@ impl Announcer {
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
     pub async fn holders_of(&self, sightings: &[&Sighting]) -> Result<Vec<Option<Holder>>, ClaimError> {
-        let hinted: Vec<Option<MatchKey>> = {
-            let mut hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
-            if hints.is_empty() {
-                Vec::new()
-            } else {
-                let listed: foldhash::HashSet<&str> = sightings.iter().flat_map(|s| s.source_ids()).collect();
-                hints.retain(|id, _| listed.contains(id.as_str()));
-                sightings
-                    .iter()
-                    .map(|s| s.source_ids().find_map(|id| hints.get(id)).cloned())
-                    .collect()
-            }
-        };
-        let refs: Vec<&MatchKey> = sightings
+        let mut found = holders_of_all(&[(self, sightings)]).await?;
+        Ok(found.pop().unwrap_or_default())
+    }
+
+    /// The key each sighting's claim is read under: the one learned from the claim step when
+    /// the listing changed since its claim, else the sighting's own. Forgets what it learned of
+    /// source ids no longer listed.
+    fn hinted(&self, sightings: &[&Sighting]) -> Vec<Option<MatchKey>> {
+        let mut hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
+        if hints.is_empty() {
+            return Vec::new();
+        }
+        let listed: foldhash::HashSet<&str> = sightings.iter().flat_map(|s| s.source_ids()).collect();
+        hints.retain(|id, _| listed.contains(id.as_str()));
+        sightings
             .iter()
-            .enumerate()
-            .map(|(i, s)| hinted.get(i).and_then(Option::as_ref).unwrap_or(&s.ids.key))
-            .collect();
-        // Each sighting's source ids, and its own key's identity where the claim is stored
-        // under another key (a claim stored under the sighting's key answers for that one).
-        let touch = || {
-            sightings
-                .iter()
-                .zip(&refs)
-                .flat_map(|(s, read)| {
-                    let own = (*read != &s.ids.key).then(|| s.ids.ids.iter().map(String::as_str));
-                    s.source_ids()
-                        .chain(own.into_iter().flatten().filter(|i| i.starts_with(CROSS_KEY_IDENTITY)))
-                })
-                .collect::<Vec<&str>>()
+            .map(|s| s.source_ids().find_map(|id| hints.get(id)).cloned())
+            .collect()
+    }
+
+    /// Whether this look-up of `keys` must refresh TTLs (see [`Announcer::holders`]): the TTL
+    /// to set again, or `None` (dry run, or not due).
+    fn refresh_due(&self, keys: &[&MatchKey]) -> Option<Duration> {
+        if self.is_dry_run() {
+            return None;
+        }
+        let every = self.policy.ttl / REFRESHES_PER_TTL;
+        // A poisoned lock only means another task panicked mid-update: refreshing is then the
+        // safe answer, and the log is rebuilt after.
+        self.refreshes
+            .lock()
+            .map_or(true, |r| r.due(keys, every))
+            .then_some(self.policy.ttl)
+    }
+
+    /// Records a refresh of `keys` that started at `started`.
+    fn refreshed(&self, keys: &[&MatchKey], started: tokio::time::Instant) {
+        let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *log = Refreshes {
+            last: Some(started),
+            covered: keys.iter().map(|k| (*k).clone()).collect(),
         };
-        self.holders_with(&refs, touch).await
     }
 
     /// The current holder of each of `keys` (`None`: unclaimed), in one store round trip:
@@ -130,4 +140,78 @@ impl Announcer {
         *self.last_records.lock().unwrap_or_else(|p| p.into_inner()) = last;
         found
     }
+}
+
+/// The holders of several channels' sightings in ONE store round trip (see
+/// [`ClaimStore::holders_across`]): for each `(announcer, sightings)`, what
+/// [`Announcer::holders_of`] answers. A cycle on many channels costs one batch read, not one
+/// per channel.
+///
+/// # Errors
+/// [`ClaimError`] when the store cannot answer; every refresh is then still due.
+pub async fn holders_of_all(lookups: &[(&Announcer, &[&Sighting])]) -> Result<Vec<Vec<Option<Holder>>>, ClaimError> {
+    let hinted: Vec<Vec<Option<MatchKey>>> = lookups.iter().map(|(a, s)| a.hinted(s)).collect();
+    let refs: Vec<Vec<&MatchKey>> = lookups
+        .iter()
+        .zip(&hinted)
+        .map(|((_, sightings), hinted)| {
+            sightings
+                .iter()
+                .enumerate()
+                .map(|(i, s)| hinted.get(i).and_then(Option::as_ref).unwrap_or(&s.ids.key))
+                .collect()
+        })
+        .collect();
+    let refresh: Vec<Option<Duration>> = lookups.iter().zip(&refs).map(|((a, _), r)| a.refresh_due(r)).collect();
+    let started = tokio::time::Instant::now();
+    // Taken out for the await (a std lock is not held across it), put back after; a look-up
+    // running meanwhile starts from nothing, which only costs it the parsing.
+    let mut lasts: Vec<LastRecords> = lookups
+        .iter()
+        .map(|(a, _)| std::mem::take(&mut *a.last_records.lock().unwrap_or_else(|p| p.into_inner())))
+        .collect();
+    let found = {
+        let mut reads: Vec<BatchRead<'_>> = lookups
+            .iter()
+            .zip(&refs)
+            .zip(&refresh)
+            .zip(lasts.iter_mut())
+            .map(|((((announcer, sightings), keys), refresh), last)| BatchRead {
+                store: announcer.store(),
+                keys: keys.clone(),
+                // Each sighting's source ids, and its own key's identity where the claim is
+                // stored under another key (a claim under the sighting's key answers for it).
+                touch: match refresh {
+                    Some(_) => touched(sightings, keys),
+                    None => Vec::new(),
+                },
+                refresh: *refresh,
+                last,
+            })
+            .collect();
+        ClaimStore::holders_across(&mut reads).await
+    };
+    for ((announcer, _), last) in lookups.iter().zip(lasts) {
+        *announcer.last_records.lock().unwrap_or_else(|p| p.into_inner()) = last;
+    }
+    let found = found?;
+    for (((announcer, _), keys), refresh) in lookups.iter().zip(&refs).zip(&refresh) {
+        if refresh.is_some() {
+            announcer.refreshed(keys, started);
+        }
+    }
+    Ok(found)
+}
+
+/// The identities a refresh of `sightings` (read under `keys`) sets the TTL of again.
+fn touched<'a>(sightings: &[&'a Sighting], keys: &[&MatchKey]) -> Vec<&'a str> {
+    sightings
+        .iter()
+        .zip(keys)
+        .flat_map(|(s, read)| {
+            let own = (*read != &s.ids.key).then(|| s.ids.ids.iter().map(String::as_str));
+            s.source_ids()
+                .chain(own.into_iter().flatten().filter(|i| i.starts_with(CROSS_KEY_IDENTITY)))
+        })
+        .collect()
 }

@@ -14,7 +14,7 @@ mod lookup;
 
 pub use dry_run::DryRun;
 use lookup::Refreshes;
-pub use lookup::REFRESHES_PER_TTL;
+pub use lookup::{holders_of_all, REFRESHES_PER_TTL};
 
 use crate::claim::{
     Checked, ClaimError, ClaimStore, ClaimToken, Holder, LastRecords, MatchClaim, PostIntent, Released, Transition,

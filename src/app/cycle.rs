@@ -2,6 +2,7 @@
 //! flood cap), and `seed` (the same reading, recording instead of posting).
 
 use super::{App, ChannelRun, ChannelSummary, StoreReadiness, Summary};
+use crate::announcer::{holders_of_all, Announcer};
 use crate::announcer::{AnnounceError, Outcome};
 use crate::claim::{ClaimError, Holder, MatchClaim, Transition};
 use crate::cricket::Sighting;
@@ -166,54 +167,113 @@ impl App {
                 }
             }
         }
-        let several = self.channels_file;
-        for channel in &self.channels {
+        // First each channel's own first-start check and its verdicts, then ONE batch read of
+        // every channel's holders, then each channel's announcements in turn.
+        let mut counts: Vec<ChannelSummary> = self
+            .channels
+            .iter()
+            .map(|c| ChannelSummary {
+                channel: c.name().to_string(),
+                ..ChannelSummary::default()
+            })
+            .collect();
+        let mut ready: Vec<(usize, Vec<Result<(), &'static str>>)> = Vec::new();
+        let mut stopped = false;
+        for (at, channel) in self.channels.iter().enumerate() {
             if cancel.is_cancelled() {
                 break;
             }
-            let mut counts = ChannelSummary {
-                channel: channel.name().to_string(),
-                ..ChannelSummary::default()
-            };
-            let turn = self
-                .channel_turn(channel, &seen, cancel, &mut summary, &mut counts)
-                .await;
+            match self.prepare_turn(channel, &seen, &mut summary, &mut counts[at]).await {
+                Ok(Some(verdicts)) => ready.push((at, verdicts)),
+                Ok(None) => {}
+                Err(Turn::Stop) | Err(Turn::Next) => {
+                    stopped = true;
+                    break;
+                }
+            }
+        }
+        if !stopped && !ready.is_empty() {
+            let wanted: Vec<Vec<&Sighting>> = ready
+                .iter()
+                .map(|(_, verdicts)| {
+                    seen.iter()
+                        .zip(verdicts)
+                        .filter(|(_, v)| v.is_ok())
+                        .map(|(s, _)| &s.sighting)
+                        .collect()
+                })
+                .collect();
+            let lookups: Vec<(&Announcer, &[&Sighting])> = ready
+                .iter()
+                .zip(&wanted)
+                .map(|((at, _), w)| (&self.channels[*at].announcer, w.as_slice()))
+                .collect();
+            // One round trip tells which matches are already claimed on every channel (and
+            // refreshes their TTL), so the steady state, where nearly every match is held,
+            // costs one batch per cycle instead of a claim per match and channel.
+            match holders_of_all(&lookups).await {
+                Ok(found) => {
+                    for ((at, verdicts), holders) in ready.iter().zip(found) {
+                        if cancel.is_cancelled() {
+                            break;
+                        }
+                        let channel = &self.channels[*at];
+                        let turn = self
+                            .channel_turn(
+                                channel,
+                                &seen,
+                                verdicts,
+                                holders,
+                                cancel,
+                                &mut summary,
+                                &mut counts[*at],
+                            )
+                            .await;
+                        if let Turn::Stop = turn {
+                            break;
+                        }
+                    }
+                }
+                Err(e) => {
+                    store_failed(&mut summary, &e);
+                }
+            }
+        }
+        for (channel, mut counts) in self.channels.iter().zip(counts) {
             counts.halted = channel.announcer.halted();
             summary.posted += counts.posted;
             summary.skipped += counts.skipped;
             summary.failed += counts.failed;
             summary.deferred += counts.deferred;
             summary.seeded += counts.seeded;
-            if several {
+            if self.channels_file {
                 summary.channels.push(counts);
-            }
-            if let Turn::Stop = turn {
-                break;
             }
         }
         summary
     }
 
-    /// One channel's share of a cycle: its first-start check, one batch look-up of its
-    /// holders, then each match it takes, in order.
-    async fn channel_turn(
+    /// A channel's first-start check (a channel added to a running deployment records what is
+    /// current instead of posting it) and its verdict on each sighting: the bot's filter, then
+    /// its own. `Ok(None)`: the channel does not announce this cycle (halted, or just seeded);
+    /// `Err`: the store failed, and the cycle stops.
+    async fn prepare_turn(
         &self,
         channel: &ChannelRun,
         seen: &[Seen],
-        cancel: &CancellationToken,
         summary: &mut Summary,
         counts: &mut ChannelSummary,
-    ) -> Turn {
+    ) -> Result<Option<Vec<Result<(), &'static str>>>, Turn> {
         let announcer = &channel.announcer;
         if announcer.halted().is_some() {
-            return Turn::Next;
+            return Ok(None);
         }
         if !self.dry_run && channel.own_marker && !channel.saw_marker.load(Ordering::SeqCst) {
             match announcer.store().marker().await {
                 Ok(Some(_)) => channel.saw_marker.store(true, Ordering::SeqCst),
                 Ok(None) => {
-                    // A channel added to a running deployment: what is current now was
-                    // announced elsewhere already, or is old news; record it, post what is new.
+                    // What is current now was announced elsewhere already, or is old news:
+                    // record it, post what is new.
                     tracing::warn!(channel = %channel.name(), "new channel: recording the matches listed now without posting them (`seed --channel` does the same by hand)");
                     let sightings: Vec<Sighting> = seen.iter().map(|s| s.sighting.clone()).collect();
                     let seeded = match self.seed_channel(channel, &sightings, counts).await {
@@ -227,33 +287,36 @@ impl App {
                     return match seeded {
                         Ok(()) => {
                             channel.saw_marker.store(true, Ordering::SeqCst);
-                            Turn::Next
+                            Ok(None)
                         }
-                        Err(e) => store_failed(summary, &e),
+                        Err(e) => Err(store_failed(summary, &e)),
                     };
                 }
-                Err(e) => return store_failed(summary, &e),
+                Err(e) => return Err(store_failed(summary, &e)),
             }
         }
-        // The channel's verdict on each sighting: the bot's filter, then its own.
-        let verdicts: Vec<Result<(), &'static str>> = seen
-            .iter()
-            .map(|s| s.verdict.and_then(|()| channel.takes(&s.sighting.m)))
-            .collect();
-        // One round trip tells which matches are already claimed (and refreshes their TTL), so
-        // the steady state, where nearly every match is held, costs one batch per cycle instead
-        // of a claim per match.
-        let wanted: Vec<&Sighting> = seen
-            .iter()
-            .zip(&verdicts)
-            .filter(|(_, v)| v.is_ok())
-            .map(|(s, _)| &s.sighting)
-            .collect();
-        let mut holders: Vec<Option<Holder>> = match announcer.holders_of(&wanted).await {
-            Ok(found) => found,
-            Err(e) => return store_failed(summary, &e),
-        };
-        holders.reverse();
+        Ok(Some(
+            seen.iter()
+                .map(|s| s.verdict.and_then(|()| channel.takes(&s.sighting.m)))
+                .collect(),
+        ))
+    }
+
+    /// One channel's announcements: each match it takes, in order, with the holder the batch
+    /// read found (`holders`, one per match it takes).
+    #[allow(clippy::too_many_arguments)]
+    async fn channel_turn(
+        &self,
+        channel: &ChannelRun,
+        seen: &[Seen],
+        verdicts: &[Result<(), &'static str>],
+        holders: Vec<Option<Holder>>,
+        cancel: &CancellationToken,
+        summary: &mut Summary,
+        counts: &mut ChannelSummary,
+    ) -> Turn {
+        let announcer = &channel.announcer;
+        let mut holders = holders.into_iter();
         let mut announced = 0usize;
         for (i, s) in seen.iter().enumerate() {
             if cancel.is_cancelled() || announcer.halted().is_some() {
@@ -264,7 +327,7 @@ impl App {
                 tracing::debug!(match_key = %sighting.ids.key, channel = %channel.name(), reason = why, "not announced");
                 continue;
             }
-            let holder = holders.pop().flatten();
+            let holder = holders.next().flatten();
             let announceable_left = || verdicts[i..].iter().filter(|v| v.is_ok()).count();
             // The flood cap paces real posts; a dry run previews every post the bot would make.
             if !self.dry_run && announced >= channel.max_posts_per_cycle {

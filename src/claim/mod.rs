@@ -666,30 +666,47 @@ impl ClaimStore {
             ClaimStore::Embedded(s) => text_as_bytes(s.get_many(&stored, &touched, refresh).await?),
             ClaimStore::Postgres(s) => text_as_bytes(s.get_many(&stored, &touched, refresh).await?),
         };
-        if raw.len() != keys.len() {
-            return Err(ClaimError::Protocol {
-                op: "peek",
-                detail: format!("{} replies to {} reads", raw.len(), keys.len()),
-            });
+        read_holders(raw, keys.len(), last)
+    }
+
+    /// Several look-ups at once, each as [`ClaimStore::holders_touching`] on its own store
+    /// (one per channel: the same store under each channel's prefix). On Redis, when every
+    /// look-up's store shares one connection, ONE round trip answers them all (one `MGET`
+    /// when none refreshes); elsewhere they run one after another. Holders per look-up, in
+    /// order.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer; then nothing is known about any key.
+    pub async fn holders_across(reads: &mut [BatchRead<'_>]) -> Result<Vec<Vec<Option<Holder>>>, ClaimError> {
+        let all_redis = reads.iter().all(|r| matches!(r.store, ClaimStore::Redis(_)));
+        match reads.first().map(|r| r.store) {
+            Some(ClaimStore::Redis(redis)) if all_redis => {
+                let requests: Vec<(Vec<String>, Vec<String>, Option<u64>)> = reads
+                    .iter()
+                    .map(|r| {
+                        let stored = r.keys.iter().map(|k| r.store.key(k)).collect();
+                        let touched = match r.refresh {
+                            Some(_) => r.touch.iter().map(|i| r.store.identity_key(i)).collect(),
+                            None => Vec::new(),
+                        };
+                        (stored, touched, r.refresh.map(ttl_secs))
+                    })
+                    .collect();
+                let raw = redis.get_many_across(&requests).await?;
+                reads
+                    .iter_mut()
+                    .zip(raw)
+                    .map(|(r, raw)| read_holders(raw, r.keys.len(), r.last))
+                    .collect()
+            }
+            _ => {
+                let mut out = Vec::with_capacity(reads.len());
+                for r in reads.iter_mut() {
+                    out.push(r.store.holders_touching(&r.keys, &r.touch, r.refresh, r.last).await?);
+                }
+                Ok(out)
+            }
         }
-        let mut owners = Owners::default();
-        let mut now = LastRecords::with_capacity(raw.len());
-        let holders = raw
-            .into_iter()
-            .map(|r| {
-                let r = r?;
-                let holder = match last.0.get(r.as_slice()) {
-                    Some(known) => known.clone(),
-                    // A value that is not UTF-8 is no record of ours; read lossily, it gives
-                    // (as any foreign value) an unreadable record, not an error for the batch.
-                    None => Holder::from_stored(&String::from_utf8_lossy(&r), &mut owners),
-                };
-                now.0.insert(r, holder.clone());
-                Some(holder)
-            })
-            .collect();
-        *last = now;
-        Ok(holders)
     }
 
     /// Reads the claim on `key` without writing anything (dry run, operators).
@@ -963,6 +980,53 @@ impl Swapped {
             Swapped::Gone => Checked::Gone,
         }
     }
+}
+
+/// One look-up of a batch across channels (see [`ClaimStore::holders_across`]).
+pub struct BatchRead<'a> {
+    /// The store (a channel's) to read.
+    pub store: &'a ClaimStore,
+    /// The keys to read.
+    pub keys: Vec<&'a MatchKey>,
+    /// The identities whose TTL to refresh with them (only with `refresh`).
+    pub touch: Vec<&'a str>,
+    /// The TTL to set again on every held key, when due.
+    pub refresh: Option<Duration>,
+    /// The records this look-up read last time (see [`ClaimStore::holders_since`]).
+    pub last: &'a mut LastRecords,
+}
+
+/// The holders of one look-up's raw values (`expected` of them), reusing what `last` parsed
+/// before, and remembering this look-up's records in its place.
+fn read_holders(
+    raw: Vec<Option<Vec<u8>>>,
+    expected: usize,
+    last: &mut LastRecords,
+) -> Result<Vec<Option<Holder>>, ClaimError> {
+    if raw.len() != expected {
+        return Err(ClaimError::Protocol {
+            op: "peek",
+            detail: format!("{} replies to {expected} reads", raw.len()),
+        });
+    }
+    let mut owners = Owners::default();
+    let mut now = LastRecords::with_capacity(raw.len());
+    let holders = raw
+        .into_iter()
+        .map(|r| {
+            let r = r?;
+            let holder = match last.0.get(r.as_slice()) {
+                Some(known) => known.clone(),
+                // A value that is not UTF-8 is no record of ours; read lossily, it gives
+                // (as any foreign value) an unreadable record, not an error for the batch.
+                None => Holder::from_stored(&String::from_utf8_lossy(&r), &mut owners),
+            };
+            now.0.insert(r, holder.clone());
+            Some(holder)
+        })
+        .collect();
+    *last = now;
+    Ok(holders)
 }
 
 /// `ttl` in whole seconds, at least 1 (Redis refuses `EX 0`).

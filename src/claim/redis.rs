@@ -238,6 +238,59 @@ impl RedisClaims {
         }
     }
 
+    /// Several look-ups in ONE round trip (see [`super::ClaimStore::holders_across`]): for each
+    /// `(keys, touch, refresh)`, what [`RedisClaims::get_many`] sends, all in one pipeline; a
+    /// single `MGET` of every key when none refreshes. The values, per look-up, in order.
+    pub(super) async fn get_many_across(
+        &self,
+        reads: &[(Vec<String>, Vec<String>, Option<u64>)],
+    ) -> Result<Vec<Vec<Option<Vec<u8>>>>, ClaimError> {
+        let values: Vec<Option<Vec<u8>>> = if reads.iter().all(|(_, _, r)| r.is_none()) {
+            let all: Vec<&String> = reads.iter().flat_map(|(k, _, _)| k).collect();
+            if all.is_empty() {
+                Vec::new()
+            } else {
+                redis::cmd("MGET")
+                    .arg(&all)
+                    .query_async(&mut self.conn.clone())
+                    .await
+                    .map_err(err("peek"))?
+            }
+        } else {
+            let mut pipe = redis::pipe();
+            for (keys, touch, refresh) in reads {
+                for key in keys {
+                    match refresh {
+                        Some(ttl) => pipe.cmd("GETEX").arg(key).arg("EX").arg(*ttl),
+                        None => pipe.cmd("GET").arg(key),
+                    };
+                }
+                if let Some(ttl) = refresh {
+                    for key in touch {
+                        pipe.cmd("EXPIRE").arg(key).arg(*ttl).ignore();
+                    }
+                }
+            }
+            match pipe.query_async(&mut self.conn.clone()).await {
+                Ok(values) => values,
+                // A key of another type fails the whole pipeline: look-up by look-up instead.
+                Err(e) if wrong_type(&e) => {
+                    let mut out = Vec::with_capacity(reads.len());
+                    for (keys, touch, refresh) in reads {
+                        out.push(self.get_many(keys, touch, *refresh).await?);
+                    }
+                    return Ok(out);
+                }
+                Err(e) => return Err(err("peek")(e)),
+            }
+        };
+        let mut values = values.into_iter();
+        Ok(reads
+            .iter()
+            .map(|(keys, _, _)| values.by_ref().take(keys.len()).collect())
+            .collect())
+    }
+
     /// The claim of a match under all its identities: one Lua script (`lua/claim_match.lua`),
     /// which Redis runs atomically.
     pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {

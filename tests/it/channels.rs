@@ -423,3 +423,77 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
     want.sort();
     assert_eq!(ids, want, "each claim names the status made for it");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_cycle_reads_every_channels_claims_in_one_batch() {
+    use crate::helpers::{live_app_on, root, OwnRedis};
+    let redis = OwnRedis::start();
+    let discord = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path(WEBHOOK))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({"id": "1181000000000000001"})))
+        .expect(12)
+        .mount(&discord)
+        .await;
+    // The webhook's variable, named for this test alone (the test process shares one environment).
+    let var = format!("T_WEBHOOK_{}", uuid::Uuid::new_v4().simple()).to_uppercase();
+    std::env::set_var(&var, format!("{}{WEBHOOK}", discord.uri()));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("channels.toml");
+    let mut toml = String::new();
+    for name in ["club-a", "club-b", "club-c"] {
+        toml.push_str(&format!(
+            "[[channel]]\nname = \"{name}\"\nsink = \"discord\"\nwebhook_url_env = \"{var}\"\n\n"
+        ));
+    }
+    std::fs::write(&file, toml).unwrap();
+    let page = root()
+        .join("fixtures/cricbuzz/live-scores_2026-07-17.html")
+        .display()
+        .to_string();
+    let store = [
+        "--redis-url".to_string(),
+        redis.url(),
+        "--channels".to_string(),
+        file.display().to_string(),
+    ];
+    let x = MockServer::start().await;
+    let app = live_app_on(&store, "b:", &[page], &x, 10).await.unwrap();
+    app.init_store().await.unwrap();
+    let (first, ok) = app.backfill().await;
+    assert_eq!((first.posted, ok), (12, true), "{}", first.line(false));
+
+    let stats = |section: &'static str| {
+        let url = redis.url();
+        async move {
+            let mut conn = redis::Client::open(url)
+                .unwrap()
+                .get_multiplexed_async_connection()
+                .await
+                .unwrap();
+            redis::cmd("INFO")
+                .arg(section)
+                .query_async::<String>(&mut conn)
+                .await
+                .unwrap()
+        }
+    };
+    let calls = |info: &str, cmd: &str| -> u64 {
+        info.lines()
+            .find_map(|l| l.strip_prefix(&format!("cmdstat_{cmd}:calls=")))
+            .and_then(|r| r.split(',').next())
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    let before = stats("commandstats").await;
+    let (held, ok) = app.backfill().await;
+    let after = stats("commandstats").await;
+    assert_eq!((held.posted, held.skipped, ok), (0, 12, true), "{}", held.line(false));
+    // Twelve claims on three channels, read by one MGET: one round trip, not one per channel.
+    let grew: Vec<u64> = ["mget", "get", "getex", "evalsha"]
+        .iter()
+        .map(|c| calls(&after, c) - calls(&before, c))
+        .collect();
+    assert_eq!(grew, vec![1, 0, 0, 0], "mget, get, getex, evalsha");
+    std::env::remove_var(&var);
+    discord.verify().await;
+}
