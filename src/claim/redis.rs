@@ -245,6 +245,10 @@ impl RedisClaims {
         &self,
         reads: &[(Vec<String>, Vec<String>, Option<u64>)],
     ) -> Result<Vec<Vec<Option<Vec<u8>>>>, ClaimError> {
+        // Nothing to read: no round trip (an empty pipeline is an error to the client).
+        if reads.iter().all(|(keys, _, _)| keys.is_empty()) {
+            return Ok(vec![Vec::new(); reads.len()]);
+        }
         let values: Vec<Option<Vec<u8>>> = if reads.iter().all(|(_, _, r)| r.is_none()) {
             let all: Vec<&String> = reads.iter().flat_map(|(k, _, _)| k).collect();
             if all.is_empty() {
