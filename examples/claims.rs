@@ -18,6 +18,9 @@
 //!   refresh of the held claims' TTLs is due (its first look-up; later, once per TTL /
 //!   `REFRESHES_PER_TTL`): one `GETEX` per match in one pipeline;
 //! - `claim_new` / `claim_held`: `ClaimStore::claim` alone, one call per sighting;
+//! - `cycle_held_20ch`: 20 channels × 500 matches, all held (issue 21): the cycle's one batch
+//!   look-up across every channel (`holders_of_all`, one `MGET`), then `Announcer::announce` of
+//!   each (match, channel); per 1,000 (match, channel) sightings;
 //!
 //! Usage: `cargo run --release --example claims -- REDIS_URL [SIGHTINGS] [REPEATS] [HELD_CYCLES]`.
 //! Prints one JSON object on stdout (times in milliseconds, medians over REPEATS; `ms_each`
@@ -27,7 +30,7 @@
 #[path = "support/mock_x.rs"]
 mod mock_x;
 
-use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Outcome};
+use cricket_announcer::announcer::{holders_of_all, Announcer, ClaimPolicy, Mode, Outcome};
 use cricket_announcer::claim::{ClaimOutcome, ClaimStore, RedisClaims};
 use cricket_announcer::cricket::{Match, MatchKey, Sighting};
 use cricket_announcer::post::{PostPace, XClient};
@@ -41,6 +44,9 @@ use std::time::{Duration, Instant};
 const TTL: Duration = Duration::from_secs(86_400);
 /// How many held cycles each repeat measures, unless the fourth argument says otherwise.
 const HELD_CYCLES: usize = 5;
+/// Channels, and matches per channel, of the `cycle_held_20ch` row (issue 21's target).
+const CHANNELS: usize = 20;
+const CHANNEL_MATCHES: usize = 500;
 
 /// Server counters: calls per command, and socket reads.
 async fn counters(conn: &mut redis::aio::MultiplexedConnection) -> BTreeMap<String, u64> {
@@ -143,6 +149,8 @@ async fn bench(mock: mock_x::MockX) {
 
     let mut times: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut counts: BTreeMap<&str, serde_json::Value> = BTreeMap::new();
+    // Sightings per measurement, where a row's differ from `n`.
+    let mut row_n: BTreeMap<&str, usize> = BTreeMap::new();
     for r in 0..repeats {
         let store = |tag: &'static str| {
             let prefix = format!("{run}{tag}:{r}:");
@@ -188,6 +196,52 @@ async fn bench(mock: mock_x::MockX) {
             counts.insert(row, per_sighting(&before, &counters(&mut info).await, n));
         }
 
+        // Channels: one claim per (match, channel), every one held; the cycle reads them all in
+        // one batch, then each (match, channel) is skipped from that answer.
+        let base = store("channels").await;
+        let per = sightings.len().min(CHANNEL_MATCHES);
+        let refs: Vec<&Sighting> = sightings[..per].iter().collect();
+        let channels: Vec<Announcer> = (0..CHANNELS)
+            .map(|c| {
+                Announcer::new(
+                    base.for_channel(&format!("c{c}")),
+                    Template::load(&template_path).unwrap(),
+                    None,
+                    Mode::live(x.clone(), pace.clone()),
+                    policy,
+                )
+                .on_channel(&format!("c{c}"))
+            })
+            .collect();
+        for a in &channels {
+            for s in &refs {
+                a.store()
+                    .claim_match(&s.ids, &s.m.claim_title(), TTL, Duration::from_secs(60), false)
+                    .await
+                    .unwrap();
+            }
+        }
+        let lookups: Vec<(&Announcer, &[&Sighting])> = channels.iter().map(|a| (a, refs.as_slice())).collect();
+        // The first look-up refreshes every TTL (due at start); the held cycles after it read.
+        holders_of_all(&lookups).await.unwrap();
+        for _ in 0..held_cycles {
+            let before = counters(&mut info).await;
+            let t = Instant::now();
+            let found = holders_of_all(&lookups).await.unwrap();
+            for (a, holders) in channels.iter().zip(found) {
+                for (s, holder) in refs.iter().zip(holders) {
+                    let outcome = a.announce(s, holder).await.unwrap();
+                    assert!(matches!(outcome, Outcome::Skipped { .. }), "{outcome:?}");
+                }
+            }
+            times.entry("cycle_held_20ch").or_default().push(t.elapsed().as_secs_f64() * 1e3);
+            counts.insert(
+                "cycle_held_20ch",
+                per_sighting(&before, &counters(&mut info).await, CHANNELS * per),
+            );
+            row_n.insert("cycle_held_20ch", CHANNELS * per);
+        }
+
         // The claim decision alone, one call per sighting.
         let s = store("single").await;
         for (row, expect_won) in [("claim_new", true), ("claim_held", false)] {
@@ -220,6 +274,7 @@ async fn bench(mock: mock_x::MockX) {
     let rows: serde_json::Map<String, serde_json::Value> = times
         .into_iter()
         .map(|(row, t)| {
+            let n = row_n.get(row).copied().unwrap_or(n);
             (
                 row.to_string(),
                 serde_json::json!({
