@@ -11,8 +11,11 @@
 //! cycle, the default flood cap); after that every match is already claimed and each cycle
 //! re-reads, re-parses and refreshes claims.
 //!
+//! With CHANNELS (issue 21: 20), the bot runs with a channels file of that many X channels, all
+//! posting to the same stand-in: one claim per (match, channel), one batch read per cycle.
+//!
 //! Usage: `cargo build --release --bin cricket-announcer --example cycles`, then
-//! `target/release/examples/cycles REDIS_URL [CYCLES]`. Prints one JSON object.
+//! `target/release/examples/cycles REDIS_URL [CYCLES] [CHANNELS]`. Prints one JSON object.
 
 #[path = "support/mock_x.rs"]
 mod mock_x;
@@ -68,6 +71,7 @@ async fn main() {
     let mut args = std::env::args().skip(1);
     let redis_url = args.next().expect("usage: cycles REDIS_URL [CYCLES]");
     let cycles: u64 = args.next().map(|s| s.parse().unwrap()).unwrap_or(1000);
+    let channels: usize = args.next().map(|s| s.parse().unwrap()).unwrap_or(0);
     let root = env!("CARGO_MANIFEST_DIR");
     let exe = std::env::current_exe().unwrap();
     let bin = exe.parent().unwrap().parent().unwrap().join("cricket-announcer");
@@ -105,6 +109,14 @@ async fn main() {
         .env("RUST_LOG", "info");
     for s in &sources {
         cmd.arg("--source").arg(s);
+    }
+    if channels > 0 {
+        let file = dir.path().join("channels.toml");
+        let toml: String = (0..channels)
+            .map(|c| format!("[[channel]]\nname = \"x{c:02}\"\nsink = \"x\"\nbase_url = \"{}\"\n\n", mock.base))
+            .collect();
+        std::fs::write(&file, toml).unwrap();
+        cmd.env("CHANNELS_FILE", &file);
     }
     // One cycle more than measured: the last sample is read while the process waits for its next
     // cycle, not while it exits (a process on its way out has no memory to read).
@@ -159,6 +171,7 @@ async fn main() {
         "{}",
         serde_json::json!({
             "sources": SOURCES,
+            "channels": channels,
             "cycles": cycles,
             "interval_ms": INTERVAL_MS,
             "ms_per_cycle_with_interval": elapsed.as_secs_f64() * 1e3 / (cycles + 1) as f64,
