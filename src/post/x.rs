@@ -100,50 +100,14 @@ impl XClient {
     /// # Errors
     /// [`PostError`]; [`PostError::verdict`] says what each failure proves.
     pub async fn post(&self, post: &Post, _claim: &ClaimToken) -> Result<PostReceipt, PostError> {
-        let c = &self.credentials;
-        let token = oauth1_request::Token::from_parts(
-            c.api_key.expose_secret(),
-            c.api_secret.expose_secret(),
-            c.access_token.expose_secret(),
-            c.access_token_secret.expose_secret(),
-        );
         let url = self.endpoint.as_str();
-        let authorization = oauth1_request::post(url, &(), &token, oauth1_request::HMAC_SHA1);
-        let sent = self
+        let authorization = oauth1_request::post(url, &(), &self.token(), oauth1_request::HMAC_SHA1);
+        let request = self
             .http
             .post(self.endpoint.clone())
             .header(reqwest::header::AUTHORIZATION, authorization)
-            .json(&serde_json::json!({ "text": post.text() }))
-            .send()
-            .await;
-        let response = match sent {
-            Ok(r) => r,
-            Err(source) if source.is_connect() => {
-                return Err(PostError::Connect {
-                    url: url.to_string(),
-                    source,
-                })
-            }
-            Err(source) => {
-                return Err(PostError::NoAnswer {
-                    url: url.to_string(),
-                    source,
-                })
-            }
-        };
-        let status = response.status().as_u16();
-        let limits = pace::observe(&self.gate, status, response.headers());
-        let body = response.bytes().await.map_err(|source| PostError::NoAnswer {
-            url: url.to_string(),
-            source,
-        })?;
-        if !(200..300).contains(&status) {
-            return Err(PostError::Refused {
-                status,
-                detail: error_detail(&body),
-                limits,
-            });
-        }
+            .json(&serde_json::json!({ "text": post.text() }));
+        let (status, body, limits) = self.send(request, url).await?;
         let created: Created = serde_json::from_slice(&body).map_err(|e| PostError::BadReceipt {
             status,
             detail: format!("{e}: {}", preview(&body)),
@@ -256,34 +220,29 @@ impl XClient {
         })
     }
 
-    /// `<X_API_BASE_URL>/2/<path>`, next to the post endpoint `/2/tweets`.
-    fn join(&self, path: &str) -> Result<Url, PostError> {
-        self.endpoint.join(path).map_err(|e| PostError::BadReceipt {
-            status: 0,
-            detail: format!("the X API base cannot take the path /2/{path}: {e}"),
-        })
-    }
-
-    /// A signed `GET url?params`, read as `T`.
-    async fn read<T: serde::de::DeserializeOwned>(&self, url: &Url, params: &[(&str, &str)]) -> Result<T, PostError> {
+    /// The OAuth 1.0a token of the posting account.
+    fn token(&self) -> oauth1_request::Token<&str, &str> {
         let c = &self.credentials;
-        let token = oauth1_request::Token::from_parts(
+        oauth1_request::Token::from_parts(
             c.api_key.expose_secret(),
             c.api_secret.expose_secret(),
             c.access_token.expose_secret(),
             c.access_token_secret.expose_secret(),
-        );
-        // The query is signed (RFC 5849 §3.4.1.3), and sent encoded by the same encoder.
-        let request = oauth1_request::ParameterList::new(params.to_vec());
-        let authorization = oauth1_request::get(url.as_str(), &request, &token, oauth1_request::HMAC_SHA1);
-        let with_query = oauth1_request::to_query(url.as_str().to_string(), &request);
-        let sent = self
-            .http
-            .get(with_query.as_str())
-            .header(reqwest::header::AUTHORIZATION, authorization)
-            .send()
-            .await;
-        let response = match sent {
+        )
+    }
+
+    /// Sends `request` (to `url`, named in errors): the status, the body and the rate-limit
+    /// headers of a 2xx answer (which also update [`XClient::gate`], as every answer does).
+    ///
+    /// # Errors
+    /// [`PostError::Connect`] when the request never left, [`PostError::NoAnswer`] when no
+    /// complete answer came back, [`PostError::Refused`] for any other status.
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+        url: &str,
+    ) -> Result<(u16, Vec<u8>, Option<super::RateLimits>), PostError> {
+        let response = match request.send().await {
             Ok(r) => r,
             Err(source) if source.is_connect() => {
                 return Err(PostError::Connect {
@@ -311,6 +270,28 @@ impl XClient {
                 limits,
             });
         }
+        Ok((status, body.to_vec(), limits))
+    }
+
+    /// `<X_API_BASE_URL>/2/<path>`, next to the post endpoint `/2/tweets`.
+    fn join(&self, path: &str) -> Result<Url, PostError> {
+        self.endpoint.join(path).map_err(|e| PostError::BadReceipt {
+            status: 0,
+            detail: format!("the X API base cannot take the path /2/{path}: {e}"),
+        })
+    }
+
+    /// A signed `GET url?params`, read as `T`.
+    async fn read<T: serde::de::DeserializeOwned>(&self, url: &Url, params: &[(&str, &str)]) -> Result<T, PostError> {
+        // The query is signed (RFC 5849 §3.4.1.3), and sent encoded by the same encoder.
+        let request = oauth1_request::ParameterList::new(params.to_vec());
+        let authorization = oauth1_request::get(url.as_str(), &request, &self.token(), oauth1_request::HMAC_SHA1);
+        let with_query = oauth1_request::to_query(url.as_str().to_string(), &request);
+        let request = self
+            .http
+            .get(with_query.as_str())
+            .header(reqwest::header::AUTHORIZATION, authorization);
+        let (status, body, _) = self.send(request, url.as_str()).await?;
         serde_json::from_slice(&body).map_err(|e| PostError::BadReceipt {
             status,
             detail: format!("{e}: {}", preview(&body)),
