@@ -234,7 +234,10 @@ async fn bench(mock: mock_x::MockX) {
                     assert!(matches!(outcome, Outcome::Skipped { .. }), "{outcome:?}");
                 }
             }
-            times.entry("cycle_held_20ch").or_default().push(t.elapsed().as_secs_f64() * 1e3);
+            times
+                .entry("cycle_held_20ch")
+                .or_default()
+                .push(t.elapsed().as_secs_f64() * 1e3);
             counts.insert(
                 "cycle_held_20ch",
                 per_sighting(&before, &counters(&mut info).await, CHANNELS * per),

@@ -113,7 +113,12 @@ async fn main() {
     if channels > 0 {
         let file = dir.path().join("channels.toml");
         let toml: String = (0..channels)
-            .map(|c| format!("[[channel]]\nname = \"x{c:02}\"\nsink = \"x\"\nbase_url = \"{}\"\n\n", mock.base))
+            .map(|c| {
+                format!(
+                    "[[channel]]\nname = \"x{c:02}\"\nsink = \"x\"\nbase_url = \"{}\"\n\n",
+                    mock.base
+                )
+            })
             .collect();
         std::fs::write(&file, toml).unwrap();
         cmd.env("CHANNELS_FILE", &file);

@@ -47,6 +47,9 @@ pub const DEFAULT_BLUESKY_SERVICE: &str = "https://bsky.social";
 /// The longest channel name, in bytes (names go into claim keys, metrics labels and logs).
 const MAX_NAME_BYTES: usize = 64;
 
+/// The largest channels file read, in bytes: ample for hundreds of channels with templates.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
 /// Every channel of the file, in file order, validated.
 #[derive(Debug, Clone)]
 pub struct Channels {
@@ -408,10 +411,18 @@ impl Channels {
     /// [`ChannelsError`]: the file cannot be read, is not TOML of the channels shape, defines no
     /// channel, or a channel is invalid (see [`Channels::parse`]).
     pub fn load(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Channels, ChannelsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ChannelsError::Read {
+        let read = |source| ChannelsError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        // A device or a pipe would be read forever: a channels file is a small regular file.
+        let meta = std::fs::metadata(path).map_err(read)?;
+        if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+            return Err(read(std::io::Error::other(format!(
+                "not a regular file of at most {MAX_FILE_BYTES} bytes"
+            ))));
+        }
+        let text = std::fs::read_to_string(path).map_err(read)?;
         Channels::parse(&text, path, env)
     }
 
@@ -707,10 +718,19 @@ impl Check<'_> {
         let Some(raw) = raw.or(default) else {
             return Err(self.field(field, "missing: the server's URL (https://…)"));
         };
-        Url::parse(raw.trim())
+        let url = Url::parse(raw.trim())
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
-            .ok_or_else(|| self.field(field, format!("{raw:?} is not an http:// or https:// URL")))
+            .ok_or_else(|| self.field(field, "is not an http:// or https:// URL".to_string()))?;
+        // A URL's user name and password would be sent as they are, and shown in every error
+        // naming the URL: credentials belong in the `_env` fields.
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(self.field(
+                field,
+                "holds a user name or password: take them out of the URL and give the credential by environment variable (the `_env` field)".to_string(),
+            ));
+        }
+        Ok(url)
     }
 
     /// The secret in the environment variable that `field` names (or `default`).

@@ -153,8 +153,12 @@ pub fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     }
     // `downcast_ref` also finds a `Usage` given as context, which `chain` shows only as text.
     let usage = e.downcast_ref::<Usage>().is_some()
-        || e.chain()
-            .any(|c| c.is::<ConfigError>() || c.is::<TemplateError>() || c.is::<Usage>());
+        || e.chain().any(|c| {
+            c.is::<ConfigError>()
+                || c.is::<TemplateError>()
+                || c.is::<Usage>()
+                || c.is::<cricket_announcer::channels::ChannelsError>()
+        });
     // One line, on stderr: the cause chain without repeats, never a backtrace. Written, not
     // `eprintln!`ed: that panics when stderr is a closed pipe (`… 2>&1 | head`).
     let text = CauseChain(e.as_ref()).to_string();
@@ -218,21 +222,25 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }))
         }
         Command::Seed { channel } => {
+            // A mistyped channel is a usage error, found before anything is opened.
+            if let Some(name) = channel.as_deref() {
+                let names: Vec<&str> = match &config.channels {
+                    Some(file) => file.channels.iter().map(|c| c.name.as_str()).collect(),
+                    None => vec!["x"],
+                };
+                if !names.contains(&name) {
+                    return Err(Usage(format!(
+                        "no channel {:?} (channels: {})",
+                        escaped(name),
+                        names.join(", ")
+                    ))
+                    .into());
+                }
+            }
             log_startup("seed", &config);
             let app = App::build(&config, stdout).await?;
             if config.dry_run {
                 return seed_dry_run(&app, &config).await;
-            }
-            if let Some(name) = channel.as_deref() {
-                if !app.channels().iter().any(|c| c.name() == name) {
-                    let known: Vec<&str> = app.channels().iter().map(|c| c.name()).collect();
-                    return Err(Usage(format!(
-                        "no channel {:?} (channels: {})",
-                        escaped(name),
-                        known.join(", ")
-                    ))
-                    .into());
-                }
             }
             let summary = app.seed(channel.as_deref()).await?;
             let ok = summary.sources_failed == 0;
@@ -460,7 +468,9 @@ fn check_table(checks: &[cricket_announcer::app::SourceCheck], wide: bool) -> St
 /// next time.
 async fn refused_to_post(app: &App, summary: &Summary, config: &Config) -> bool {
     use cricket_announcer::app::StoreReadiness;
-    app.halted().is_some()
+    // A channel that halted (credentials, a deleted webhook) needs the operator, even while the
+    // others post.
+    app.channels().iter().any(|c| c.announcer.halted().is_some())
         || (!config.dry_run
             && summary.refused.is_some()
             && matches!(
@@ -636,11 +646,19 @@ fn log_startup(command: &str, config: &Config) {
         .template_path
         .as_deref()
         .map_or_else(|| BUILT_IN_NAME.to_string(), |p: &Path| p.display().to_string());
-    let posting = match (command, config.dry_run) {
-        ("seed", false) => "records without posting",
-        ("seed", true) => "dry run: records nothing",
-        (_, true) => "dry run: prints posts, sends and writes nothing",
-        (_, false) => "live: posts to X",
+    let posting = match (command, config.dry_run, &config.channels) {
+        ("seed", false, _) => "records without posting".to_string(),
+        ("seed", true, _) => "dry run: records nothing".to_string(),
+        (_, true, _) => "dry run: prints posts, sends and writes nothing".to_string(),
+        (_, false, None) => "live: posts to X".to_string(),
+        (_, false, Some(file)) => {
+            let channels: Vec<String> = file
+                .channels
+                .iter()
+                .map(|c| format!("{} ({})", c.name, c.sink.kind()))
+                .collect();
+            format!("live: posts on {} from {}", channels.join(", "), file.path.display())
+        }
     };
     // Only `run` polls: an interval means nothing to one pass.
     let interval = (command == "run").then(|| format!("{:?}", config.poll_interval));
@@ -651,7 +669,7 @@ fn log_startup(command: &str, config: &Config) {
         sources = %sources.join(", "),
         template = %template,
         interval = interval.as_deref(),
-        posting,
+        posting = %posting,
         "starting"
     );
 }

@@ -271,6 +271,12 @@ impl App {
         if !self.dry_run && channel.own_marker && !channel.saw_marker.load(Ordering::SeqCst) {
             match announcer.store().marker().await {
                 Ok(Some(_)) => channel.saw_marker.store(true, Ordering::SeqCst),
+                Ok(None) if summary.sources_failed > 0 => {
+                    // Seeded now, the failed source's matches would be posted when it reads
+                    // again: the channel waits for a cycle where every source reads.
+                    tracing::warn!(channel = %channel.name(), "new channel: not recording the current matches while a source fails; it starts on a cycle where every source reads");
+                    return Ok(None);
+                }
                 Ok(None) => {
                     // What is current now was announced elsewhere already, or is old news:
                     // record it, post what is new.

@@ -84,9 +84,10 @@ impl App {
     /// [`ClaimError`] when the store cannot answer.
     pub async fn init_store(&self) -> Result<bool, ClaimError> {
         let (marker, wrote) = self.store.initialise("init-store", self.marker_ttl()).await?;
-        // With a channels file, each channel's own marker too: every current match is
-        // announced on every channel.
-        for channel in self.channels.iter().filter(|c| c.own_marker) {
+        // With a channels file, on a first deployment, each channel's own marker too: every
+        // current match is announced on every channel. On a store already initialised, a
+        // channel without a marker is a channel added since: it seeds itself (see the cycle).
+        for channel in self.channels.iter().filter(|c| c.own_marker && wrote) {
             channel
                 .announcer
                 .store()

@@ -217,7 +217,8 @@ async fn a_channel_that_halts_neither_blocks_nor_repeats_the_others() {
         .await
         .unwrap();
     let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(5), "{stdout}{stderr}");
+    // Exit 4: a channel refused to post and needs the operator, while the others posted.
+    assert_eq!(o.status.code(), Some(4), "{stdout}{stderr}");
     assert!(
         stdout.contains("discord: posted 0, skipped 0, failed 1, halted: "),
         "{stdout}"
@@ -496,4 +497,79 @@ async fn a_held_cycle_reads_every_channels_claims_in_one_batch() {
     assert_eq!(grew, vec![1, 0, 0, 0], "mget, get, getex, evalsha");
     std::env::remove_var(&var);
     discord.verify().await;
+}
+
+#[tokio::test]
+async fn a_channels_file_with_credentials_in_a_url_or_that_is_not_a_file_is_refused_without_echoing_them() {
+    let p = Platforms::accepting(0, 0, None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let page = crate::helpers::root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let with_userinfo = dir.path().join("userinfo.toml");
+    std::fs::write(
+        &with_userinfo,
+        "[[channel]]\nname = \"m\"\nsink = \"mastodon\"\ninstance = \"https://bot:SECRETPW@mastodon.example\"\ntoken_env = \"MASTODON_TOKEN\"\n",
+    )
+    .unwrap();
+    for (file, says) in [
+        (with_userinfo.as_path(), "holds a user name or password"),
+        (Path::new("/dev/zero"), "not a regular file of at most 1048576 bytes"),
+    ] {
+        let o = bot_with(dir.path(), &p, file, &[], &page.display().to_string())
+            .env("STORE_PATH", dir.path().join("none.db"))
+            .args(["--dry-run", "backfill"])
+            .output()
+            .await
+            .unwrap();
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{stdout}{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(!stderr.contains("SECRETPW"), "{stderr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_channel_waits_for_a_cycle_where_every_source_reads_and_init_store_does_not_flood_it() {
+    let site = page_server().await;
+    let p = Platforms::accepting(4, 0, None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let store = vec![("REDIS_URL", redis_url())];
+    let good = format!("{}/cricket-match/live-scores", site.uri());
+    let only_x = p.file(dir.path(), &["x"]);
+    let o = bot_with(dir.path(), &p, &only_x, &store, &good)
+        .env("KEY_PREFIX", &*prefix)
+        .args(["backfill", "--init-store"])
+        .output()
+        .await
+        .unwrap();
+    assert!(text(&o).0.contains("x: posted 4"), "{:?}", text(&o));
+    let with_mastodon = p.file(dir.path(), &["x", "mastodon"]);
+    // A source fails: the new channel records nothing yet (its matches would be posted later).
+    let failing = format!("{good},cricketdata={}", dir.path().join("nosuch.json").display());
+    let o = bot_with(dir.path(), &p, &with_mastodon, &store, &failing)
+        .env("KEY_PREFIX", &*prefix)
+        .arg("backfill")
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(stdout.contains("mastodon: posted 0, skipped 0, failed 0"), "{stdout}");
+    assert!(!stdout.contains("seeded"), "{stdout}");
+    assert!(
+        stderr.contains("not recording the current matches while a source fails"),
+        "{stderr}"
+    );
+    // `--init-store` on the store already initialised: the new channel seeds itself, posts nothing.
+    let o = bot_with(dir.path(), &p, &with_mastodon, &store, &good)
+        .env("KEY_PREFIX", &*prefix)
+        .args(["backfill", "--init-store"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, _) = text(&o);
+    assert!(
+        stdout.contains("mastodon: posted 0, skipped 0, failed 0, seeded 8"),
+        "{stdout}"
+    );
+    p.verify().await;
 }
