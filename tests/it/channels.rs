@@ -573,3 +573,119 @@ async fn a_new_channel_waits_for_a_cycle_where_every_source_reads_and_init_store
     );
     p.verify().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bluesky_posts_that_timed_out_are_found_at_their_record_key_or_created_there_once() {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    const DID: &str = "did:plc:cricketbot0000000000000";
+    let site = page_server().await;
+    // A PDS as Bluesky runs one: a create at a record key that holds a record fails (500 today,
+    // atproto#3718), `getRecord` reads a key. The first two creates land and answer too late;
+    // the last two are lost before they land (and also answer too late).
+    let pds = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/xrpc/com.atproto.server.createSession"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "accessJwt": "access-1", "refreshJwt": "refresh-1", "did": DID, "handle": "cricket.bsky.social",
+        })))
+        .mount(&pds)
+        .await;
+    let records: Arc<Mutex<(HashMap<String, String>, usize)>> = Arc::default();
+    let kept = records.clone();
+    Mock::given(method("POST"))
+        .and(path("/xrpc/com.atproto.repo.createRecord"))
+        .respond_with(move |req: &wiremock::Request| {
+            let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+            let rkey = body["rkey"].as_str().unwrap().to_string();
+            let text = body["record"]["text"].as_str().unwrap().to_string();
+            let mut r = kept.lock().unwrap();
+            r.1 += 1;
+            let uri = format!("at://{DID}/app.bsky.feed.post/{rkey}");
+            if r.0.contains_key(&rkey) {
+                return ResponseTemplate::new(500).set_body_json(
+                    serde_json::json!({"error": "InternalServerError", "message": "Internal Server Error"}),
+                );
+            }
+            let first_time = r.1 <= 4;
+            if !first_time || r.1 <= 2 {
+                r.0.insert(rkey, text);
+            }
+            let answer = ResponseTemplate::new(200).set_body_json(serde_json::json!({"uri": uri, "cid": "bafyrei"}));
+            if first_time {
+                answer.set_delay(std::time::Duration::from_secs(3))
+            } else {
+                answer
+            }
+        })
+        .mount(&pds)
+        .await;
+    let kept = records.clone();
+    Mock::given(method("GET"))
+        .and(path("/xrpc/com.atproto.repo.getRecord"))
+        .respond_with(move |req: &wiremock::Request| {
+            let rkey = req.url.query_pairs().find(|(k, _)| k == "rkey").unwrap().1.to_string();
+            match kept.lock().unwrap().0.get(&rkey) {
+                Some(text) => ResponseTemplate::new(200).set_body_json(serde_json::json!({
+                    "uri": format!("at://{DID}/app.bsky.feed.post/{rkey}"),
+                    "cid": "bafyrei",
+                    "value": {"$type": "app.bsky.feed.post", "text": text},
+                })),
+                None => ResponseTemplate::new(400).set_body_json(
+                    serde_json::json!({"error": "RecordNotFound", "message": "Could not locate record"}),
+                ),
+            }
+        })
+        .mount(&pds)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("channels.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[channel]]\nname = \"sky\"\nsink = \"bluesky\"\nservice = \"{}\"\nhandle = \"cricket.bsky.social\"\napp_password_env = \"BLUESKY_APP_PASSWORD\"\n",
+            pds.uri()
+        ),
+    )
+    .unwrap();
+    let prefix = unique_prefix();
+    let run = |args: &[&str]| {
+        let mut cmd = bot(dir.path());
+        cmd.env("CHANNELS_FILE", &file)
+            .env("BLUESKY_APP_PASSWORD", "app-pass-secret")
+            .env("REDIS_URL", redis_url())
+            .env("KEY_PREFIX", &*prefix)
+            .env("POST_TIMEOUT_SECS", "1")
+            .env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
+            .args(args);
+        cmd
+    };
+    let o = run(&["backfill", "--init-store"]).output().await.unwrap();
+    assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+    let o = run(&["claims", "reconcile", "--json"]).output().await.unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    let results: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(results.len(), 4, "{stdout}");
+    assert!(results.iter().all(|d| d["result"] == "posted"), "{stdout}");
+    // Before: 4 unknown; after: 0. Four records, one per match: two found at their key, two
+    // created there once.
+    let (made, creates) = records.lock().unwrap().clone();
+    assert_eq!(made.len(), 4);
+    assert_eq!(
+        creates, 8,
+        "four first creates, four repeats (two refused: already there)"
+    );
+    let o = run(&["claims", "list", "--json"]).output().await.unwrap();
+    let states: Vec<String> = text(&o)
+        .0
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["claim"]["state"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(states, vec!["posted"; 4]);
+}
