@@ -183,16 +183,7 @@ pub async fn reconcile_replay(
                         )
                     }
                 };
-                match store.settle(&listed.key, claim, &change).await {
-                    Ok(Checked::Applied(_)) => settled,
-                    Ok(Checked::NotOurs(now)) => Settled::Changed { state: now.state },
-                    Ok(Checked::Gone) => Settled::NotAsked {
-                        why: "the claim expired or was released meanwhile".into(),
-                    },
-                    Err(e) => Settled::NotAsked {
-                        why: format!("could not record it: {e}"),
-                    },
-                }
+                settle(store, &listed.key, claim, &change, settled).await
             }
         };
         log(&listed.key, was, &outcome);
@@ -253,7 +244,13 @@ async fn record(store: &ClaimStore, key: &MatchKey, claim: &Claim, found: Found,
             )
         }
     };
-    match store.settle(key, claim, &change).await {
+    settle(store, key, claim, &change, settled).await
+}
+
+/// Records `change` on the claim as read (`claim`), and says what came of it: `settled` when
+/// recorded, else why not.
+async fn settle(store: &ClaimStore, key: &MatchKey, claim: &Claim, change: &Transition, settled: Settled) -> Settled {
+    match store.settle(key, claim, change).await {
         Ok(Checked::Applied(_)) => settled,
         Ok(Checked::NotOurs(now)) => Settled::Changed { state: now.state },
         Ok(Checked::Gone) => Settled::NotAsked {

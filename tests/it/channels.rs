@@ -128,17 +128,7 @@ async fn claims_of(
         .await
         .unwrap();
     assert!(o.status.success(), "{:?}", text(&o));
-    let mut rows: Vec<(String, String)> = text(&o)
-        .0
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .map(|r| {
-            (
-                r["key"].as_str().unwrap().to_string(),
-                r["claim"]["state"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let mut rows: Vec<(String, String)> = crate::helpers::listed(&text(&o).0);
     rows.sort();
     rows
 }
@@ -368,29 +358,23 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
     )
     .unwrap();
     let prefix = unique_prefix();
+    let source = format!("{}/cricket-match/live-scores", site.uri());
     let run = |args: &[&str]| {
-        let mut cmd = bot(dir.path());
-        cmd.env("CHANNELS_FILE", &file)
-            .env("MASTODON_TOKEN", "mastodon-secret")
-            .env("REDIS_URL", redis_url())
-            .env("KEY_PREFIX", &*prefix)
-            .env("POST_TIMEOUT_SECS", "1")
-            .env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
-            .args(args);
-        cmd
+        timing_out(
+            dir.path(),
+            &file,
+            ("MASTODON_TOKEN", "mastodon-secret"),
+            &prefix,
+            &source,
+            args,
+        )
     };
     let o = run(&["backfill", "--init-store"]).output().await.unwrap();
     assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
     let o = run(&["claims", "list", "--json"]).output().await.unwrap();
-    let states: Vec<String> = text(&o)
-        .0
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["claim"]["state"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+    let states: Vec<String> = crate::helpers::listed(&text(&o).0)
+        .into_iter()
+        .map(|(_, state)| state)
         .collect();
     assert_eq!(states, vec!["unknown"; 4], "{:?}", text(&o));
 
@@ -649,16 +633,16 @@ async fn bluesky_posts_that_timed_out_are_found_at_their_record_key_or_created_t
     )
     .unwrap();
     let prefix = unique_prefix();
+    let source = format!("{}/cricket-match/live-scores", site.uri());
     let run = |args: &[&str]| {
-        let mut cmd = bot(dir.path());
-        cmd.env("CHANNELS_FILE", &file)
-            .env("BLUESKY_APP_PASSWORD", "app-pass-secret")
-            .env("REDIS_URL", redis_url())
-            .env("KEY_PREFIX", &*prefix)
-            .env("POST_TIMEOUT_SECS", "1")
-            .env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
-            .args(args);
-        cmd
+        timing_out(
+            dir.path(),
+            &file,
+            ("BLUESKY_APP_PASSWORD", "app-pass-secret"),
+            &prefix,
+            &source,
+            args,
+        )
     };
     let o = run(&["backfill", "--init-store"]).output().await.unwrap();
     assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
@@ -677,15 +661,30 @@ async fn bluesky_posts_that_timed_out_are_found_at_their_record_key_or_created_t
         "four first creates, four repeats (two refused: already there)"
     );
     let o = run(&["claims", "list", "--json"]).output().await.unwrap();
-    let states: Vec<String> = text(&o)
-        .0
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["claim"]["state"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+    let states: Vec<String> = crate::helpers::listed(&text(&o).0)
+        .into_iter()
+        .map(|(_, state)| state)
         .collect();
     assert_eq!(states, vec!["posted"; 4]);
+}
+
+/// The bot on Redis under `prefix`, with the channels file `file` and its one secret, reading
+/// `source`, posts timing out after 1 s, running `args`.
+fn timing_out(
+    dir: &Path,
+    file: &Path,
+    (var, secret): (&str, &str),
+    prefix: &str,
+    source: &str,
+    args: &[&str],
+) -> tokio::process::Command {
+    let mut cmd = bot(dir);
+    cmd.env("CHANNELS_FILE", file)
+        .env(var, secret)
+        .env("REDIS_URL", redis_url())
+        .env("KEY_PREFIX", prefix)
+        .env("POST_TIMEOUT_SECS", "1")
+        .env("SOURCES", source)
+        .args(args);
+    cmd
 }

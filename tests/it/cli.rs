@@ -206,16 +206,7 @@ async fn three_backfill_processes_on_one_postgres_ledger_post_each_match_once() 
         .unwrap();
     let (stdout, stderr) = text(&listed);
     assert!(listed.status.success(), "{stderr}");
-    let got: Vec<(String, String)> = stdout
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .map(|r| {
-            (
-                r["key"].as_str().unwrap().to_string(),
-                r["claim"]["state"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let got: Vec<(String, String)> = crate::helpers::listed(&stdout);
     let expected: Vec<(String, String)> = CRICBUZZ_KEYS
         .iter()
         .map(|k| (k.to_string(), "posted".to_string()))

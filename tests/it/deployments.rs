@@ -3,6 +3,7 @@
 //! test. Each test starts its own `redis-server`s on free ports and removes them.
 
 use crate::cli::{bot, page_server, start, text, wait_all, with_x, CRICBUZZ_KEYS};
+use crate::durable::replication;
 use crate::helpers::{free_port, live_app, root, x_accepts, OwnRedis};
 use cricket_announcer::claim::{cluster_prefix, ClaimStore, Deployment, RedisClaims};
 use std::path::Path;
@@ -135,16 +136,7 @@ async fn claims_list(dir: &Path, redis_url: &str, env: &[(&str, &str)]) -> Vec<(
         .unwrap();
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
-    let mut rows: Vec<(String, String)> = stdout
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .map(|r| {
-            (
-                r["key"].as_str().unwrap().to_string(),
-                r["claim"]["state"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let mut rows: Vec<(String, String)> = crate::helpers::listed(&stdout);
     rows.sort();
     rows
 }
@@ -392,20 +384,6 @@ impl Drop for OwnSentinel {
     }
 }
 
-/// `INFO replication` field `name` on the server at `url`.
-async fn replication(url: &str, name: &str) -> String {
-    let info: String = redis::cmd("INFO")
-        .arg("replication")
-        .query_async(&mut connect(url).await)
-        .await
-        .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .unwrap_or_default()
-        .trim()
-        .to_string()
-}
-
 /// Waits (up to `secs`) until `check` holds.
 async fn wait_until<F, Fut>(secs: u64, what: &str, mut check: F)
 where
@@ -424,7 +402,7 @@ async fn through_sentinel_a_failover_keeps_every_claim_and_the_bot_follows_the_n
     let primary = OwnRedis::start();
     let replica = OwnRedis::start_with(&["--replicaof", "127.0.0.1", &primary.port().to_string()]);
     wait_until(10, "replication", || async {
-        replication(&replica.url(), "master_link_status").await == "up"
+        replication(&replica, "master_link_status").await == "up"
     })
     .await;
     let sentinel = OwnSentinel::start(primary.port());
@@ -466,11 +444,11 @@ async fn through_sentinel_a_failover_keeps_every_claim_and_the_bot_follows_the_n
     })
     .await;
     wait_until(30, "the new primary", || async {
-        replication(&replica.url(), "role").await == "master"
+        replication(&replica, "role").await == "master"
     })
     .await;
     wait_until(30, "the old primary to follow it", || async {
-        replication(&primary.url(), "role").await == "slave"
+        replication(&primary, "role").await == "slave"
     })
     .await;
 

@@ -163,7 +163,7 @@ async fn a_policy_changed_to_evict_while_running_fails_healthz_and_stops_posting
 }
 
 /// Field `name` of `INFO replication` on `redis`.
-async fn replication(redis: &OwnRedis, name: &str) -> String {
+pub(crate) async fn replication(redis: &OwnRedis, name: &str) -> String {
     let info: String = redis::cmd("INFO")
         .arg("replication")
         .query_async(&mut connect(redis).await)

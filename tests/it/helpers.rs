@@ -500,3 +500,17 @@ macro_rules! store_matrix {
     };
 }
 pub(crate) use store_matrix;
+
+/// `claims list --json`'s rows as (match key, state of the record), in the order printed.
+pub fn listed(stdout: &str) -> Vec<(String, String)> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|r| {
+            (
+                r["key"].as_str().unwrap().to_string(),
+                r["claim"]["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}

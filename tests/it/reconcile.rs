@@ -129,6 +129,19 @@ async fn claims(dir: &std::path::Path, prefix: &str, x: &MockServer) -> Vec<serd
         .collect()
 }
 
+/// A first `backfill --init-store` whose posts all time out (exit 5): every claim `unknown`.
+async fn backfill_timing_out(x: &MockServer) -> (tempfile::TempDir, crate::helpers::Prefix) {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let o = bot_on(dir.path(), &prefix, x)
+        .args(["backfill", "--init-store"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+    (dir, prefix)
+}
+
 fn states(claims: &[serde_json::Value]) -> Vec<&str> {
     let mut s: Vec<&str> = claims.iter().map(|c| c["state"].as_str().unwrap()).collect();
     s.sort();
@@ -139,14 +152,7 @@ fn states(claims: &[serde_json::Value]) -> Vec<&str> {
 async fn posts_created_then_timed_out_are_found_and_recorded_posted_and_never_sent_again() {
     // Every post is created, and every answer comes after the bot gave up on it.
     let (x, timeline) = x_keeping(Duration::from_secs(3), |_| true).await;
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = unique_prefix();
-    let o = bot_on(dir.path(), &prefix, &x)
-        .args(["backfill", "--init-store"])
-        .output()
-        .await
-        .unwrap();
-    assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+    let (dir, prefix) = backfill_timing_out(&x).await;
     let before = claims(dir.path(), &prefix, &x).await;
     assert_eq!(states(&before), vec!["unknown"; 4]);
     assert!(before
@@ -185,14 +191,7 @@ async fn posts_created_then_timed_out_are_found_and_recorded_posted_and_never_se
 async fn a_post_never_created_stays_unknown_with_the_time_and_result_of_the_check() {
     // The first two posts are created, the last two are lost; every answer times out.
     let (x, timeline) = x_keeping(Duration::from_secs(3), |n| n <= 2).await;
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = unique_prefix();
-    let o = bot_on(dir.path(), &prefix, &x)
-        .args(["backfill", "--init-store"])
-        .output()
-        .await
-        .unwrap();
-    assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+    let (dir, prefix) = backfill_timing_out(&x).await;
     let o = bot_on(dir.path(), &prefix, &x)
         .args(["claims", "reconcile", "--json"])
         .output()
@@ -248,14 +247,7 @@ async fn reconcile_refuses_a_dry_run_and_an_unknown_channel() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_reconciles_on_its_first_cycle() {
     let (x, timeline) = x_keeping(Duration::from_secs(3), |_| true).await;
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = unique_prefix();
-    let o = bot_on(dir.path(), &prefix, &x)
-        .args(["backfill", "--init-store"])
-        .output()
-        .await
-        .unwrap();
-    assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+    let (dir, prefix) = backfill_timing_out(&x).await;
     let o = bot_on(dir.path(), &prefix, &x)
         .args(["run", "--cycles", "1"])
         .output()
