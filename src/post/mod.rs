@@ -24,6 +24,28 @@ pub use x::{Found, XClient, XCredentials, RECONCILE_MAX_POSTS};
 
 use unicode_normalization::UnicodeNormalization;
 
+/// The most bytes read of a platform's answer to a post or a read. Their documented answers are
+/// a few KiB; a larger one is cut off here (and then fails to parse, which the sink reads as an
+/// unknown outcome), so a misbehaving server cannot make the bot hold gigabytes.
+pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+
+/// The body of `response`, at most [`MAX_ANSWER_BYTES`] of it.
+///
+/// # Errors
+/// The HTTP client's error when the body cannot be read (the connection dropped, the time
+/// ran out).
+pub(crate) async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = MAX_ANSWER_BYTES - body.len();
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= MAX_ANSWER_BYTES {
+            break;
+        }
+    }
+    Ok(body)
+}
+
 /// X's limit on a post, in weighted characters.
 ///
 /// Documentation: <https://docs.x.com/resources/fundamentals/counting-characters>

@@ -677,16 +677,14 @@ pub(crate) async fn send(
     };
     let status = response.status().as_u16();
     let headers = response.headers().clone();
-    let body = response.bytes().await.map_err(|source| SinkError::NoAnswer {
-        sink,
-        endpoint: endpoint.to_string(),
-        source: source.without_url(),
-    })?;
-    Ok(Answer {
-        status,
-        headers,
-        body: body.to_vec(),
-    })
+    let body = super::read_capped(response)
+        .await
+        .map_err(|source| SinkError::NoAnswer {
+            sink,
+            endpoint: endpoint.to_string(),
+            source: source.without_url(),
+        })?;
+    Ok(Answer { status, headers, body })
 }
 
 /// Updates `gate` from one answer's limits.

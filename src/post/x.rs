@@ -259,10 +259,12 @@ impl XClient {
         };
         let status = response.status().as_u16();
         let limits = pace::observe(&self.gate, status, response.headers());
-        let body = response.bytes().await.map_err(|source| PostError::NoAnswer {
-            url: url.to_string(),
-            source,
-        })?;
+        let body = super::read_capped(response)
+            .await
+            .map_err(|source| PostError::NoAnswer {
+                url: url.to_string(),
+                source,
+            })?;
         if !(200..300).contains(&status) {
             return Err(PostError::Refused {
                 status,
@@ -270,7 +272,7 @@ impl XClient {
                 limits,
             });
         }
-        Ok((status, body.to_vec(), limits))
+        Ok((status, body, limits))
     }
 
     /// `<X_API_BASE_URL>/2/<path>`, next to the post endpoint `/2/tweets`.

@@ -688,3 +688,32 @@ fn timing_out(
         .args(args);
     cmd
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_answer_is_cut_off_and_the_post_kept_unknown() {
+    let site = page_server().await;
+    // Three MiB where a few hundred bytes of JSON belong: read up to the cap, then unreadable.
+    let huge = ResponseTemplate::new(200).set_body_string("x".repeat(3 << 20));
+    let p = Platforms::accepting(0, 0, Some(huge)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let store = vec![("REDIS_URL", redis_url())];
+    let file = p.file(dir.path(), &["discord"]);
+    let o = bot_with(
+        dir.path(),
+        &p,
+        &file,
+        &store,
+        &format!("{}/cricket-match/live-scores", site.uri()),
+    )
+    .env("KEY_PREFIX", &*prefix)
+    .args(["backfill", "--init-store"])
+    .output()
+    .await
+    .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(5), "{stdout}{stderr}");
+    assert!(stdout.contains("discord: posted 0, skipped 0, failed 4"), "{stdout}");
+    let listed = claims_of(dir.path(), &p, &file, &store, &prefix, "discord").await;
+    assert_eq!(listed.iter().filter(|(_, s)| s == "unknown").count(), 4, "{listed:?}");
+}
