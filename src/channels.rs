@@ -721,7 +721,11 @@ impl Check<'_> {
         let url = Url::parse(raw.trim())
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
-            .ok_or_else(|| self.field(field, "is not an http:// or https:// URL".to_string()))?;
+            .ok_or_else(|| {
+                // Shown unless it may hold a credential (`user:password@host`).
+                let shown = if raw.contains('@') { "(the value)".to_string() } else { format!("{raw:?}") };
+                self.field(field, format!("{shown} is not an http:// or https:// URL"))
+            })?;
         // A URL's user name and password would be sent as they are, and shown in every error
         // naming the URL: credentials belong in the `_env` fields.
         if !url.username().is_empty() || url.password().is_some() {
