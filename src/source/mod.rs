@@ -4,12 +4,12 @@
 pub mod cricbuzz;
 pub mod cricbuzz_json;
 pub mod cricketdata;
+pub mod css;
 mod error;
 pub mod espn_rss;
 pub mod espncricinfo;
 pub mod fetch;
 mod lenient;
-pub mod selectors;
 mod sniff;
 
 pub use error::ParseError;
@@ -44,8 +44,8 @@ pub enum SourceKind {
     /// CricketData.org (cricapi) `v1/currentMatches` ([`cricketdata::parse`]).
     Cricketdata,
     /// A page described by an operator's CSS-selector profile, compiled once
-    /// ([`selectors::CompiledProfile::parse`]).
-    Css(Arc<selectors::CompiledProfile>),
+    /// ([`css::CompiledProfile::parse`]).
+    Css(Arc<css::CompiledProfile>),
 }
 
 /// The built-in kinds' names, for error messages and `--help`.
@@ -147,8 +147,7 @@ impl SourceKind {
                 )
             })?,
         };
-        let parsed =
-            selectors::CompiledProfile::from_toml(&text).map_err(|e| format!("CSS profile {profile:?}: {e}"))?;
+        let parsed = css::CompiledProfile::from_toml(&text).map_err(|e| format!("CSS profile {profile:?}: {e}"))?;
         Ok(SourceKind::Css(Arc::new(parsed)))
     }
 }
