@@ -145,6 +145,77 @@ use crate::source::ParseError;
 use compile::{compile, Plan};
 pub use schema::{load_profile, Field, Fields, Profile, ProfileError, StateRule, Step, TimeField};
 
+/// Operator profiles shipped with the bot, usable as `css:<name>` without a file.
+pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
+    ("cricbuzz-2018", include_str!("../../../profiles/cricbuzz-2018.toml")),
+    (
+        "espncricinfo-2020",
+        include_str!("../../../profiles/espncricinfo-2020.toml"),
+    ),
+];
+
+/// Why the profile of a `css:PROFILE` source cannot be used. Each names the profile as the
+/// operator wrote it and says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Not a built-in profile's name, and no file that can be read at that path.
+    #[error(
+        "cannot read CSS profile {profile:?}: {error} (built-in profiles: {}); name a built-in \
+         profile or the path of a TOML profile file",
+        builtin_names()
+    )]
+    Unreadable {
+        /// The name or path, as written after `css:`.
+        profile: String,
+        /// Why the file could not be read.
+        #[source]
+        error: std::io::Error,
+    },
+    /// The profile was read but is not valid; the message names the key or selector to fix.
+    #[error("CSS profile {profile:?}: {error}; fix it as the module doc of src/source/css/mod.rs describes")]
+    Invalid {
+        /// The name or path, as written after `css:`.
+        profile: String,
+        /// What is wrong with it.
+        #[source]
+        error: ProfileError,
+    },
+}
+
+/// "cricbuzz-2018, espncricinfo-2020".
+fn builtin_names() -> String {
+    BUILTIN_PROFILES
+        .iter()
+        .map(|(name, _)| *name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl CompiledProfile {
+    /// The profile named `profile` in a `css:PROFILE` source: a built-in profile's name
+    /// ([`BUILTIN_PROFILES`]), else the path of a TOML file, read, checked and compiled.
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::Unreadable`] when it is neither a built-in name nor a readable file,
+    /// [`LoadError::Invalid`] when the profile is not valid (as [`load_profile`]).
+    pub fn named(profile: &str) -> Result<CompiledProfile, LoadError> {
+        let text = match BUILTIN_PROFILES.iter().find(|(name, _)| *name == profile) {
+            Some((_, text)) => std::borrow::Cow::Borrowed(*text),
+            None => std::fs::read_to_string(profile)
+                .map_err(|error| LoadError::Unreadable {
+                    profile: profile.to_string(),
+                    error,
+                })?
+                .into(),
+        };
+        CompiledProfile::from_toml(&text).map_err(|error| LoadError::Invalid {
+            profile: profile.to_string(),
+            error,
+        })
+    }
+}
+
 /// A checked profile with its selectors compiled, ready for any number of pages: what
 /// [`SourceKind::Css`](crate::source::SourceKind::Css) holds, so a page costs one streaming pass
 /// and no selector parsing.

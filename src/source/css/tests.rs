@@ -860,3 +860,39 @@ fn the_compiled_profile_and_the_one_shot_parse_agree() {
     assert_eq!(compiled, CompiledProfile::new(cricbuzz()).unwrap());
     assert!(format!("{compiled:?}").contains("cricbuzz-2018"));
 }
+
+#[test]
+fn a_profile_is_found_by_builtin_name_or_path_and_refused_naming_it_and_what_to_do() {
+    assert_eq!(CompiledProfile::named("cricbuzz-2018").unwrap().profile(), &cricbuzz());
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/espncricinfo-2020.toml");
+    assert_eq!(CompiledProfile::named(path).unwrap().profile(), &espn());
+
+    let missing = "/nonexistent/club.toml";
+    let err = CompiledProfile::named(missing).unwrap_err();
+    assert!(
+        matches!(&err, LoadError::Unreadable { profile, error }
+            if profile == missing && error.kind() == std::io::ErrorKind::NotFound),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "cannot read CSS profile \"/nonexistent/club.toml\": No such file or directory (os error 2) \
+         (built-in profiles: cricbuzz-2018, espncricinfo-2020); name a built-in profile or the path \
+         of a TOML profile file"
+    );
+
+    // A TOML file that is no profile: the crate's rustfmt settings.
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/rustfmt.toml");
+    let err = CompiledProfile::named(manifest).unwrap_err();
+    assert!(
+        matches!(&err, LoadError::Invalid { profile, error: ProfileError::Toml(_) } if profile == manifest),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!("CSS profile {manifest:?}: profile is not valid: "))
+            && text.contains("unknown field `max_width`")
+            && text.ends_with("; fix it as the module doc of src/source/css/mod.rs describes"),
+        "{text}"
+    );
+}
