@@ -4,15 +4,16 @@
 pub mod cricbuzz;
 pub mod cricbuzz_json;
 pub mod cricketdata;
+pub mod css;
 mod error;
 pub mod espn_rss;
 pub mod espncricinfo;
 pub mod fetch;
 mod lenient;
-pub mod selectors;
 mod sniff;
 
-pub use error::ParseError;
+pub use css::BUILTIN_PROFILES;
+pub use error::{ParseError, SpecError};
 
 use crate::cricket::Match;
 use std::fmt;
@@ -20,15 +21,6 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 use url::Url;
-
-/// Operator profiles shipped with the bot, usable as `css:<name>` without a file.
-pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
-    ("cricbuzz-2018", include_str!("../../profiles/cricbuzz-2018.toml")),
-    (
-        "espncricinfo-2020",
-        include_str!("../../profiles/espncricinfo-2020.toml"),
-    ),
-];
 
 /// Which parser reads a page. A closed set of layouts we know, plus operator CSS profiles.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,8 +36,8 @@ pub enum SourceKind {
     /// CricketData.org (cricapi) `v1/currentMatches` ([`cricketdata::parse`]).
     Cricketdata,
     /// A page described by an operator's CSS-selector profile, compiled once
-    /// ([`selectors::CompiledProfile::parse`]).
-    Css(Arc<selectors::CompiledProfile>),
+    /// ([`css::CompiledProfile::parse`]).
+    Css(Arc<css::CompiledProfile>),
 }
 
 /// The built-in kinds' names, for error messages and `--help`.
@@ -135,21 +127,10 @@ impl SourceKind {
     /// ([`BUILTIN_PROFILES`]) or the path of a TOML file.
     ///
     /// # Errors
-    /// A message naming the profile when the file cannot be read or the profile is invalid.
-    pub fn css(profile: &str) -> Result<SourceKind, String> {
-        let text = match BUILTIN_PROFILES.iter().find(|(name, _)| *name == profile) {
-            Some((_, text)) => (*text).to_string(),
-            None => std::fs::read_to_string(profile).map_err(|e| {
-                let builtin: Vec<&str> = BUILTIN_PROFILES.iter().map(|(n, _)| *n).collect();
-                format!(
-                    "cannot read CSS profile {profile:?}: {e} (built-in profiles: {})",
-                    builtin.join(", ")
-                )
-            })?,
-        };
-        let parsed =
-            selectors::CompiledProfile::from_toml(&text).map_err(|e| format!("CSS profile {profile:?}: {e}"))?;
-        Ok(SourceKind::Css(Arc::new(parsed)))
+    /// [`css::LoadError`] naming the profile when the file cannot be read or the profile is
+    /// invalid.
+    pub fn css(profile: &str) -> Result<SourceKind, css::LoadError> {
+        Ok(SourceKind::Css(Arc::new(css::CompiledProfile::named(profile)?)))
     }
 }
 
@@ -160,11 +141,11 @@ impl fmt::Display for SourceKind {
 }
 
 impl FromStr for SourceKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<SourceKind, String> {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<SourceKind, SpecError> {
         let s = s.trim();
         if let Some(profile) = s.strip_prefix("css:") {
-            return SourceKind::css(profile);
+            return Ok(SourceKind::css(profile)?);
         }
         Ok(match s.to_ascii_lowercase().as_str() {
             "cricbuzz" => SourceKind::Cricbuzz,
@@ -172,7 +153,7 @@ impl FromStr for SourceKind {
             "espncricinfo" => SourceKind::Espncricinfo,
             "espn-rss" => SourceKind::EspnRss,
             "cricketdata" => SourceKind::Cricketdata,
-            _ => return Err(format!("unknown source kind {s:?}; known kinds: {}", kind_list())),
+            _ => return Err(SpecError::UnknownKind { kind: s.to_string() }),
         })
     }
 }
@@ -306,14 +287,14 @@ impl fmt::Display for SourceSpec {
 }
 
 impl FromStr for SourceSpec {
-    type Err = String;
+    type Err = SpecError;
 
     /// Reads `KIND=LOCATION` or `LOCATION`. A location starting `http://` or `https://` is a
     /// URL; anything else is a file path.
-    fn from_str(raw: &str) -> Result<SourceSpec, String> {
+    fn from_str(raw: &str) -> Result<SourceSpec, SpecError> {
         let raw = raw.trim();
         if raw.is_empty() {
-            return Err("empty source".into());
+            return Err(SpecError::Empty);
         }
         let (kind, loc) = match raw.split_once('=') {
             Some((k, rest)) if k.starts_with("css:") || !k.contains(['/', ':', '.']) => {
@@ -322,15 +303,21 @@ impl FromStr for SourceSpec {
             _ => (None, raw),
         };
         if loc.is_empty() {
-            return Err(format!("source {raw:?} names no location after the kind"));
+            return Err(SpecError::NoLocation {
+                source_name: raw.to_string(),
+            });
         }
         let lower = loc.to_ascii_lowercase();
         let location = if lower.starts_with("http://") || lower.starts_with("https://") {
-            Location::Url(Url::parse(loc).map_err(|e| format!("source {loc:?} is not a valid URL: {e}"))?)
+            Location::Url(Url::parse(loc).map_err(|error| SpecError::BadUrl {
+                location: loc.to_string(),
+                error,
+            })?)
         } else if let Some(scheme) = loc.split_once("://").map(|(s, _)| s) {
-            return Err(format!(
-                "source {loc:?}: scheme {scheme:?} is not supported (use http, https or a file path)"
-            ));
+            return Err(SpecError::Scheme {
+                location: loc.to_string(),
+                scheme: scheme.to_string(),
+            });
         } else {
             Location::File(PathBuf::from(loc))
         };
@@ -544,7 +531,7 @@ mod tests {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/espncricinfo-2020.toml");
         let s: SourceSpec = format!("css:{path}=https://x.test/a").parse().unwrap();
         assert_eq!(s.kind.map(|k| k.name()), Some("css:espncricinfo-2020".to_string()));
-        let e = "css:nope.toml=./x".parse::<SourceSpec>().unwrap_err();
+        let e = "css:nope.toml=./x".parse::<SourceSpec>().unwrap_err().to_string();
         assert!(
             e.contains("nope.toml") && e.contains("cricbuzz-2018, espncricinfo-2020"),
             "{e}"
@@ -581,7 +568,7 @@ mod tests {
 
     #[test]
     fn an_unknown_kind_lists_the_known_ones() {
-        let e = "cricinfo=./x.html".parse::<SourceSpec>().unwrap_err();
+        let e = "cricinfo=./x.html".parse::<SourceSpec>().unwrap_err().to_string();
         assert!(
             e.contains("cricbuzz, cricbuzz-json, espncricinfo, espn-rss, cricketdata, css:PROFILE"),
             "{e}"
