@@ -608,18 +608,32 @@ pub(crate) fn match_channel_digest(key: &MatchKey, channel: &str) -> [u8; 32] {
 
 /// The HTTP client every sink uses: the bot's User-Agent, a bound on the whole request (past it
 /// the outcome is unknown) and on connecting, and no redirects (a redirected POST could be sent
-/// twice, or a secret sent elsewhere).
+/// twice, or a secret sent elsewhere). One client per pair of bounds for the whole process,
+/// shared by every channel: each client holds its own TLS roots and connection pool, which
+/// twenty channels had twenty times (reqwest's `Client` is a handle, cheap to clone:
+/// <https://docs.rs/reqwest/latest/reqwest/struct.Client.html>).
 pub(crate) fn http_client(
     timeout: std::time::Duration,
     connect_timeout: std::time::Duration,
 ) -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
+    type Clients = Vec<((std::time::Duration, std::time::Duration), reqwest::Client)>;
+    static CLIENTS: std::sync::OnceLock<std::sync::Mutex<Clients>> = std::sync::OnceLock::new();
+    let mut clients = CLIENTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, client)) = clients.iter().find(|(bounds, _)| *bounds == (timeout, connect_timeout)) {
+        return Ok(client.clone());
+    }
+    let client = reqwest::Client::builder()
         .user_agent(crate::USER_AGENT)
         .timeout(timeout)
         .connect_timeout(connect_timeout)
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    clients.push(((timeout, connect_timeout), client.clone()));
+    Ok(client)
 }
 
 /// `base` joined with `path` as a subpath, whether or not `base` ends with a slash

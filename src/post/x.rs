@@ -72,13 +72,7 @@ impl XClient {
         let endpoint = base
             .join("2/tweets")
             .map_err(|e| format!("X_API_BASE_URL {base} cannot take the path /2/tweets: {e}"))?;
-        let http = reqwest::Client::builder()
-            .user_agent(crate::USER_AGENT)
-            .timeout(timeout)
-            .connect_timeout(connect_timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let http = super::sink::http_client(timeout, connect_timeout)?;
         Ok(XClient {
             http,
             endpoint,
