@@ -723,7 +723,11 @@ impl Check<'_> {
             .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
             .ok_or_else(|| {
                 // Shown unless it may hold a credential (`user:password@host`).
-                let shown = if raw.contains('@') { "(the value)".to_string() } else { format!("{raw:?}") };
+                let shown = if raw.contains('@') {
+                    "(the value)".to_string()
+                } else {
+                    format!("{raw:?}")
+                };
                 self.field(field, format!("{shown} is not an http:// or https:// URL"))
             })?;
         // A URL's user name and password would be sent as they are, and shown in every error

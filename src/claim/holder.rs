@@ -147,10 +147,6 @@ pub(super) fn text_as_bytes(values: Vec<Option<String>>) -> Vec<Option<Vec<u8>>>
 pub struct LastRecords(pub(super) HashMap<Vec<u8>, Holder, foldhash::fast::RandomState>);
 
 impl LastRecords {
-    pub(super) fn with_capacity(n: usize) -> LastRecords {
-        LastRecords(HashMap::with_capacity_and_hasher(n, Default::default()))
-    }
-
     /// How many distinct records are remembered.
     pub fn len(&self) -> usize {
         self.0.len()

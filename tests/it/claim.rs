@@ -296,8 +296,32 @@ async fn a_look_up_since_the_last_one_reads_what_changed_as_a_fresh_look_up_does
             None
         ]
     );
-    // Only this look-up's records are kept, not every record ever read.
-    assert_eq!(last.len(), 2);
+    // The records read before are kept beside this look-up's (an unused entry is never wrong:
+    // a record's text alone decides its holder) until they pass twice a look-up's worth…
+    assert_eq!(last.len(), 4);
+    // …then the memory starts again from this look-up's records alone.
+    let mut bounded = LastRecords::default();
+    let mut largest = 0;
+    for round in 0..80 {
+        let change = posted(&format!("{round}"));
+        let ClaimOutcome::Won(t) =
+            p.a.claim(&key(&format!("k-round-{round}")), "E v F", &[], DAY)
+                .await
+                .unwrap()
+        else {
+            panic!()
+        };
+        assert!(matches!(
+            p.a.transition(&t, &change).await.unwrap(),
+            Checked::Applied(_)
+        ));
+        let round_key = key(&format!("k-round-{round}"));
+        p.b.holders_since(&[&round_key], None, &mut bounded).await.unwrap();
+        largest = largest.max(bounded.len());
+    }
+    // One key per look-up: emptied once it held more than 2 × 1 + 64, so never more than 67.
+    assert_eq!(largest, 67);
+    assert!(bounded.len() < 67, "{}", bounded.len());
 }
 
 async fn a_claim_left_claimed_past_the_post_timeout_is_stuck_and_only_then_released_by_an_operator(kind: Kind) {
