@@ -197,17 +197,19 @@ pub struct Announcer {
 }
 
 impl Announcer {
-    /// An announcer claiming in `store` under `policy`, rendering with `template`.
+    /// An announcer claiming in `store` under `policy`, rendering with `template` (a
+    /// `Template`, or an `Arc` of one that several channels share: a compiled template is tens
+    /// of KiB).
     pub fn new(
         store: ClaimStore,
-        template: Template,
+        template: impl Into<Arc<Template>>,
         shortener: Option<Shortener>,
         mode: Mode,
         policy: ClaimPolicy,
     ) -> Announcer {
         Announcer {
             store,
-            template: Arc::new(template),
+            template: template.into(),
             shortener,
             mode,
             policy,

@@ -181,16 +181,18 @@ impl App {
             }
             Some(file) => {
                 let mut runs = Vec::with_capacity(file.channels.len());
+                // The bot's template, compiled once, for every channel without one of its own.
+                let shared = Arc::new(template);
                 for c in &file.channels {
                     let template = match &c.template {
-                        None => Template::configured(config.template_path.as_deref()).context("TEMPLATE_PATH")?,
-                        Some(TemplateSource::Path(path)) => {
-                            Template::load(path).with_context(|| format!("channel {} in CHANNELS_FILE", c.name))?
-                        }
-                        Some(TemplateSource::Inline(text)) => {
+                        None => shared.clone(),
+                        Some(TemplateSource::Path(path)) => Arc::new(
+                            Template::load(path).with_context(|| format!("channel {} in CHANNELS_FILE", c.name))?,
+                        ),
+                        Some(TemplateSource::Inline(text)) => Arc::new(
                             Template::from_source(&file.path.join(format!("#{}", c.name)), text.clone())
-                                .with_context(|| format!("channel {} in CHANNELS_FILE", c.name))?
-                        }
+                                .with_context(|| format!("channel {} in CHANNELS_FILE", c.name))?,
+                        ),
                     };
                     let pace = match c.pace {
                         Some(p) => Arc::new(PostPace::new(p.posts_per_minute, p.posts_per_day)),
