@@ -1,5 +1,5 @@
-//! cricket-announcer watches cricket score pages and announces each match exactly once on X,
-//! with a link to the match page.
+//! cricket-announcer watches cricket score pages and announces each match exactly once on each
+//! channel (X, Mastodon, Bluesky, Discord, Telegram), with a link to the match page.
 //!
 //! On a match's first sighting the bot *claims* it in a store with one atomic write whose reply
 //! says who won; only the winner renders, shortens and posts. Losers log who holds the claim,
@@ -15,7 +15,8 @@
 //! - [`announcer`]: the per-match protocol (render → claim → shorten → post → record).
 //! - [`cricket`]: domain nouns (`Match`, `MatchKey`, `Format`, …); [`filter`]: which matches are announced.
 //! - [`source`]: fetching pages and the pure parsers for each layout.
-//! - [`claim`]: claim records, tokens, and the Redis and embedded SQLite stores.
+//! - [`claim`]: claim records, tokens, and the Redis (one server, Cluster, Sentinel), embedded
+//!   SQLite and PostgreSQL stores; [`reconcile`]: settling unknown posts with the platform.
 //! - [`template`]: post templates; [`text`]: making scraped text safe.
 //! - [`post`]: the X client and the other sinks (Mastodon, Bluesky, Discord, Telegram), their
 //!   length rules and failure classification; [`shorten`]: link shorteners.
