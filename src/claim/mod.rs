@@ -40,7 +40,7 @@ pub use self::holder::{Holder, LastRecords};
 pub use self::postgres::{PostgresClaims, PostgresError};
 pub use self::record::{known_time, Claim, ClaimState};
 pub use self::redis::{RedisClaims, RedisOptions};
-pub use self::redis_conn::{cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};
+pub use self::redis_conn::{check_sentinel_url, cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};
 pub use self::tls::{SslMode, TlsError};
 
 use crate::cricket::{Identities, Lookup, MatchKey, CROSS_KEY_IDENTITY};

@@ -328,6 +328,15 @@ impl SentinelUrl {
     }
 }
 
+/// Checks that `url` is a `redis+sentinel://` URL this bot can use (see the module doc), without
+/// connecting.
+///
+/// # Errors
+/// [`SentinelUrlError`] saying what is wrong; it never repeats a password.
+pub fn check_sentinel_url(url: &str) -> Result<(), SentinelUrlError> {
+    SentinelUrl::parse(url).map(|_| ())
+}
+
 /// A `KEY_PREFIX` that cannot be a cluster's hash tag.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("KEY_PREFIX={prefix:?} cannot be used on a Redis Cluster: {reason}")]

@@ -151,6 +151,9 @@ pub enum Problem {
     /// A TLS Sentinel URL (`rediss+sentinel://`), which the Redis connection does not support.
     #[error("TLS through Sentinel is not supported yet: use redis+sentinel:// on a private network, or rediss:// to the primary")]
     TlsThroughSentinel,
+    /// A `redis+sentinel://` URL that cannot be read (the reason never repeats a password).
+    #[error("{0}")]
+    SentinelUrl(String),
     /// Not an HTTP header name.
     #[error("not a valid HTTP header name")]
     NotHeaderName,

@@ -146,13 +146,16 @@ fn redis_url(raw: &str) -> Result<String, ConfigError> {
         ("valkey+sentinel://", "redis+sentinel://"),
     ] {
         if let Some(rest) = raw.strip_prefix(given) {
-            return Ok(format!("{read_as}{rest}"));
+            return redis_url(&format!("{read_as}{rest}"));
         }
     }
-    if ["redis://", "rediss://", "unix://", "redis+sentinel://"]
-        .iter()
-        .any(|s| raw.starts_with(s))
-    {
+    if raw.starts_with("redis+sentinel://") {
+        // Read now, so a malformed one is a bad setting (exit 2), not a failed connection.
+        crate::claim::check_sentinel_url(raw)
+            .map_err(|e| ConfigError::hidden("REDIS_URL", Problem::SentinelUrl(e.reason)))?;
+        return Ok(raw.to_string());
+    }
+    if ["redis://", "rediss://", "unix://"].iter().any(|s| raw.starts_with(s)) {
         return Ok(raw.to_string());
     }
     Err(ConfigError::hidden("REDIS_URL", Problem::NotRedisUrl))
@@ -224,6 +227,12 @@ mod tests {
             "{tls_sentinel}"
         );
         assert!(!tls_sentinel.contains("pw"), "{tls_sentinel}");
+        // A malformed Sentinel URL is a bad setting, said without its password.
+        let no_master = redis_url("redis+sentinel://:pw_SECRET@h:26379")
+            .unwrap_err()
+            .to_string();
+        assert!(no_master.contains("the primary's name"), "{no_master}");
+        assert!(!no_master.contains("pw_SECRET"), "{no_master}");
         let e = redis_url("http://:pw_SECRET@h/").unwrap_err().to_string();
         assert!(
             e.starts_with("invalid REDIS_URL=\"(hidden)\": expected redis://"),
