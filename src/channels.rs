@@ -23,7 +23,7 @@
 //!
 //! Every field, per sink, is documented in `deploy/channels.example.toml`.
 
-use crate::config::FormatSetting;
+use crate::filter::FormatSetting;
 use crate::filter::{parse_state, Filter};
 use crate::post::mastodon::Visibility;
 use crate::post::telegram::{ChatId, DEFAULT_API_BASE};

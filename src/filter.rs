@@ -97,6 +97,44 @@ pub fn parse_state(raw: &str) -> Option<MatchState> {
     })
 }
 
+/// A match format, as `FORMATS` and `EXCLUDE_FORMATS` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatSetting {
+    /// Test match.
+    Test,
+    /// One Day International.
+    Odi,
+    /// Twenty20 International.
+    T20i,
+    /// Domestic or franchise Twenty20.
+    T20,
+    /// Domestic multi-day cricket.
+    #[value(alias = "first class", alias = "firstclass")]
+    FirstClass,
+    /// Domestic one-day cricket.
+    #[value(alias = "list a", alias = "lista")]
+    ListA,
+    /// The Hundred.
+    #[value(alias = "the hundred", alias = "the-hundred")]
+    Hundred,
+}
+
+impl FormatSetting {
+    /// The format's printed name, as [`crate::cricket::Format::label`] gives it (what the
+    /// filter compares).
+    pub fn label(self) -> &'static str {
+        match self {
+            FormatSetting::Test => "Test",
+            FormatSetting::Odi => "ODI",
+            FormatSetting::T20i => "T20I",
+            FormatSetting::T20 => "T20",
+            FormatSetting::FirstClass => "First-class",
+            FormatSetting::ListA => "List A",
+            FormatSetting::Hundred => "The Hundred",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

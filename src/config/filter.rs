@@ -4,7 +4,7 @@
 use super::value::{list, EnumList};
 use super::{ConfigError, Problem};
 use crate::cricket::MatchState;
-use crate::filter::Filter;
+use crate::filter::{Filter, FormatSetting};
 
 /// The filter's settings, as given.
 #[derive(clap::Args, Clone)]
@@ -83,44 +83,6 @@ impl FilterSettings {
             exclude_formats: labels(&self.exclude_formats),
             states: self.states.0.iter().map(|st| st.state()).collect(),
         })
-    }
-}
-
-/// A match format, as `FORMATS` and `EXCLUDE_FORMATS` name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatSetting {
-    /// Test match.
-    Test,
-    /// One Day International.
-    Odi,
-    /// Twenty20 International.
-    T20i,
-    /// Domestic or franchise Twenty20.
-    T20,
-    /// Domestic multi-day cricket.
-    #[value(alias = "first class", alias = "firstclass")]
-    FirstClass,
-    /// Domestic one-day cricket.
-    #[value(alias = "list a", alias = "lista")]
-    ListA,
-    /// The Hundred.
-    #[value(alias = "the hundred", alias = "the-hundred")]
-    Hundred,
-}
-
-impl FormatSetting {
-    /// The format's printed name, as [`crate::cricket::Format::label`] gives it (what the
-    /// filter compares).
-    pub fn label(self) -> &'static str {
-        match self {
-            FormatSetting::Test => "Test",
-            FormatSetting::Odi => "ODI",
-            FormatSetting::T20i => "T20I",
-            FormatSetting::T20 => "T20",
-            FormatSetting::FirstClass => "First-class",
-            FormatSetting::ListA => "List A",
-            FormatSetting::Hundred => "The Hundred",
-        }
     }
 }
 

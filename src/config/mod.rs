@@ -12,7 +12,8 @@ mod store;
 mod text;
 mod value;
 
-pub use filter::{FilterSettings, FormatSetting, StateSetting};
+pub use crate::filter::FormatSetting;
+pub use filter::{FilterSettings, StateSetting};
 pub use posting::{Posting, PostingSettings};
 pub use service::{LogSettings, Service, ServiceSettings};
 pub use sources::{SourceSettings, Sources};
