@@ -265,11 +265,7 @@ impl BlueskyClient {
             let limits = limits(&answer.headers);
             sink::observe(&self.gate, answer.status, limits.as_ref());
             if (200..300).contains(&answer.status) {
-                let created: Created = serde_json::from_slice(&answer.body).map_err(|e| SinkError::BadReceipt {
-                    sink: SINK,
-                    status: answer.status,
-                    detail: format!("{e}: {}", sink::preview(&answer.body)),
-                })?;
+                let created: Created = answer.json(SINK)?;
                 return Ok(Receipt {
                     sink: SINK,
                     id: created.uri,

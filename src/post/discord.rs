@@ -105,11 +105,7 @@ impl DiscordClient {
                 limits,
             });
         }
-        let message: Message = serde_json::from_slice(&answer.body).map_err(|e| SinkError::BadReceipt {
-            sink: SINK,
-            status: answer.status,
-            detail: format!("{e}: {}", sink::preview(&answer.body)),
-        })?;
+        let message: Message = answer.json(SINK)?;
         Ok(Receipt {
             sink: SINK,
             id: message.id,

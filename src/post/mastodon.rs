@@ -171,11 +171,7 @@ impl MastodonClient {
                 limits: limits(&answer.headers),
             });
         }
-        let instance: Instance = serde_json::from_slice(&answer.body).map_err(|e| SinkError::BadReceipt {
-            sink: SINK,
-            status: answer.status,
-            detail: format!("{e}: {}", sink::preview(&answer.body)),
-        })?;
+        let instance: Instance = answer.json(SINK)?;
         let s = instance.configuration.statuses;
         self.rule = LengthRule::Mastodon {
             max_characters: s.max_characters.unwrap_or(sink::MASTODON_DEFAULT_MAX_CHARACTERS),
@@ -220,11 +216,7 @@ impl MastodonClient {
                 limits,
             });
         }
-        let status: Status = serde_json::from_slice(&answer.body).map_err(|e| SinkError::BadReceipt {
-            sink: SINK,
-            status: answer.status,
-            detail: format!("{e}: {}", sink::preview(&answer.body)),
-        })?;
+        let status: Status = answer.json(SINK)?;
         Ok(Receipt {
             sink: SINK,
             id: status.id,

@@ -661,6 +661,21 @@ pub(crate) struct Answer {
     pub body: Vec<u8>,
 }
 
+impl Answer {
+    /// The body read as `T`, the platform's documented answer.
+    ///
+    /// # Errors
+    /// [`SinkError::BadReceipt`] (for `sink`) naming the status and the start of the body, when
+    /// the body is not that.
+    pub(crate) fn json<T: serde::de::DeserializeOwned>(&self, sink: SinkKind) -> Result<T, SinkError> {
+        serde_json::from_slice(&self.body).map_err(|e| SinkError::BadReceipt {
+            sink,
+            status: self.status,
+            detail: format!("{e}: {}", preview(&self.body)),
+        })
+    }
+}
+
 /// Sends `request` and reads the whole answer. `endpoint` is how errors name the endpoint
 /// (secrets redacted by the caller); reqwest's own errors lose their URL, which may hold one.
 ///
