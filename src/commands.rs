@@ -224,10 +224,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Seed { channel } => {
             // A mistyped channel is a usage error, found before anything is opened.
             if let Some(name) = channel.as_deref() {
-                let names: Vec<&str> = match &config.channels {
-                    Some(file) => file.channels.iter().map(|c| c.name.as_str()).collect(),
-                    None => vec!["x"],
-                };
+                let names = channel_names(&config);
                 if !names.contains(&name) {
                     return Err(Usage(format!(
                         "no channel {:?} (channels: {})",
@@ -302,10 +299,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let base = open_store(&config).await?;
             let stuck_after =
                 ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout).stuck_after;
-            let names: Vec<&str> = match &config.channels {
-                Some(file) => file.channels.iter().map(|c| c.name.as_str()).collect(),
-                None => vec!["x"],
-            };
+            let names = channel_names(&config);
             if let Some(name) = channel.as_deref().filter(|n| !names.contains(n)) {
                 return Err(Usage(format!(
                     "no channel {:?} (channels: {})",
@@ -544,6 +538,14 @@ async fn seed_dry_run(app: &App, config: &Config) -> anyhow::Result<ExitCode> {
     }
     write_stdout(&out)?;
     Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_INCOMPLETE }))
+}
+
+/// The channels' names: the channels file's, or the one X channel (`x`) without one.
+fn channel_names(config: &Config) -> Vec<&str> {
+    match &config.channels {
+        Some(file) => file.channels.iter().map(|c| c.name.as_str()).collect(),
+        None => vec!["x"],
+    }
 }
 
 /// `claims reconcile`: the named channel, or every channel; X channels are asked (see

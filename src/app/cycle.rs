@@ -186,7 +186,7 @@ impl App {
             match self.prepare_turn(channel, &seen, &mut summary, &mut counts[at]).await {
                 Ok(Some(verdicts)) => ready.push((at, verdicts)),
                 Ok(None) => {}
-                Err(Turn::Stop) | Err(Turn::Next) => {
+                Err(_) => {
                     stopped = true;
                     break;
                 }
