@@ -194,7 +194,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = Config::from_settings(&cli.settings, invocation)?;
     let stdout: Output = Arc::new(Mutex::new(Box::new(std::io::stdout())));
     let reads_sources = !matches!(cli.command, Command::Claims { .. });
-    if reads_sources && config.sources.is_empty() {
+    if reads_sources && config.sources.specs.is_empty() {
         return Err(Usage("no sources: set SOURCES or pass --source (KIND=LOCATION or LOCATION)".into()).into());
     }
     match cli.command {
@@ -205,7 +205,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Backfill { init_store } => {
             log_startup("backfill", &config);
             let app = App::build(&config, stdout).await?;
-            if init_store && !config.dry_run {
+            if init_store && !config.dry_run() {
                 app.init_store().await?;
             }
             let (summary, ok) = app.backfill().await;
@@ -236,7 +236,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             log_startup("seed", &config);
             let app = App::build(&config, stdout).await?;
-            if config.dry_run {
+            if config.dry_run() {
                 return seed_dry_run(&app, &config).await;
             }
             let summary = app.seed(channel.as_deref()).await?;
@@ -248,7 +248,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let checks = check_sources(&config).await?;
             let store = check_store(&config).await;
             let ok = checks.iter().all(|c| c.status == "ok") && store.as_ref().is_none_or(Result::is_ok);
-            let mut text = if config.json {
+            let mut text = if config.json() {
                 checks
                     .iter()
                     .map(|c| serde_json::to_string(c).map(|l| l + "\n"))
@@ -256,7 +256,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 check_table(&checks, wide)
             };
-            match (&store, config.json) {
+            match (&store, config.json()) {
                 (Some(store), true) => {
                     let status = store.as_ref().map_or_else(|e| e.clone(), |safe| format!("ok ({safe})"));
                     text.push_str(&format!(
@@ -272,7 +272,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_INCOMPLETE }))
         }
         Command::Claims { action, channel } => {
-            if config.dry_run && matches!(action, ClaimsCommand::Release { .. }) {
+            if config.dry_run() && matches!(action, ClaimsCommand::Release { .. }) {
                 return Err(Usage(
                     "claims release deletes a claim by design; it has no dry run (use `claims show` to look)".into(),
                 )
@@ -287,7 +287,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             // Opening would create an empty store, and a mistyped path would then read as
             // "no claims": the claims commands only ever look at a store that exists.
-            if let StoreConfig::Embedded(path) = &config.store {
+            if let StoreConfig::Embedded(path) = &config.store.backend {
                 if !path.exists() {
                     anyhow::bail!(
                         "no embedded store at STORE_PATH={}: nothing was ever claimed there (is the path right?)",
@@ -297,8 +297,12 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
 
             let base = open_store(&config).await?;
-            let stuck_after =
-                ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout).stuck_after;
+            let stuck_after = ClaimPolicy::new(
+                config.store.claim_ttl,
+                config.posting.max_post_attempts,
+                config.posting.post_timeout,
+            )
+            .stuck_after;
             let names = channel_names(&config);
             if let Some(name) = channel.as_deref().filter(|n| !names.contains(n)) {
                 return Err(Usage(format!(
@@ -312,7 +316,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 return reconcile(&config, &base, channel.as_deref(), stuck_after).await;
             }
             // One channel's claims: the named one, or the only one.
-            let store = match (&config.channels, channel.as_deref()) {
+            let store = match (&config.posting.channels, channel.as_deref()) {
                 (None, _) => base,
                 (Some(_), Some(name)) => base.for_channel(name),
                 (Some(_), None) if names.len() == 1 => base.for_channel(names[0]),
@@ -333,12 +337,12 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                         .into_iter()
                         .filter(|c| state.is_none_or(|s| c.claim.display_state(now, stuck_after) == s.as_str()))
                         .collect();
-                    if claims.is_empty() && !config.json {
+                    if claims.is_empty() && !config.json() {
                         let which = state.map(|s| format!(" in state {}", s.as_str())).unwrap_or_default();
                         write_stdout(&format!("no claims{which} (store {})\n", store_label(&config)))?;
                         return Ok(ExitCode::SUCCESS);
                     }
-                    print_claims(&claims, config.json, stuck_after, wide)?;
+                    print_claims(&claims, config.json(), stuck_after, wide)?;
                     Ok(ExitCode::SUCCESS)
                 }
                 ClaimsCommand::Show { key, wide } => {
@@ -351,8 +355,8 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                         .with_context(|| format!("no claim on {asked} (as a match key or an identity)"))?;
                     let ttl = store.ttl(&key).await?;
                     let identities: Vec<String> = claim.aliases.iter().map(|a| escaped(a).into_owned()).collect();
-                    print_claims(&[ListedClaim { key, claim, ttl }], config.json, stuck_after, wide)?;
-                    if !config.json {
+                    print_claims(&[ListedClaim { key, claim, ttl }], config.json(), stuck_after, wide)?;
+                    if !config.json() {
                         // Every identity the claim holds the match under (its sources' ids, its
                         // keys): a sighting with any of them is this match.
                         write_stdout(&format!("identities: {}\n", identities.join(", ")))?;
@@ -465,7 +469,7 @@ async fn refused_to_post(app: &App, summary: &Summary, config: &Config) -> bool 
     // A channel that halted (credentials, a deleted webhook) needs the operator, even while the
     // others post.
     app.channels().iter().any(|c| c.announcer.halted().is_some())
-        || (!config.dry_run
+        || (!config.dry_run()
             && summary.refused.is_some()
             && matches!(
                 app.readiness().await,
@@ -495,7 +499,7 @@ async fn seed_dry_run(app: &App, config: &Config) -> anyhow::Result<ExitCode> {
         } else {
             summary.seeded += 1;
         }
-        let line = match (&held, config.json) {
+        let line = match (&held, config.json()) {
             (None, true) => {
                 serde_json::json!({ "would_record": key, "title": title, "aliases": s.ids.ids }).to_string()
             }
@@ -516,7 +520,7 @@ async fn seed_dry_run(app: &App, config: &Config) -> anyhow::Result<ExitCode> {
     }
     let marker = store.marker().await?;
     let ok = summary.sources_failed == 0;
-    if config.json {
+    if config.json() {
         let line =
             serde_json::json!({ "summary": summary, "ok": ok, "dry_run": true, "initialised": marker.is_some() });
         out.push_str(&format!("{line}\n"));
@@ -542,7 +546,7 @@ async fn seed_dry_run(app: &App, config: &Config) -> anyhow::Result<ExitCode> {
 
 /// The channels' names: the channels file's, or the one X channel (`x`) without one.
 fn channel_names(config: &Config) -> Vec<&str> {
-    match &config.channels {
+    match &config.posting.channels {
         Some(file) => file.channels.iter().map(|c| c.name.as_str()).collect(),
         None => vec!["x"],
     }
@@ -556,7 +560,7 @@ async fn reconcile(
     channel: Option<&str>,
     stuck_after: Duration,
 ) -> anyhow::Result<ExitCode> {
-    if config.dry_run {
+    if config.dry_run() {
         return Err(Usage(
             "claims reconcile records what the platform says; it has no dry run (use `claims list --state unknown` to look)"
                 .into(),
@@ -564,16 +568,17 @@ async fn reconcile(
         .into());
     }
     let mut decisions = Vec::new();
-    match &config.channels {
+    match &config.posting.channels {
         None => {
             let credentials = config
+                .posting
                 .x_credentials
                 .clone()
                 .context("claims reconcile reads the account's posts: set the four X credentials")?;
             let x = XClient::new(
-                &config.x_api_base,
+                &config.posting.x_api_base,
                 credentials,
-                config.post_timeout,
+                config.posting.post_timeout,
                 cricket_announcer::source::fetch::CONNECT_TIMEOUT,
             )
             .map_err(anyhow::Error::msg)?;
@@ -582,14 +587,17 @@ async fn reconcile(
         Some(file) => {
             for c in file.channels.iter().filter(|c| channel.is_none_or(|n| n == c.name)) {
                 let store = base.for_channel(&c.name);
-                match c.sink(config.post_timeout, cricket_announcer::source::fetch::CONNECT_TIMEOUT)? {
+                match c.sink(
+                    config.posting.post_timeout,
+                    cricket_announcer::source::fetch::CONNECT_TIMEOUT,
+                )? {
                     Sink::X(x) => decisions.extend(reconcile_x(&store, &x, stuck_after).await?),
                     other => decisions.extend(reconcile_replay(&store, &other, stuck_after).await?),
                 }
             }
         }
     }
-    print_decisions(&decisions, config.json, &store_label(config))?;
+    print_decisions(&decisions, config.json(), &store_label(config))?;
     let asked_all = decisions.iter().all(|d| !matches!(d.outcome, Settled::NotAsked { .. }));
     Ok(ExitCode::from(if asked_all { EXIT_OK } else { EXIT_INCOMPLETE }))
 }
@@ -633,7 +641,7 @@ fn store_label(config: &Config) -> String {
         ),
         Err(_) => format!("{kind} (URL hidden)"),
     };
-    match &config.store {
+    match &config.store.backend {
         StoreConfig::Redis(u) => url("redis", u.expose_secret()),
         StoreConfig::Postgres(u) => url("postgres", u.expose_secret()),
         StoreConfig::Embedded(path) => format!("embedded {}", path.display()),
@@ -643,12 +651,13 @@ fn store_label(config: &Config) -> String {
 /// The one line saying what this process is about to do, with what: version, store, sources
 /// (credentials hidden), template, poll interval and posting mode.
 fn log_startup(command: &str, config: &Config) {
-    let sources: Vec<String> = config.sources.iter().map(ToString::to_string).collect();
+    let sources: Vec<String> = config.sources.specs.iter().map(ToString::to_string).collect();
     let template = config
+        .text
         .template_path
         .as_deref()
         .map_or_else(|| BUILT_IN_NAME.to_string(), |p: &Path| p.display().to_string());
-    let posting = match (command, config.dry_run, &config.channels) {
+    let posting = match (command, config.dry_run(), &config.posting.channels) {
         ("seed", false, _) => "records without posting".to_string(),
         ("seed", true, _) => "dry run: records nothing".to_string(),
         (_, true, _) => "dry run: prints posts, sends and writes nothing".to_string(),
@@ -663,7 +672,7 @@ fn log_startup(command: &str, config: &Config) {
         }
     };
     // Only `run` polls: an interval means nothing to one pass.
-    let interval = (command == "run").then(|| format!("{:?}", config.poll_interval));
+    let interval = (command == "run").then(|| format!("{:?}", config.service.poll_interval));
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         command,
@@ -690,11 +699,11 @@ fn write_stdout(text: &str) -> std::io::Result<()> {
 /// can it evict claims? `None` for the other stores; the error's text when the bot would refuse
 /// to post (or cannot connect).
 async fn check_store(config: &Config) -> Option<Result<EvictionSafety, String>> {
-    let StoreConfig::Redis(_) = config.store else {
+    let StoreConfig::Redis(_) = config.store.backend else {
         return None;
     };
     Some(match open_store(config).await {
-        Ok(store) => check_eviction(&store, config.redis.eviction_policy_asserted)
+        Ok(store) => check_eviction(&store, config.store.redis.eviction_policy_asserted)
             .await
             .map_err(|e| CauseChain(&e).to_string()),
         Err(e) => Err(CauseChain(e.as_ref()).to_string()),
@@ -706,12 +715,12 @@ async fn check_store(config: &Config) -> Option<Result<EvictionSafety, String>> 
 /// flight finishes and records its state, within SHUTDOWN_GRACE_SECS.
 async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u64>) -> anyhow::Result<ExitCode> {
     let app = Arc::new(App::build(config, stdout).await?);
-    if init_store && !config.dry_run {
+    if init_store && !config.dry_run() {
         app.init_store().await?;
     }
     let cancel = CancellationToken::new();
     let tracker = TaskTracker::new();
-    if let Some(addr) = config.metrics_addr {
+    if let Some(addr) = config.service.metrics_addr {
         let metrics = status::install_recorder()?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -732,17 +741,17 @@ async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u
     tracker.close();
     tokio::select! {
         _ = wait_for_signal() => {
-            tracing::info!(grace_secs = config.shutdown_grace.as_secs(), "signal received; finishing the current match, then stopping");
+            tracing::info!(grace_secs = config.service.shutdown_grace.as_secs(), "signal received; finishing the current match, then stopping");
             cancel.cancel();
         }
         _ = cancel.cancelled() => {}
     }
-    if tokio::time::timeout(config.shutdown_grace, tracker.wait())
+    if tokio::time::timeout(config.service.shutdown_grace, tracker.wait())
         .await
         .is_err()
     {
         tracing::error!(
-            grace_secs = config.shutdown_grace.as_secs(),
+            grace_secs = config.service.shutdown_grace.as_secs(),
             "work still in flight when SHUTDOWN_GRACE_SECS ran out; exiting anyway: a claim being posted stays `claimed` and will show as stuck (check `claims list --state stuck`)"
         );
         return Ok(ExitCode::from(EXIT_INCOMPLETE));
@@ -760,15 +769,15 @@ async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u
 /// the run went (and `println!` would panic on it).
 fn print_summary(what: &str, summary: &Summary, ok: bool, config: &Config) {
     let mut out = std::io::stdout().lock();
-    let _ = if config.json {
+    let _ = if config.json() {
         // `posted` counts the posts printed in a dry run; `dry_run` says which it was.
         writeln!(
             out,
             "{}",
-            serde_json::json!({ "summary": summary, "ok": ok, "dry_run": config.dry_run })
+            serde_json::json!({ "summary": summary, "ok": ok, "dry_run": config.dry_run() })
         )
     } else {
-        writeln!(out, "{what}: {}", summary.line(config.dry_run))
+        writeln!(out, "{what}: {}", summary.line(config.dry_run()))
     };
 }
 

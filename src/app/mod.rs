@@ -125,41 +125,50 @@ impl App {
     /// # Errors
     /// Any part that cannot be made, with the setting that caused it.
     pub async fn build(config: &Config, out: Output) -> anyhow::Result<App> {
-        if config.sources.is_empty() {
+        if config.sources.specs.is_empty() {
             anyhow::bail!("no sources: set SOURCES or pass --source (KIND=LOCATION or LOCATION)");
         }
-        let template = Template::configured(config.template_path.as_deref()).context("TEMPLATE_PATH")?;
+        let template = Template::configured(config.text.template_path.as_deref()).context("TEMPLATE_PATH")?;
         let store = open_store(config).await?;
         // A claim the store drops is a match announced again: refuse before anything is claimed.
-        if !config.dry_run {
-            check_eviction(&store, config.redis.eviction_policy_asserted).await?;
+        if !config.dry_run() {
+            check_eviction(&store, config.store.redis.eviction_policy_asserted).await?;
         }
         let reader = source_reader(config)?;
-        let shortener = match &config.shortener {
+        let shortener = match &config.text.shortener {
             Some(s) => Some(
-                Shortener::new(s.provider.clone(), s.base.clone(), config.shorten_timeout)
+                Shortener::new(s.provider.clone(), s.base.clone(), config.text.shorten_timeout)
                     .map_err(anyhow::Error::msg)?,
             ),
             None => None,
         };
-        let policy = ClaimPolicy::new(config.claim_ttl, config.max_post_attempts, config.post_timeout);
-        let cap = usize::try_from(config.max_posts_per_cycle).unwrap_or(usize::MAX);
-        let bot_pace = || Arc::new(PostPace::new(config.posts_per_minute, config.posts_per_day));
-        let channels = match &config.channels {
+        let policy = ClaimPolicy::new(
+            config.store.claim_ttl,
+            config.posting.max_post_attempts,
+            config.posting.post_timeout,
+        );
+        let cap = usize::try_from(config.posting.max_posts_per_cycle).unwrap_or(usize::MAX);
+        let bot_pace = || {
+            Arc::new(PostPace::new(
+                config.posting.posts_per_minute,
+                config.posting.posts_per_day,
+            ))
+        };
+        let channels = match &config.posting.channels {
             None => {
-                let mode = if config.dry_run {
+                let mode = if config.dry_run() {
                     Mode::DryRun(DryRun {
                         out,
-                        json: config.json,
-                        shorten: config.shorten_in_dry_run,
+                        json: config.json(),
+                        shorten: config.shorten_in_dry_run(),
                         sink: SinkKind::X,
                         channel: None,
                     })
-                } else if let Some(credentials) = config.x_credentials.clone() {
+                } else if let Some(credentials) = config.posting.x_credentials.clone() {
                     let x = XClient::new(
-                        &config.x_api_base,
+                        &config.posting.x_api_base,
                         credentials,
-                        config.post_timeout,
+                        config.posting.post_timeout,
                         source::fetch::CONNECT_TIMEOUT,
                     )
                     .map_err(anyhow::Error::msg)?;
@@ -169,14 +178,14 @@ impl App {
                     // credentials of those that do. Without them nothing can reach X; posts are printed.
                     Mode::DryRun(DryRun {
                         out,
-                        json: config.json,
+                        json: config.json(),
                         shorten: false,
                         sink: SinkKind::X,
                         channel: None,
                     })
                 };
-                let announcer =
-                    Announcer::new(store.clone(), template, shortener, mode, policy).requiring_marker(!config.dry_run);
+                let announcer = Announcer::new(store.clone(), template, shortener, mode, policy)
+                    .requiring_marker(!config.dry_run());
                 vec![ChannelRun::new(announcer, None, cap, false)]
             }
             Some(file) => {
@@ -198,17 +207,17 @@ impl App {
                         Some(p) => Arc::new(PostPace::new(p.posts_per_minute, p.posts_per_day)),
                         None => bot_pace(),
                     };
-                    let mode = if config.dry_run {
+                    let mode = if config.dry_run() {
                         Mode::DryRun(DryRun {
                             out: out.clone(),
-                            json: config.json,
-                            shorten: config.shorten_in_dry_run,
+                            json: config.json(),
+                            shorten: config.shorten_in_dry_run(),
                             sink: c.sink.kind(),
                             channel: Some(c.name.clone()),
                         })
                     } else {
                         let mut sink = c
-                            .sink(config.post_timeout, source::fetch::CONNECT_TIMEOUT)
+                            .sink(config.posting.post_timeout, source::fetch::CONNECT_TIMEOUT)
                             .with_context(|| format!("channel {} in CHANNELS_FILE", c.name))?;
                         if let Err(e) = sink.prepare().await {
                             tracing::warn!(channel = %c.name, error.message = %e, "cannot read the sink's length rule from its server; using its default");
@@ -217,14 +226,14 @@ impl App {
                     };
                     let announcer =
                         Announcer::new(store.for_channel(&c.name), template, shortener.clone(), mode, policy)
-                            .requiring_marker(!config.dry_run)
+                            .requiring_marker(!config.dry_run())
                             .on_channel(&c.name);
                     runs.push(ChannelRun::new(announcer, Some(c.filter.clone()), cap, true));
                 }
                 runs
             }
         };
-        if !config.dry_run {
+        if !config.dry_run() {
             // Claims written before identities were recorded keep them only in their records:
             // record them, so an edited listing of a match claimed then is still held.
             let written = store
@@ -239,20 +248,20 @@ impl App {
             }
         }
         Ok(App {
-            sources: config.sources.clone(),
+            sources: config.sources.specs.clone(),
             reader,
             filter: config.filter.clone(),
             store,
             policy,
-            channels_file: config.channels.is_some(),
+            channels_file: config.posting.channels.is_some(),
             channels,
-            poll_interval: config.poll_interval,
-            dry_run: config.dry_run,
+            poll_interval: config.service.poll_interval,
+            dry_run: config.dry_run(),
             saw_marker: std::sync::atomic::AtomicBool::new(false),
-            backoff: Mutex::new(vec![Backoff::default(); config.sources.len()]),
+            backoff: Mutex::new(vec![Backoff::default(); config.sources.specs.len()]),
             last_source_read: Mutex::new(Instant::now()),
-            health_max_stale_cycles: config.health_max_stale_cycles,
-            eviction_policy_asserted: config.redis.eviction_policy_asserted,
+            health_max_stale_cycles: config.service.health_max_stale_cycles,
+            eviction_policy_asserted: config.store.redis.eviction_policy_asserted,
             eviction_refusal: Mutex::new(None),
         })
     }

@@ -18,10 +18,10 @@ use std::time::Instant;
 /// When the HTTP client cannot be built.
 pub fn source_reader(config: &Config) -> anyhow::Result<SourceReader> {
     let fetcher = Fetcher::new(
-        config.fetch_max_bytes,
+        config.sources.fetch_max_bytes,
         source::fetch::CONNECT_TIMEOUT,
         source::fetch::TOTAL_TIMEOUT,
-        config.fetch_per_host_per_minute,
+        config.sources.fetch_per_host_per_minute,
     )
     .map_err(anyhow::Error::msg)?;
     Ok(SourceReader::new(fetcher))
@@ -49,9 +49,10 @@ pub const CHECK_SHOWS: usize = 3;
 /// When the HTTP client cannot be built.
 pub async fn check_sources(config: &Config) -> anyhow::Result<Vec<SourceCheck>> {
     let reader = source_reader(config)?;
-    let results = futures_util::future::join_all(config.sources.iter().map(|spec| reader.read(spec))).await;
+    let results = futures_util::future::join_all(config.sources.specs.iter().map(|spec| reader.read(spec))).await;
     Ok(config
         .sources
+        .specs
         .iter()
         .zip(results)
         .map(|(spec, r)| match r {

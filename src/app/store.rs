@@ -40,33 +40,33 @@ pub async fn check_eviction(store: &ClaimStore, asserted: bool) -> Result<Evicti
 /// When Redis or PostgreSQL cannot be reached (or PostgreSQL's migrations fail), or the
 /// embedded file cannot be opened.
 pub async fn open_store(config: &Config) -> anyhow::Result<ClaimStore> {
-    Ok(match &config.store {
+    Ok(match &config.store.backend {
         StoreConfig::Redis(url) => ClaimStore::Redis(
             RedisClaims::connect_with(
                 url.expose_secret(),
-                &config.key_prefix,
-                &config.instance_id,
-                &config.redis,
+                &config.store.key_prefix,
+                &config.store.instance_id,
+                &config.store.redis,
             )
             .await
             .context("cannot connect to REDIS_URL")?,
         ),
-        StoreConfig::Embedded(path) if config.dry_run => ClaimStore::Embedded(
-            EmbeddedClaims::open_read_only(path, &config.key_prefix, &config.instance_id)
+        StoreConfig::Embedded(path) if config.dry_run() => ClaimStore::Embedded(
+            EmbeddedClaims::open_read_only(path, &config.store.key_prefix, &config.store.instance_id)
                 .with_context(|| format!("cannot open the embedded store STORE_PATH={}", path.display()))?,
         ),
         StoreConfig::Postgres(url) => ClaimStore::Postgres(
             PostgresClaims::connect_with(
                 url.expose_secret(),
-                &config.key_prefix,
-                &config.instance_id,
-                config.database_ca_file.as_deref(),
+                &config.store.key_prefix,
+                &config.store.instance_id,
+                config.store.database_ca_file.as_deref(),
             )
             .await
             .context("cannot open the PostgreSQL store DATABASE_URL")?,
         ),
         StoreConfig::Embedded(path) => ClaimStore::Embedded(
-            EmbeddedClaims::open(path, &config.key_prefix, &config.instance_id)
+            EmbeddedClaims::open(path, &config.store.key_prefix, &config.store.instance_id)
                 .with_context(|| format!("cannot open the embedded store STORE_PATH={}", path.display()))?,
         ),
     })

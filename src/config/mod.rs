@@ -21,15 +21,10 @@ pub use store::{Store, StoreSettings, DEFAULT_CLAIM_TTL_SECS, MIN_CLAIM_TTL_SECS
 pub use text::{PostText, ShortenerConfig, ShortenerSetting, TextSettings};
 pub use value::{Blankable, EnumList, EnumListParser, OrBlank, Whole};
 
-use crate::claim::RedisOptions;
 use crate::filter::Filter;
-use crate::post::XCredentials;
 use secrecy::SecretString;
 use std::borrow::Cow;
-use std::net::SocketAddr;
-use std::num::NonZeroU32;
 use std::path::PathBuf;
-use std::time::Duration;
 use url::Url;
 
 /// The longest duration any setting accepts: ten years, far beyond any sensible value, and far
@@ -198,65 +193,43 @@ pub enum StoreConfig {
     Postgres(SecretString),
 }
 
-/// Validated configuration. Holds secrets only as [`SecretString`].
+/// Validated configuration, one section per settings section. Holds secrets only as
+/// [`SecretString`].
 #[derive(Clone)]
 pub struct Config {
-    /// Claim store.
-    pub store: StoreConfig,
-    /// Key prefix.
-    pub key_prefix: String,
-    /// Claim TTL (whole seconds, at least one day).
-    pub claim_ttl: Duration,
-    /// Poll interval of `run`.
-    pub poll_interval: Duration,
-    /// Sources to read.
-    pub sources: Vec<crate::source::SourceSpec>,
-    /// X API base URL.
-    pub x_api_base: Url,
-    /// X credentials; `None` only in dry run or for commands that do not post.
-    pub x_credentials: Option<XCredentials>,
-    /// Time bound of one post.
-    pub post_timeout: Duration,
-    /// Flood cap: most posts per cycle (at least 1).
-    pub max_posts_per_cycle: u32,
-    /// Attempts before a match is given up (at least 1).
-    pub max_post_attempts: u32,
-    /// Shortener, if any.
-    pub shortener: Option<ShortenerConfig>,
-    /// Time bound of one shortening.
-    pub shorten_timeout: Duration,
-    /// Local pace: posts per minute.
-    pub posts_per_minute: NonZeroU32,
-    /// Local pace: posts per day.
-    pub posts_per_day: NonZeroU32,
-    /// Template file; `None`: the built-in template.
-    pub template_path: Option<PathBuf>,
-    /// Owner name written into claims.
-    pub instance_id: String,
-    /// Page size cap, bytes.
-    pub fetch_max_bytes: usize,
-    /// Requests per minute to one host.
-    pub fetch_per_host_per_minute: u32,
+    /// The claim store: where, under which prefix, for how long, as whom.
+    pub store: Store,
+    /// The sources to read and the bounds on fetching them.
+    pub sources: Sources,
     /// Which matches are announced.
     pub filter: Filter,
-    /// Print posts instead of sending them; write nothing.
-    pub dry_run: bool,
-    /// In dry run, shorten links too (calls the shortener).
-    pub shorten_in_dry_run: bool,
-    /// Machine-readable output.
-    pub json: bool,
-    /// Where `run` serves /metrics and /healthz, if anywhere.
-    pub metrics_addr: Option<SocketAddr>,
-    /// /healthz fails after this many poll intervals without any source read (at least 1).
-    pub health_max_stale_cycles: u32,
-    /// How long `run` waits for work in flight after a stop signal.
-    pub shutdown_grace: Duration,
-    /// Redis options beyond the URL.
-    pub redis: RedisOptions,
-    /// PEM file of the CAs trusted for PostgreSQL's certificate (`DATABASE_CA_FILE`).
-    pub database_ca_file: Option<PathBuf>,
-    /// `CHANNELS_FILE`: the channels to announce on; `None`: one X channel from the X settings.
-    pub channels: Option<crate::channels::Channels>,
+    /// X, the channels file, and the bounds on posting.
+    pub posting: Posting,
+    /// The template and the link shortener.
+    pub text: PostText,
+    /// What only `run` uses: the poll interval, the operator's endpoint, shutdown.
+    pub service: Service,
+    /// Whether posts are sent or printed.
+    pub sending: Sending,
+    /// How the command prints its results.
+    pub printing: Printing,
+}
+
+impl Config {
+    /// Whether this is a dry run: posts printed, nothing written.
+    pub fn dry_run(&self) -> bool {
+        self.sending != Sending::Live
+    }
+
+    /// Whether a dry run shortens links too (`--dry-run --shorten`; calls the shortener).
+    pub fn shorten_in_dry_run(&self) -> bool {
+        self.sending == Sending::DryRunShortening
+    }
+
+    /// Whether results are printed as JSON lines (`--json`).
+    pub fn json(&self) -> bool {
+        self.printing == Printing::Json
+    }
 }
 
 /// What the command needs of the configuration.
@@ -321,70 +294,15 @@ impl Config {
     /// [`ConfigError`] naming the first variable that is invalid, or missing for what the
     /// command needs.
     pub fn from_settings(settings: &Settings, invocation: Invocation<'_>) -> Result<Config, ConfigError> {
-        let Store {
-            store,
-            key_prefix,
-            claim_ttl,
-            instance_id,
-            redis,
-            database_ca_file,
-        } = settings.store.validate()?;
-        let Sources {
-            sources,
-            fetch_max_bytes,
-            fetch_per_host_per_minute,
-        } = settings.sources.validate(invocation.sources)?;
-        let filter = settings.filter.validate()?;
-        let Posting {
-            x_api_base,
-            x_credentials,
-            post_timeout,
-            max_posts_per_cycle,
-            max_post_attempts,
-            posts_per_minute,
-            posts_per_day,
-            channels,
-        } = settings.posting.validate(invocation.needs)?;
-        let PostText {
-            template_path,
-            shortener,
-            shorten_timeout,
-        } = settings.text.validate()?;
-        let Service {
-            poll_interval,
-            metrics_addr,
-            health_max_stale_cycles,
-            shutdown_grace,
-        } = settings.service.validate()?;
         Ok(Config {
-            store,
-            key_prefix,
-            claim_ttl,
-            poll_interval,
-            sources,
-            x_api_base,
-            x_credentials,
-            post_timeout,
-            max_posts_per_cycle,
-            max_post_attempts,
-            shortener,
-            shorten_timeout,
-            posts_per_minute,
-            posts_per_day,
-            template_path,
-            instance_id,
-            fetch_max_bytes,
-            fetch_per_host_per_minute,
-            filter,
-            dry_run: invocation.sending != Sending::Live,
-            shorten_in_dry_run: invocation.sending == Sending::DryRunShortening,
-            json: invocation.printing == Printing::Json,
-            metrics_addr,
-            health_max_stale_cycles,
-            shutdown_grace,
-            redis,
-            database_ca_file,
-            channels,
+            store: settings.store.validate()?,
+            sources: settings.sources.validate(invocation.sources)?,
+            filter: settings.filter.validate()?,
+            posting: settings.posting.validate(invocation.needs)?,
+            text: settings.text.validate()?,
+            service: settings.service.validate()?,
+            sending: invocation.sending,
+            printing: invocation.printing,
         })
     }
 }

@@ -56,6 +56,7 @@ pub struct PostingSettings {
 }
 
 /// The posting section, validated.
+#[derive(Clone)]
 pub struct Posting {
     /// X API base URL.
     pub x_api_base: Url,

@@ -31,6 +31,7 @@ pub struct ServiceSettings {
 }
 
 /// The service section, validated.
+#[derive(Clone)]
 pub struct Service {
     /// Poll interval of `run`.
     pub poll_interval: Duration,

@@ -46,9 +46,10 @@ pub struct SourceSettings {
 }
 
 /// The sources section, validated.
+#[derive(Clone)]
 pub struct Sources {
     /// Sources to read, each with the API key its kind needs.
-    pub sources: Vec<SourceSpec>,
+    pub specs: Vec<SourceSpec>,
     /// Page size cap, bytes.
     pub fetch_max_bytes: usize,
     /// Requests per minute to one host.
@@ -109,7 +110,7 @@ impl SourceSettings {
             })
             .collect::<Result<Vec<_>, ConfigError>>()?;
         Ok(Sources {
-            sources,
+            specs: sources,
             fetch_max_bytes: self.fetch_max_bytes,
             fetch_per_host_per_minute: self.fetch_per_host_per_minute,
         })

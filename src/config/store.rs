@@ -51,9 +51,10 @@ pub struct StoreSettings {
 }
 
 /// The store section, validated.
+#[derive(Clone)]
 pub struct Store {
     /// Which store, at which URL or path.
-    pub store: StoreConfig,
+    pub backend: StoreConfig,
     /// Prefix of every key.
     pub key_prefix: String,
     /// Claim lifetime.
@@ -116,7 +117,7 @@ impl StoreSettings {
             min_replicas,
         };
         Ok(Store {
-            store,
+            backend: store,
             key_prefix,
             claim_ttl: self.claim_ttl_secs,
             instance_id: instance_id(self.instance_id.as_deref())?,

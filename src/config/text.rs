@@ -53,6 +53,7 @@ pub struct ShortenerConfig {
 }
 
 /// The post text section, validated.
+#[derive(Clone)]
 pub struct PostText {
     /// Template file; `None`: the built-in template.
     pub template_path: Option<PathBuf>,
