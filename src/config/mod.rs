@@ -59,7 +59,7 @@ pub struct Settings {
 }
 
 /// A configuration value that cannot be used. Names the variable.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// A value that does not parse or is out of range.
     #[error("invalid {var}={value:?}: {problem}")]
@@ -92,7 +92,7 @@ pub enum ConfigError {
     /// `CHANNELS_FILE` cannot be used: the channels file's own error (naming the file, the
     /// channel and the field, and what to do).
     #[error("CHANNELS_FILE: {0}")]
-    Channels(String),
+    Channels(crate::channels::ChannelsError),
 }
 
 impl ConfigError {
@@ -112,7 +112,7 @@ impl ConfigError {
 }
 
 /// What is wrong with a value, and what is expected instead.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum Problem {
     /// Not a whole number of seconds.
     #[error("expected a whole number of seconds")]
@@ -176,10 +176,10 @@ pub enum Problem {
     /// An empty list of states.
     #[error("no state given: nothing would ever be announced (default: upcoming,live)")]
     NoStates,
-    /// A source that cannot be read as `KIND=LOCATION` or `LOCATION` (the source parser's
-    /// reason).
-    #[error("{0}")]
-    Source(String),
+    /// A source that cannot be read as `KIND=LOCATION` or `LOCATION`: the source parser's own
+    /// error (an unknown kind, a bad URL, a CSS profile that cannot be loaded).
+    #[error(transparent)]
+    Source(crate::source::SpecError),
 }
 
 /// Where claims are kept.

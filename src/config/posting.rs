@@ -86,7 +86,7 @@ impl PostingSettings {
         let channels = match text(&self.channels_file) {
             Some(path) => Some(
                 Channels::load(std::path::Path::new(path), &|var| std::env::var(var).ok())
-                    .map_err(|e| ConfigError::Channels(e.to_string()))?,
+                    .map_err(ConfigError::Channels)?,
             ),
             None => None,
         };

@@ -98,9 +98,7 @@ impl SourceSettings {
             .map(|r| {
                 let mut spec = r
                     .parse::<SourceSpec>()
-                    // `Problem` is compared in tests, which the I/O error inside a profile's
-                    // `SpecError` cannot be: the problem keeps its text.
-                    .map_err(|reason| ConfigError::invalid(var, r, Problem::Source(reason.to_string())))?;
+                    .map_err(|reason| ConfigError::invalid(var, r, Problem::Source(reason)))?;
                 spec.api_key = match spec.kind {
                     Some(SourceKind::CricbuzzJson) => cricbuzz_key.clone(),
                     Some(SourceKind::Cricketdata) => cricketdata_key.clone(),
