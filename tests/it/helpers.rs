@@ -400,7 +400,8 @@ impl OwnRedis {
             .spawn()
             .expect("redis-server must be installed (see .ci/run)");
         self.child = Some(child);
-        for _ in 0..100 {
+        // Up to 30 s: a machine busy compiling can take seconds to start a server.
+        for _ in 0..600 {
             if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
                 return;
             }
@@ -478,7 +479,7 @@ pub async fn live_app_on(
     );
     let cli = Cli::try_parse_from(args).unwrap();
     let config = Config::from_settings(&cli.settings, Invocation::new(&cli.source, Needs::Posting))?;
-    App::build(&config, Buffer::default().output()).await
+    Ok(App::build(&config, Buffer::default().output()).await?)
 }
 
 /// One test per store: `store_matrix!(a, b)` makes `redis_store::a`, `embedded_store::a`,

@@ -495,25 +495,53 @@ async fn a_run_whose_store_loses_its_data_exits_4_instead_of_idling() {
     let mut run = bot(dir.path());
     store(&mut run);
     with_x(&mut run, &x);
-    let child = run
+    let mut child = run
         .env("POLL_INTERVAL_MS", "200")
         .args(["run", "--source"])
         .arg(fixture_page())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // The log, read as it is written: the store is wiped only once the run has seen its marker
+    // (after its first cycle), however slowly a loaded machine starts it; a fixed sleep could
+    // wipe it before, and test a store that was never initialised instead.
+    let (first_cycle, seen) = tokio::sync::oneshot::channel();
+    let log = tokio::spawn({
+        let stderr = child.stderr.take().unwrap();
+        async move {
+            use tokio::io::AsyncBufReadExt;
+            let (mut lines, mut all, mut first_cycle) = (
+                tokio::io::BufReader::new(stderr).lines(),
+                String::new(),
+                Some(first_cycle),
+            );
+            while let Ok(Some(line)) = lines.next_line().await {
+                if line.contains("cycle done") {
+                    if let Some(tx) = first_cycle.take() {
+                        let _ = tx.send(());
+                    }
+                }
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        }
+    });
+    tokio::time::timeout(Duration::from_secs(20), seen)
+        .await
+        .expect("the run never finished a cycle")
+        .unwrap();
     // The store loses everything, as a Redis restarted without persistence does.
-    tokio::time::sleep(Duration::from_millis(500)).await;
     let mut conn = raw_redis().await;
     for key in crate::helpers::keys(&prefix).await {
         let _: () = redis::cmd("DEL").arg(key).query_async(&mut conn).await.unwrap();
     }
-    let o = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
         .await
         .expect("run idled on a wiped store")
         .unwrap();
-    let (_, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(4), "{stderr}");
+    let stderr = log.await.unwrap();
+    assert_eq!(status.code(), Some(4), "{stderr}");
     assert!(
         stderr.contains("stopped: this bot may not post; exiting reason=the store lost its data"),
         "{stderr}"
