@@ -706,7 +706,7 @@ async fn check_store(config: &Config) -> Option<Result<EvictionSafety, String>> 
         Ok(store) => check_eviction(&store, config.store.redis.eviction_policy_asserted)
             .await
             .map_err(|e| CauseChain(&e).to_string()),
-        Err(e) => Err(CauseChain(e.as_ref()).to_string()),
+        Err(e) => Err(CauseChain(&e).to_string()),
     })
 }
 

@@ -6,11 +6,13 @@
 //! poll, and `seed`), `health.rs` (`/healthz`), `summary.rs` (what a cycle did).
 
 mod cycle;
+mod error;
 mod health;
 mod sources;
 mod store;
 mod summary;
 
+pub use error::StartError;
 pub use sources::{check_sources, source_reader, SourceCheck, CHECK_SHOWS};
 pub use store::{check_eviction, open_store, StoreReadiness};
 pub use summary::{ChannelSummary, Summary};
@@ -27,7 +29,6 @@ use crate::shorten::Shortener;
 use crate::source::{self, SourceReader, SourceSpec};
 use crate::telemetry::CauseChain;
 use crate::template::Template;
-use anyhow::Context;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::time::MissedTickBehavior;
@@ -123,12 +124,12 @@ impl App {
     /// posts are printed to `out`.
     ///
     /// # Errors
-    /// Any part that cannot be made, with the setting that caused it.
-    pub async fn build(config: &Config, out: Output) -> anyhow::Result<App> {
+    /// [`StartError`] for any part that cannot be made, naming the setting that caused it.
+    pub async fn build(config: &Config, out: Output) -> Result<App, StartError> {
         if config.sources.specs.is_empty() {
-            anyhow::bail!("no sources: set SOURCES or pass --source (KIND=LOCATION or LOCATION)");
+            return Err(StartError::NoSources);
         }
-        let template = Template::configured(config.text.template_path.as_deref()).context("TEMPLATE_PATH")?;
+        let template = Template::configured(config.text.template_path.as_deref()).map_err(StartError::Template)?;
         let store = open_store(config).await?;
         // A claim the store drops is a match announced again: refuse before anything is claimed.
         if !config.dry_run() {
@@ -137,8 +138,12 @@ impl App {
         let reader = source_reader(config)?;
         let shortener = match &config.text.shortener {
             Some(s) => Some(
-                Shortener::new(s.provider.clone(), s.base.clone(), config.text.shorten_timeout)
-                    .map_err(anyhow::Error::msg)?,
+                Shortener::new(s.provider.clone(), s.base.clone(), config.text.shorten_timeout).map_err(|source| {
+                    StartError::HttpClient {
+                        what: "shortener",
+                        source,
+                    }
+                })?,
             ),
             None => None,
         };
@@ -171,7 +176,7 @@ impl App {
                         config.posting.post_timeout,
                         source::fetch::CONNECT_TIMEOUT,
                     )
-                    .map_err(anyhow::Error::msg)?;
+                    .map_err(StartError::X)?;
                     Mode::live(x, bot_pace())
                 } else {
                     // Only a command that never posts (`seed`) gets here: `Config` requires the
@@ -195,12 +200,19 @@ impl App {
                 for c in &file.channels {
                     let template = match &c.template {
                         None => shared.clone(),
-                        Some(TemplateSource::Path(path)) => Arc::new(
-                            Template::load(path).with_context(|| format!("channel {} in CHANNELS_FILE", c.name))?,
-                        ),
+                        Some(TemplateSource::Path(path)) => {
+                            Arc::new(Template::load(path).map_err(|source| StartError::ChannelTemplate {
+                                channel: c.name.clone(),
+                                source,
+                            })?)
+                        }
                         Some(TemplateSource::Inline(text)) => Arc::new(
-                            Template::from_source(&file.path.join(format!("#{}", c.name)), text.clone())
-                                .with_context(|| format!("channel {} in CHANNELS_FILE", c.name))?,
+                            Template::from_source(&file.path.join(format!("#{}", c.name)), text.clone()).map_err(
+                                |source| StartError::ChannelTemplate {
+                                    channel: c.name.clone(),
+                                    source,
+                                },
+                            )?,
                         ),
                     };
                     let pace = match c.pace {
@@ -218,7 +230,10 @@ impl App {
                     } else {
                         let mut sink = c
                             .sink(config.posting.post_timeout, source::fetch::CONNECT_TIMEOUT)
-                            .with_context(|| format!("channel {} in CHANNELS_FILE", c.name))?;
+                            .map_err(|source| StartError::ChannelSink {
+                                channel: c.name.clone(),
+                                source,
+                            })?;
                         if let Err(e) = sink.prepare().await {
                             tracing::warn!(channel = %c.name, error.message = %e, "cannot read the sink's length rule from its server; using its default");
                         }
@@ -236,10 +251,7 @@ impl App {
         if !config.dry_run() {
             // Claims written before identities were recorded keep them only in their records:
             // record them, so an edited listing of a match claimed then is still held.
-            let written = store
-                .index_identities()
-                .await
-                .context("cannot record the identities of existing claims")?;
+            let written = store.index_identities().await.map_err(StartError::Identities)?;
             if written > 0 {
                 tracing::info!(
                     identities = written,

@@ -1,7 +1,7 @@
 //! The sources as the app reads them: every configured source at once (each with its backoff),
 //! deduped into one [`Sighting`] per match; and the one-off read `check-sources` makes.
 
-use super::{App, Summary};
+use super::{App, StartError, Summary};
 use crate::backoff::{Backoff, Turn};
 use crate::config::Config;
 use crate::cricket::{MatchKey, Sighting};
@@ -15,15 +15,18 @@ use std::time::Instant;
 /// A source reader with the fetch settings of `config`.
 ///
 /// # Errors
-/// When the HTTP client cannot be built.
-pub fn source_reader(config: &Config) -> anyhow::Result<SourceReader> {
+/// [`StartError::HttpClient`] when the HTTP client cannot be built.
+pub fn source_reader(config: &Config) -> Result<SourceReader, StartError> {
     let fetcher = Fetcher::new(
         config.sources.fetch_max_bytes,
         source::fetch::CONNECT_TIMEOUT,
         source::fetch::TOTAL_TIMEOUT,
         config.sources.fetch_per_host_per_minute,
     )
-    .map_err(anyhow::Error::msg)?;
+    .map_err(|source| StartError::HttpClient {
+        what: "sources",
+        source,
+    })?;
     Ok(SourceReader::new(fetcher))
 }
 
@@ -46,8 +49,8 @@ pub const CHECK_SHOWS: usize = 3;
 /// Fetches and parses every configured source once (concurrently), for `check-sources`.
 ///
 /// # Errors
-/// When the HTTP client cannot be built.
-pub async fn check_sources(config: &Config) -> anyhow::Result<Vec<SourceCheck>> {
+/// [`StartError::HttpClient`] when the HTTP client cannot be built.
+pub async fn check_sources(config: &Config) -> Result<Vec<SourceCheck>, StartError> {
     let reader = source_reader(config)?;
     let results = futures_util::future::join_all(config.sources.specs.iter().map(|spec| reader.read(spec))).await;
     Ok(config

@@ -1,12 +1,12 @@
 //! The store as the app sees it: opening the one `Config` names, its first-start marker
 //! (initialising, readiness), and whether it may evict claims.
 
+use super::StartError;
 use super::{App, MARKER_TTL_FACTOR};
 use crate::claim::{
     ClaimError, ClaimStore, EmbeddedClaims, EvictionRefusal, EvictionSafety, PostgresClaims, RedisClaims,
 };
 use crate::config::{Config, StoreConfig};
-use anyhow::Context;
 use secrecy::ExposeSecret;
 use std::time::Duration;
 
@@ -37,9 +37,10 @@ pub async fn check_eviction(store: &ClaimStore, asserted: bool) -> Result<Evicti
 /// Opens the store `config` names.
 ///
 /// # Errors
-/// When Redis or PostgreSQL cannot be reached (or PostgreSQL's migrations fail), or the
-/// embedded file cannot be opened.
-pub async fn open_store(config: &Config) -> anyhow::Result<ClaimStore> {
+/// [`StartError::Store`] when Redis or PostgreSQL cannot be reached (or PostgreSQL's
+/// migrations fail), or the embedded file cannot be opened.
+pub async fn open_store(config: &Config) -> Result<ClaimStore, StartError> {
+    let failed = |what: String| move |source| StartError::Store { what, source };
     Ok(match &config.store.backend {
         StoreConfig::Redis(url) => ClaimStore::Redis(
             RedisClaims::connect_with(
@@ -49,11 +50,11 @@ pub async fn open_store(config: &Config) -> anyhow::Result<ClaimStore> {
                 &config.store.redis,
             )
             .await
-            .context("cannot connect to REDIS_URL")?,
+            .map_err(failed("connect to REDIS_URL".into()))?,
         ),
         StoreConfig::Embedded(path) if config.dry_run() => ClaimStore::Embedded(
             EmbeddedClaims::open_read_only(path, &config.store.key_prefix, &config.store.instance_id)
-                .with_context(|| format!("cannot open the embedded store STORE_PATH={}", path.display()))?,
+                .map_err(failed(format!("open the embedded store STORE_PATH={}", path.display())))?,
         ),
         StoreConfig::Postgres(url) => ClaimStore::Postgres(
             PostgresClaims::connect_with(
@@ -63,11 +64,11 @@ pub async fn open_store(config: &Config) -> anyhow::Result<ClaimStore> {
                 config.store.database_ca_file.as_deref(),
             )
             .await
-            .context("cannot open the PostgreSQL store DATABASE_URL")?,
+            .map_err(failed("open the PostgreSQL store DATABASE_URL".into()))?,
         ),
         StoreConfig::Embedded(path) => ClaimStore::Embedded(
             EmbeddedClaims::open(path, &config.store.key_prefix, &config.store.instance_id)
-                .with_context(|| format!("cannot open the embedded store STORE_PATH={}", path.display()))?,
+                .map_err(failed(format!("open the embedded store STORE_PATH={}", path.display())))?,
         ),
     })
 }

@@ -88,13 +88,13 @@ impl Shortener {
     /// request (normally [`SHORTEN_TIMEOUT`]), after which the caller posts the long link.
     ///
     /// # Errors
-    /// A message when the HTTP client cannot be built.
-    pub fn new(provider: Provider, base: Url, timeout: Duration) -> Result<Shortener, String> {
+    /// [`reqwest::Error`] when the HTTP client cannot be built (its TLS roots cannot be
+    /// loaded).
+    pub fn new(provider: Provider, base: Url, timeout: Duration) -> Result<Shortener, reqwest::Error> {
         let http = reqwest::Client::builder()
             .user_agent(crate::USER_AGENT)
             .timeout(timeout)
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .build()?;
         Ok(Shortener { provider, base, http })
     }
 

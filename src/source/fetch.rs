@@ -161,20 +161,20 @@ impl Fetcher {
     /// (requests per minute, at least 1).
     ///
     /// # Errors
-    /// A message when the HTTP client cannot be built.
+    /// [`reqwest::Error`] when the HTTP client cannot be built (its TLS roots cannot be
+    /// loaded).
     pub fn new(
         max_bytes: usize,
         connect_timeout: Duration,
         total_timeout: Duration,
         per_host_per_minute: u32,
-    ) -> Result<Fetcher, String> {
+    ) -> Result<Fetcher, reqwest::Error> {
         let http = reqwest::Client::builder()
             .user_agent(crate::USER_AGENT)
             .connect_timeout(connect_timeout)
             .timeout(total_timeout)
             .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .build()?;
         let rate = NonZeroU32::new(per_host_per_minute).unwrap_or(NonZeroU32::MIN);
         Ok(Fetcher {
             http,
