@@ -5,7 +5,7 @@
 //! column (`expires_at`, Unix seconds); expired rows count as absent and are replaced by the
 //! next write.
 
-use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup, Swapped};
+use super::{ClaimError, IdentityClaim, IdentityReply, StoreKey, StoredLookup, Swapped};
 use chrono::Utc;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -184,8 +184,13 @@ impl EmbeddedClaims {
         self.blocking(op, move |c| f(c)).await
     }
 
-    pub(super) async fn set_nx(&self, key: &str, value: &str, ttl_secs: u64) -> Result<Option<String>, ClaimError> {
-        let (key, value) = (key.to_string(), value.to_string());
+    pub(super) async fn set_nx(
+        &self,
+        key: &StoreKey,
+        value: &str,
+        ttl_secs: u64,
+    ) -> Result<Option<String>, ClaimError> {
+        let (key, value) = (key.as_str().to_string(), value.to_string());
         self.tx("claim", move |c| {
             let now = now();
             c.execute(
@@ -209,8 +214,8 @@ impl EmbeddedClaims {
         .await
     }
 
-    pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
-        let key = key.to_string();
+    pub(super) async fn get(&self, key: &StoreKey) -> Result<Option<String>, ClaimError> {
+        let key = key.as_str().to_string();
         self.read("get", move |c| live(c, &key)).await
     }
 
@@ -221,12 +226,12 @@ impl EmbeddedClaims {
     /// transaction.
     pub(super) async fn get_many(
         &self,
-        keys: &[String],
-        touch: &[String],
+        keys: &[StoreKey],
+        touch: &[StoreKey],
         refresh_secs: Option<u64>,
     ) -> Result<Vec<Option<String>>, ClaimError> {
-        let keys = keys.to_vec();
-        let touch = touch.to_vec();
+        let text = |keys: &[StoreKey]| -> Vec<String> { keys.iter().map(|k| k.as_str().to_string()).collect() };
+        let (keys, touch) = (text(keys), text(touch));
         let read_all = |c: &Connection, keys: &[String]| -> rusqlite::Result<Vec<Option<String>>> {
             keys.iter().map(|k| live(c, k)).collect()
         };
@@ -267,7 +272,7 @@ impl EmbeddedClaims {
             lookups,
             pointers,
             own_pointer,
-            match_prefix,
+            prefix,
             marker,
             ttl_secs,
         } = c.clone();
@@ -275,46 +280,44 @@ impl EmbeddedClaims {
             let now = now();
             let expires_at = now.saturating_add(secs(ttl_secs));
             if let Some(marker) = &marker {
-                if live(tx, marker)?.is_none() {
+                if live(tx, marker.as_str())?.is_none() {
                     return Ok(IdentityReply::NoMarker);
                 }
             }
-            let upsert = |key: &str, value: &str| {
+            let upsert = |key: &StoreKey, value: &str| {
                 tx.execute(
                     "INSERT INTO claims (key, record, expires_at) VALUES (?1, ?2, ?3)
                      ON CONFLICT(key) DO UPDATE SET record = excluded.record, expires_at = excluded.expires_at",
-                    params![key, value, expires_at],
+                    params![key.as_str(), value, expires_at],
                 )
             };
+            // The live record of the claim on the match key `m` (a pointer's value).
+            let record_of = |m: &str| live(tx, StoreKey::claim_named(&prefix, m).as_str());
             for (index, lookup) in lookups.iter().enumerate() {
                 let found = match lookup {
-                    StoredLookup::Record(k) => live(tx, k)?.map(|v| (k.clone(), v)),
-                    StoredLookup::Pointer(k) => match live(tx, k)? {
-                        Some(target) => {
-                            let target = format!("{match_prefix}{target}");
-                            live(tx, &target)?.map(|v| (target, v))
-                        }
+                    StoredLookup::Record(k) => match (k.match_key(), live(tx, k.as_str())?) {
+                        (Some(m), Some(v)) => Some((m.to_string(), v)),
+                        _ => None,
+                    },
+                    StoredLookup::Pointer(k) => match live(tx, k.as_str())? {
+                        Some(target) => record_of(&target)?.map(|v| (target, v)),
                         None => None,
                     },
                 };
-                let Some((key, held)) = found else { continue };
-                let canonical_of_holder = key[match_prefix.len()..].to_string();
+                let Some((holder, held)) = found else { continue };
                 // Our own key's pointer is not needed when the holder is stored under it.
-                for p in pointers
-                    .iter()
-                    .filter(|p| **p != own_pointer || canonical_of_holder != canonical)
-                {
-                    let free = match live(tx, p)? {
+                for p in pointers.iter().filter(|p| **p != own_pointer || holder != canonical) {
+                    let free = match live(tx, p.as_str())? {
                         None => true,
-                        Some(cur) => cur != canonical_of_holder && live(tx, &format!("{match_prefix}{cur}"))?.is_none(),
+                        Some(cur) => cur != holder && record_of(&cur)?.is_none(),
                     };
                     if free {
-                        upsert(p, &canonical_of_holder)?;
+                        upsert(p, &holder)?;
                     }
                 }
                 return Ok(IdentityReply::Held {
                     index,
-                    key,
+                    key: holder,
                     record: held,
                 });
             }
@@ -328,8 +331,8 @@ impl EmbeddedClaims {
     }
 
     /// Replaces the live value at `key` with `new` only while it is exactly `old`.
-    pub(super) async fn replace_if_equal(&self, key: &str, old: &str, new: &str) -> Result<bool, ClaimError> {
-        let (key, old, new) = (key.to_string(), old.to_string(), new.to_string());
+    pub(super) async fn replace_if_equal(&self, key: &StoreKey, old: &str, new: &str) -> Result<bool, ClaimError> {
+        let (key, old, new) = (key.as_str().to_string(), old.to_string(), new.to_string());
         self.tx("record identities", move |c| {
             let n = c.execute(
                 "UPDATE claims SET record = ?3 WHERE key = ?1 AND record = ?2 AND expires_at > ?4",
@@ -340,8 +343,8 @@ impl EmbeddedClaims {
         .await
     }
 
-    pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {
-        let key = key.to_string();
+    pub(super) async fn expire(&self, key: &StoreKey, ttl_secs: u64) -> Result<bool, ClaimError> {
+        let key = key.as_str().to_string();
         self.tx("expire", move |c| {
             let now = now();
             let n = c.execute(
@@ -353,8 +356,8 @@ impl EmbeddedClaims {
         .await
     }
 
-    pub(super) async fn ttl(&self, key: &str) -> Result<Option<Duration>, ClaimError> {
-        let key = key.to_string();
+    pub(super) async fn ttl(&self, key: &StoreKey) -> Result<Option<Duration>, ClaimError> {
+        let key = key.as_str().to_string();
         let left: Option<i64> = self
             .tx("ttl", move |c| {
                 let now = now();
@@ -369,8 +372,8 @@ impl EmbeddedClaims {
         Ok(left.and_then(|s| u64::try_from(s).ok()).map(Duration::from_secs))
     }
 
-    pub(super) async fn incr(&self, key: &str, ttl_secs: u64) -> Result<u64, ClaimError> {
-        let key = key.to_string();
+    pub(super) async fn incr(&self, key: &StoreKey, ttl_secs: u64) -> Result<u64, ClaimError> {
+        let key = key.as_str().to_string();
         self.tx("count attempt", move |c| {
             let current: u64 = live(c, &key)?.and_then(|r| r.trim().parse().ok()).unwrap_or(0);
             let next = current.saturating_add(1);
@@ -384,8 +387,8 @@ impl EmbeddedClaims {
         .await
     }
 
-    pub(super) async fn delete(&self, key: &str) -> Result<(), ClaimError> {
-        let key = key.to_string();
+    pub(super) async fn delete(&self, key: &StoreKey) -> Result<(), ClaimError> {
+        let key = key.as_str().to_string();
         self.tx("delete", move |c| {
             c.execute("DELETE FROM claims WHERE key = ?1", [key]).map(|_| ())
         })
@@ -397,11 +400,11 @@ impl EmbeddedClaims {
     async fn checked(
         &self,
         op: &'static str,
-        key: &str,
+        key: &StoreKey,
         token: &str,
         new: Option<String>,
     ) -> Result<Swapped, ClaimError> {
-        let (key, token) = (key.to_string(), token.to_string());
+        let (key, token) = (key.as_str().to_string(), token.to_string());
         self.tx(op, move |c| {
             let Some(current) = live(c, &key)? else {
                 return Ok(Swapped::Gone);
@@ -418,11 +421,11 @@ impl EmbeddedClaims {
         .await
     }
 
-    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<Swapped, ClaimError> {
+    pub(super) async fn compare_and_set(&self, key: &StoreKey, token: &str, new: &str) -> Result<Swapped, ClaimError> {
         self.checked("transition", key, token, Some(new.to_string())).await
     }
 
-    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<Swapped, ClaimError> {
+    pub(super) async fn compare_and_delete(&self, key: &StoreKey, token: &str) -> Result<Swapped, ClaimError> {
         self.checked("release", key, token, None).await
     }
 

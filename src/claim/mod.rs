@@ -26,6 +26,7 @@ mod durability;
 mod embedded;
 mod error;
 mod holder;
+mod key;
 mod postgres;
 mod record;
 mod redis;
@@ -37,6 +38,7 @@ pub use self::embedded::EmbeddedClaims;
 pub use self::error::ClaimError;
 use self::holder::{text_as_bytes, Owners};
 pub use self::holder::{Holder, LastRecords};
+pub(crate) use self::key::StoreKey;
 pub use self::postgres::{PostgresClaims, PostgresError};
 pub use self::record::{known_time, Claim, ClaimState};
 pub use self::redis::{RedisClaims, RedisOptions};
@@ -102,10 +104,10 @@ pub enum MatchClaim {
 #[derive(Debug, Clone)]
 pub(crate) enum StoredLookup {
     /// `<prefix>match:<key>`: a claim record.
-    Record(String),
+    Record(StoreKey),
     /// `<prefix>id:<identity>`: the key (without `<prefix>match:`) of the claim that recorded
     /// the identity.
-    Pointer(String),
+    Pointer(StoreKey),
 }
 
 /// One atomic claim of a match under all its identities, as the backends receive it (see
@@ -113,7 +115,7 @@ pub(crate) enum StoredLookup {
 #[derive(Debug, Clone)]
 pub(crate) struct IdentityClaim {
     /// Where our record goes: `<prefix>match:<key>`.
-    pub record_key: String,
+    pub record_key: StoreKey,
     /// Our record.
     pub record: String,
     /// The key our identity pointers name (the record key without `<prefix>match:`).
@@ -121,15 +123,15 @@ pub(crate) struct IdentityClaim {
     /// Where a claim may already be, in order; the first is `record_key`.
     pub lookups: Vec<StoredLookup>,
     /// The pointer keys to write: each identity's `<prefix>id:<identity>`.
-    pub pointers: Vec<String>,
+    pub pointers: Vec<StoreKey>,
     /// The pointer of our own key (`<prefix>id:key:<key>`): not written when we win, as our
     /// record under that key already answers for it (one pointer less to write and refresh);
     /// written when another claim holds the match, so the key leads to it.
-    pub own_pointer: String,
-    /// `<prefix>match:`, to turn a pointer's value into a record key.
-    pub match_prefix: String,
+    pub own_pointer: StoreKey,
+    /// The key prefix, to turn a pointer's value into a record key.
+    pub prefix: String,
     /// The first-start marker's key, when the claim requires it to exist.
-    pub marker: Option<String>,
+    pub marker: Option<StoreKey>,
     /// Time to live of everything written, seconds.
     pub ttl_secs: u64,
 }
@@ -139,12 +141,12 @@ pub(crate) struct IdentityClaim {
 pub(crate) enum IdentityReply {
     /// Our record and pointers were written.
     Won,
-    /// Lookup `index` found a claim: its record key and record. Our pointers that were absent
+    /// Lookup `index` found a claim: its match key and record. Our pointers that were absent
     /// or named no live record now name it.
     Held {
         /// Which lookup found it.
         index: usize,
-        /// The holder's record key.
+        /// The holder's match key, as stored (the record's key without `<prefix>match:`).
         key: String,
         /// The holder's record.
         record: String,
@@ -341,27 +343,20 @@ impl ClaimStore {
         each!(self, s => s.owner())
     }
 
-    fn key(&self, key: &MatchKey) -> String {
-        // Built by hand, not with `format!`: a cycle's batch look-up makes one per match seen,
-        // and the formatting machinery was ~8 % of a held cycle.
-        let (prefix, key) = (self.prefix(), key.as_str());
-        let mut out = String::with_capacity(prefix.len() + "match:".len() + key.len());
-        out.push_str(prefix);
-        out.push_str("match:");
-        out.push_str(key);
-        out
+    fn key(&self, key: &MatchKey) -> StoreKey {
+        StoreKey::claim(self.prefix(), key)
     }
 
-    fn identity_key(&self, identity: &str) -> String {
-        format!("{}id:{identity}", self.prefix())
+    fn identity_key(&self, identity: &str) -> StoreKey {
+        StoreKey::identity(self.prefix(), identity)
     }
 
-    fn attempts_key(&self, key: &MatchKey) -> String {
-        format!("{}attempts:{key}", self.prefix())
+    fn attempts_key(&self, key: &MatchKey) -> StoreKey {
+        StoreKey::attempts(self.prefix(), key)
     }
 
-    fn marker_key(&self) -> String {
-        format!("{}store:initialised", self.prefix())
+    fn marker_key(&self) -> StoreKey {
+        StoreKey::marker(self.prefix())
     }
 
     /// Claims `key` for this instance with a time to live of `ttl` (whole seconds, at least 1),
@@ -460,7 +455,7 @@ impl ClaimStore {
                 .collect(),
             pointers: ids.ids.iter().map(|i| self.identity_key(i)).collect(),
             own_pointer: self.identity_key(&format!("{CROSS_KEY_IDENTITY}{}", ids.key)),
-            match_prefix: format!("{}match:", self.prefix()),
+            prefix: self.prefix().to_string(),
             marker: require_marker.then(|| self.marker_key()),
             ttl_secs: ttl_secs(ttl),
         };
@@ -472,13 +467,10 @@ impl ClaimStore {
             }),
             IdentityReply::NoMarker => MatchClaim::NoMarker,
             IdentityReply::Held { index, key, record } => {
-                let key = key
-                    .strip_prefix(&request.match_prefix)
-                    .and_then(MatchKey::parse)
-                    .ok_or_else(|| ClaimError::Protocol {
-                        op: "claim",
-                        detail: format!("the store answered a holder at a key that is not a claim key: {key:?}"),
-                    })?;
+                let key = MatchKey::parse(&key).ok_or_else(|| ClaimError::Protocol {
+                    op: "claim",
+                    detail: format!("the store answered a holder whose match key is not one: {key:?}"),
+                })?;
                 let via = match lookups.get(index) {
                     Some(Lookup::Key(k)) => format!("{CROSS_KEY_IDENTITY}{k}"),
                     Some(Lookup::Id(i)) => i.clone(),
@@ -656,8 +648,8 @@ impl ClaimStore {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let stored: Vec<String> = keys.iter().map(|k| self.key(k)).collect();
-        let touched: Vec<String> = match refresh {
+        let stored: Vec<StoreKey> = keys.iter().map(|k| self.key(k)).collect();
+        let touched: Vec<StoreKey> = match refresh {
             Some(_) => touch.iter().map(|i| self.identity_key(i)).collect(),
             None => Vec::new(),
         };
@@ -682,7 +674,7 @@ impl ClaimStore {
         let all_redis = reads.iter().all(|r| matches!(r.store, ClaimStore::Redis(_)));
         match reads.first().map(|r| r.store) {
             Some(ClaimStore::Redis(redis)) if all_redis => {
-                let requests: Vec<(Vec<String>, Vec<String>, Option<u64>)> = reads
+                let requests: Vec<(Vec<StoreKey>, Vec<StoreKey>, Option<u64>)> = reads
                     .iter()
                     .map(|r| {
                         let stored = r.keys.iter().map(|k| r.store.key(k)).collect();

@@ -23,7 +23,7 @@
 //! together migrate once.
 
 use super::tls::SslMode;
-use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup, Swapped};
+use super::{ClaimError, IdentityClaim, IdentityReply, StoreKey, StoredLookup, Swapped};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use std::future::Future;
 use std::sync::Arc;
@@ -86,8 +86,6 @@ pub enum PostgresError {
 pub struct PostgresClaims {
     pool: Pool,
     prefix: Arc<str>,
-    /// `<prefix>match:`: keys starting with it are rows of `claims`.
-    match_prefix: Arc<str>,
     owner: Arc<str>,
 }
 
@@ -219,7 +217,6 @@ impl PostgresClaims {
         let store = PostgresClaims {
             pool,
             prefix: prefix.into(),
-            match_prefix: format!("{prefix}match:").into(),
             owner: owner.into(),
         };
         bounded("connect", async {
@@ -233,7 +230,6 @@ impl PostgresClaims {
     /// The same pool under another key prefix (see [`super::ClaimStore::for_channel`]).
     pub(super) fn with_prefix(&self, prefix: String) -> PostgresClaims {
         PostgresClaims {
-            match_prefix: format!("{prefix}match:").into(),
             prefix: prefix.into(),
             ..self.clone()
         }
@@ -247,17 +243,24 @@ impl PostgresClaims {
         &self.owner
     }
 
-    fn place<'a>(&self, key: &'a str) -> Place<'a> {
-        match key.strip_prefix(&*self.match_prefix) {
+    /// Where `key` lives: a claim's key is a row of `claims` (this prefix, its match key),
+    /// every other key a row of `store_keys`.
+    fn place(key: &StoreKey) -> Place<'_> {
+        match key.match_key() {
             Some(m) => Place::Claim(m),
-            None => Place::Key(key),
+            None => Place::Key(key.as_str()),
         }
     }
 
     /// Claims: `None` when we wrote the row (new, or reclaimed after release or expiry), else
     /// the holder's record. Keys: the same, `SET NX EX GET`-like.
-    pub(super) async fn set_nx(&self, key: &str, value: &str, ttl_secs: u64) -> Result<Option<String>, ClaimError> {
-        let (ttl, place) = (secs(ttl_secs), self.place(key));
+    pub(super) async fn set_nx(
+        &self,
+        key: &StoreKey,
+        value: &str,
+        ttl_secs: u64,
+    ) -> Result<Option<String>, ClaimError> {
+        let (ttl, place) = (secs(ttl_secs), Self::place(key));
         bounded("claim", async {
             let client = self.pool.get().await?;
             // Losing and then finding no live holder means the holder was released or expired
@@ -315,10 +318,10 @@ impl PostgresClaims {
         Ok(row.map(|r| r.get(0)))
     }
 
-    pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
+    pub(super) async fn get(&self, key: &StoreKey) -> Result<Option<String>, ClaimError> {
         bounded("get", async {
             let client = self.pool.get().await?;
-            self.read(&client, self.place(key)).await
+            self.read(&client, Self::place(key)).await
         })
         .await
     }
@@ -328,8 +331,8 @@ impl PostgresClaims {
     /// With `refresh_secs`, each live key of `touch` gets the same new expiry.
     pub(super) async fn get_many(
         &self,
-        keys: &[String],
-        touch: &[String],
+        keys: &[StoreKey],
+        touch: &[StoreKey],
         refresh_secs: Option<u64>,
     ) -> Result<Vec<Option<String>>, ClaimError> {
         let mut out = Vec::with_capacity(keys.len());
@@ -363,26 +366,25 @@ impl PostgresClaims {
             .await?;
             let read_sql = format!("SELECT record::text FROM claims WHERE prefix = $1 AND match_key = $2 AND {LIVE}");
             let key_sql = "SELECT value FROM store_keys WHERE key = $1 AND expires_at > now()";
-            let record_at = |full: String| {
+            // The live record of the claim on the match key `m`, with `m`.
+            let record_of = |m: String| {
                 let tx = &tx;
                 let read_sql = &read_sql;
                 async move {
-                    let Some(m) = full.strip_prefix(&*self.match_prefix) else {
-                        return Ok::<_, PostgresError>(None);
-                    };
                     let row = tx.query_opt(read_sql.as_str(), &[&&*self.prefix, &m]).await?;
-                    Ok(row.map(|r| (full.clone(), r.get::<_, String>(0))))
+                    Ok::<_, PostgresError>(row.map(|r| (m, r.get::<_, String>(0))))
                 }
             };
-            let value_at = |key: String| {
+            let value_at = |key: &StoreKey| {
                 let tx = &tx;
+                let key = key.as_str().to_string();
                 async move {
                     let row = tx.query_opt(key_sql, &[&key]).await?;
                     Ok::<_, PostgresError>(row.map(|r| r.get::<_, String>(0)))
                 }
             };
             if let Some(marker) = &c.marker {
-                if value_at(marker.clone()).await?.is_none() {
+                if value_at(marker).await?.is_none() {
                     tx.commit().await?;
                     return Ok(IdentityReply::NoMarker);
                 }
@@ -392,42 +394,45 @@ impl PostgresClaims {
                           ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at";
             for (index, lookup) in c.lookups.iter().enumerate() {
                 let found = match lookup {
-                    StoredLookup::Record(k) => record_at(k.clone()).await?,
-                    StoredLookup::Pointer(k) => match value_at(k.clone()).await? {
-                        Some(target) => record_at(format!("{}{target}", c.match_prefix)).await?,
+                    StoredLookup::Record(k) => match k.match_key() {
+                        Some(m) => record_of(m.to_string()).await?,
+                        None => None,
+                    },
+                    StoredLookup::Pointer(k) => match value_at(k).await? {
+                        Some(target) => record_of(target).await?,
                         None => None,
                     },
                 };
-                let Some((key, record)) = found else { continue };
-                let holder = key[c.match_prefix.len()..].to_string();
+                let Some((holder, record)) = found else { continue };
                 // Our own key's pointer is not needed when the holder is stored under it.
                 for p in c
                     .pointers
                     .iter()
                     .filter(|p| **p != c.own_pointer || holder != c.canonical)
                 {
-                    let free = match value_at(p.clone()).await? {
+                    let free = match value_at(p).await? {
                         None => true,
-                        Some(cur) => cur != holder && record_at(format!("{}{cur}", c.match_prefix)).await?.is_none(),
+                        Some(cur) => cur != holder && record_of(cur).await?.is_none(),
                     };
                     if free {
-                        tx.execute(upsert, &[p, &holder, &ttl]).await?;
+                        tx.execute(upsert, &[&p.as_str(), &holder, &ttl]).await?;
                     }
                 }
                 tx.commit().await?;
-                return Ok(IdentityReply::Held { index, key, record });
+                return Ok(IdentityReply::Held {
+                    index,
+                    key: holder,
+                    record,
+                });
             }
-            let Some(m) = c.record_key.strip_prefix(&*self.match_prefix) else {
-                return Err(PostgresError::Contended(0));
-            };
             let won = tx
-                .query_opt(&claim_sql(), &[&&*self.prefix, &m, &c.record, &ttl])
+                .query_opt(&claim_sql(), &[&&*self.prefix, &c.canonical, &c.record, &ttl])
                 .await?
                 .is_some();
             if !won {
                 // A claim written without this lock (a replica of an older release) got there
                 // first: it holds the match.
-                let held = record_at(c.record_key.clone()).await?;
+                let held = record_of(c.canonical.clone()).await?;
                 tx.commit().await?;
                 return match held {
                     Some((key, record)) => Ok(IdentityReply::Held { index: 0, key, record }),
@@ -435,7 +440,7 @@ impl PostgresClaims {
                 };
             }
             for p in c.pointers.iter().filter(|p| **p != c.own_pointer) {
-                tx.execute(upsert, &[p, &c.canonical, &ttl]).await?;
+                tx.execute(upsert, &[&p.as_str(), &c.canonical, &ttl]).await?;
             }
             tx.commit().await?;
             Ok(IdentityReply::Won)
@@ -445,8 +450,8 @@ impl PostgresClaims {
 
     /// Replaces the live claim record at `key` with `new` only while it is still `old` (compared
     /// as JSON values: jsonb keeps no formatting).
-    pub(super) async fn replace_if_equal(&self, key: &str, old: &str, new: &str) -> Result<bool, ClaimError> {
-        let Place::Claim(m) = self.place(key) else {
+    pub(super) async fn replace_if_equal(&self, key: &StoreKey, old: &str, new: &str) -> Result<bool, ClaimError> {
+        let Place::Claim(m) = Self::place(key) else {
             return Err(not_a_claim_operation("record identities"));
         };
         bounded("record identities", async {
@@ -465,11 +470,11 @@ impl PostgresClaims {
         .await
     }
 
-    pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {
+    pub(super) async fn expire(&self, key: &StoreKey, ttl_secs: u64) -> Result<bool, ClaimError> {
         let ttl = secs(ttl_secs);
         bounded("expire", async {
             let client = self.pool.get().await?;
-            let n = match self.place(key) {
+            let n = match Self::place(key) {
                 Place::Claim(m) => {
                     client
                         .execute(
@@ -496,11 +501,11 @@ impl PostgresClaims {
         .await
     }
 
-    pub(super) async fn ttl(&self, key: &str) -> Result<Option<Duration>, ClaimError> {
+    pub(super) async fn ttl(&self, key: &StoreKey) -> Result<Option<Duration>, ClaimError> {
         const LEFT: &str = "floor(extract(epoch FROM expires_at - now()))::bigint";
         bounded("ttl", async {
             let client = self.pool.get().await?;
-            let row = match self.place(key) {
+            let row = match Self::place(key) {
                 Place::Claim(m) => {
                     client
                         .query_opt(
@@ -525,9 +530,9 @@ impl PostgresClaims {
 
     /// Adds one to the counter at `key` (from 0 when absent or expired) and sets its TTL, in one
     /// statement: the new count. Counters are never claim rows.
-    pub(super) async fn incr(&self, key: &str, ttl_secs: u64) -> Result<u64, ClaimError> {
+    pub(super) async fn incr(&self, key: &StoreKey, ttl_secs: u64) -> Result<u64, ClaimError> {
         let ttl = secs(ttl_secs);
-        let Place::Key(k) = self.place(key) else {
+        let Place::Key(k) = Self::place(key) else {
             return Err(not_a_claim_operation("count attempt"));
         };
         bounded("count attempt", async {
@@ -549,10 +554,10 @@ impl PostgresClaims {
     }
 
     /// Claims: marks the live row `released` (kept as history). Keys: deletes the row.
-    pub(super) async fn delete(&self, key: &str) -> Result<(), ClaimError> {
+    pub(super) async fn delete(&self, key: &StoreKey) -> Result<(), ClaimError> {
         bounded("delete", async {
             let client = self.pool.get().await?;
-            match self.place(key) {
+            match Self::place(key) {
                 Place::Claim(m) => {
                     client
                         .execute(
@@ -573,15 +578,15 @@ impl PostgresClaims {
 
     /// Applies the record `new` (or marks the row released, when `None`) if the live row carries
     /// `token`, in one short transaction holding the row lock. Returns the same
-    /// `(status, current)` as the Redis scripts: 1 applied, 0 someone else's, -1 gone.
+    /// [`Swapped`] as the Redis scripts do.
     async fn checked(
         &self,
         op: &'static str,
-        key: &str,
+        key: &StoreKey,
         token: &str,
         new: Option<&str>,
     ) -> Result<Swapped, ClaimError> {
-        let Place::Claim(m) = self.place(key) else {
+        let Place::Claim(m) = Self::place(key) else {
             return Err(not_a_claim_operation(op));
         };
         bounded(op, async {
@@ -630,11 +635,11 @@ impl PostgresClaims {
         .await
     }
 
-    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<Swapped, ClaimError> {
+    pub(super) async fn compare_and_set(&self, key: &StoreKey, token: &str, new: &str) -> Result<Swapped, ClaimError> {
         self.checked("transition", key, token, Some(new)).await
     }
 
-    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<Swapped, ClaimError> {
+    pub(super) async fn compare_and_delete(&self, key: &StoreKey, token: &str) -> Result<Swapped, ClaimError> {
         self.checked("release", key, token, None).await
     }
 

@@ -5,7 +5,7 @@
 //! learns the holder in the same round trip).
 
 use super::redis_conn::{self, Deployment, RedisConn, SentinelConn, SENTINEL_SCHEMES};
-use super::{ClaimError, IdentityClaim, IdentityReply, StoredLookup, Swapped};
+use super::{ClaimError, IdentityClaim, IdentityReply, StoreKey, StoredLookup, Swapped};
 use redis::aio::ConnectionManager;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
 use redis::{AsyncCommands, ExistenceCheck, Script, SetExpiry, SetOptions};
@@ -175,7 +175,12 @@ impl RedisClaims {
 
     /// `SET key value NX EX ttl GET`: `None` when we set it, else the value that was there
     /// ([`FOREIGN_TYPE`] when it is not a string: it is held, by something else).
-    pub(super) async fn set_nx(&self, key: &str, value: &str, ttl_secs: u64) -> Result<Option<String>, ClaimError> {
+    pub(super) async fn set_nx(
+        &self,
+        key: &StoreKey,
+        value: &str,
+        ttl_secs: u64,
+    ) -> Result<Option<String>, ClaimError> {
         let options = SetOptions::default()
             .conditional_set(ExistenceCheck::NX)
             .get(true)
@@ -196,8 +201,8 @@ impl RedisClaims {
     /// reply ignored): an absent key is left absent.
     pub(super) async fn get_many(
         &self,
-        keys: &[String],
-        touch: &[String],
+        keys: &[StoreKey],
+        touch: &[StoreKey],
         refresh_secs: Option<u64>,
     ) -> Result<Vec<Option<Vec<u8>>>, ClaimError> {
         let Some(ttl) = refresh_secs else {
@@ -243,14 +248,14 @@ impl RedisClaims {
     /// single `MGET` of every key when none refreshes. The values, per look-up, in order.
     pub(super) async fn get_many_across(
         &self,
-        reads: &[(Vec<String>, Vec<String>, Option<u64>)],
+        reads: &[(Vec<StoreKey>, Vec<StoreKey>, Option<u64>)],
     ) -> Result<Vec<Vec<Option<Vec<u8>>>>, ClaimError> {
         // Nothing to read: no round trip (an empty pipeline is an error to the client).
         if reads.iter().all(|(keys, _, _)| keys.is_empty()) {
             return Ok(vec![Vec::new(); reads.len()]);
         }
         let values: Vec<Option<Vec<u8>>> = if reads.iter().all(|(_, _, r)| r.is_none()) {
-            let all: Vec<&String> = reads.iter().flat_map(|(k, _, _)| k).collect();
+            let all: Vec<&StoreKey> = reads.iter().flat_map(|(k, _, _)| k).collect();
             if all.is_empty() {
                 Vec::new()
             } else {
@@ -298,7 +303,7 @@ impl RedisClaims {
     /// The claim of a match under all its identities: one Lua script (`lua/claim_match.lua`),
     /// which Redis runs atomically.
     pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {
-        let mut keys: Vec<&str> = vec![&c.record_key, c.marker.as_deref().unwrap_or(&c.record_key)];
+        let mut keys: Vec<&StoreKey> = vec![&c.record_key, c.marker.as_ref().unwrap_or(&c.record_key)];
         let mut kinds = String::with_capacity(c.lookups.len());
         for l in &c.lookups {
             let (kind, key) = match l {
@@ -308,16 +313,16 @@ impl RedisClaims {
             kinds.push(kind);
             keys.push(key);
         }
-        keys.extend(c.pointers.iter().map(String::as_str));
+        keys.extend(&c.pointers);
         let args: [String; 8] = [
             c.record.clone(),
             c.ttl_secs.to_string(),
             if c.marker.is_some() { "1" } else { "0" }.to_string(),
             c.lookups.len().to_string(),
             kinds,
-            c.match_prefix.clone(),
+            StoreKey::claim_named(&c.prefix, "").as_str().to_string(),
             c.canonical.clone(),
-            c.own_pointer.clone(),
+            c.own_pointer.as_str().to_string(),
         ];
         let reply: Vec<redis::Value> = match self.min_replicas {
             None => {
@@ -394,7 +399,7 @@ impl RedisClaims {
     }
 
     /// Replaces the value at `key` with `new` only while it is exactly `old` (keeping the TTL).
-    pub(super) async fn replace_if_equal(&self, key: &str, old: &str, new: &str) -> Result<bool, ClaimError> {
+    pub(super) async fn replace_if_equal(&self, key: &StoreKey, old: &str, new: &str) -> Result<bool, ClaimError> {
         let done: i64 = self
             .replace
             .key(key)
@@ -406,17 +411,17 @@ impl RedisClaims {
         Ok(done == 1)
     }
 
-    pub(super) async fn get(&self, key: &str) -> Result<Option<String>, ClaimError> {
+    pub(super) async fn get(&self, key: &StoreKey) -> Result<Option<String>, ClaimError> {
         let value = value_or_foreign(self.conn.clone().get(key).await).map_err(err("get"))?;
         Ok(value.map(text))
     }
 
-    pub(super) async fn expire(&self, key: &str, ttl_secs: u64) -> Result<bool, ClaimError> {
+    pub(super) async fn expire(&self, key: &StoreKey, ttl_secs: u64) -> Result<bool, ClaimError> {
         let secs = i64::try_from(ttl_secs).unwrap_or(i64::MAX);
         self.conn.clone().expire(key, secs).await.map_err(err("expire"))
     }
 
-    pub(super) async fn ttl(&self, key: &str) -> Result<Option<Duration>, ClaimError> {
+    pub(super) async fn ttl(&self, key: &StoreKey) -> Result<Option<Duration>, ClaimError> {
         let secs: i64 = self.conn.clone().ttl(key).await.map_err(err("ttl"))?;
         Ok(match secs {
             -2 => None,
@@ -426,7 +431,7 @@ impl RedisClaims {
     }
 
     /// `INCR` then `EXPIRE` in one transaction: the new count.
-    pub(super) async fn incr(&self, key: &str, ttl_secs: u64) -> Result<u64, ClaimError> {
+    pub(super) async fn incr(&self, key: &StoreKey, ttl_secs: u64) -> Result<u64, ClaimError> {
         let (n,): (u64,) = redis::pipe()
             .atomic()
             .incr(key, 1)
@@ -438,12 +443,12 @@ impl RedisClaims {
         Ok(n)
     }
 
-    pub(super) async fn delete(&self, key: &str) -> Result<(), ClaimError> {
+    pub(super) async fn delete(&self, key: &StoreKey) -> Result<(), ClaimError> {
         self.conn.clone().del(key).await.map_err(err("delete"))
     }
 
     /// Lua compare-and-set on the record's token, keeping the TTL.
-    pub(super) async fn compare_and_set(&self, key: &str, token: &str, new: &str) -> Result<Swapped, ClaimError> {
+    pub(super) async fn compare_and_set(&self, key: &StoreKey, token: &str, new: &str) -> Result<Swapped, ClaimError> {
         let (status, current): (i64, Vec<u8>) = self
             .compare_and_set
             .key(key)
@@ -456,7 +461,7 @@ impl RedisClaims {
     }
 
     /// Lua compare-and-delete on the record's token.
-    pub(super) async fn compare_and_delete(&self, key: &str, token: &str) -> Result<Swapped, ClaimError> {
+    pub(super) async fn compare_and_delete(&self, key: &StoreKey, token: &str) -> Result<Swapped, ClaimError> {
         let (status, current): (i64, Vec<u8>) = self
             .compare_and_delete
             .key(key)
@@ -515,7 +520,9 @@ impl RedisClaims {
                     let mut replies = Vec::with_capacity(chunk.len());
                     for k in chunk {
                         let ttl: i64 = conn.ttl(k).await.map_err(err("list"))?;
-                        replies.push((self.get(k).await?, ttl));
+                        // A key SCAN found, of any kind: read as it is.
+                        let value = value_or_foreign(conn.get(k).await).map_err(err("list"))?;
+                        replies.push((value.map(text), ttl));
                     }
                     replies
                 }
@@ -568,7 +575,7 @@ impl RedisClaims {
     /// Documentation: <https://redis.io/docs/latest/commands/wait/>.
     pub(super) async fn set_nx_then_wait(
         &self,
-        key: &str,
+        key: &StoreKey,
         value: &str,
         ttl_secs: u64,
         replicas: u32,
@@ -682,7 +689,12 @@ async fn cluster_enabled(conn: &mut ConnectionManager) -> bool {
 }
 
 /// Adds the claim, `SET key value NX EX ttl GET`, to `pipe`.
-fn claim_command<'a>(pipe: &'a mut redis::Pipeline, key: &str, value: &str, ttl_secs: u64) -> &'a mut redis::Pipeline {
+fn claim_command<'a>(
+    pipe: &'a mut redis::Pipeline,
+    key: &StoreKey,
+    value: &str,
+    ttl_secs: u64,
+) -> &'a mut redis::Pipeline {
     pipe.cmd("SET")
         .arg(key)
         .arg(value)

@@ -6,7 +6,8 @@
 -- is a key without <prefix>match:); ARGV[6] = <prefix>match:; ARGV[7] = our key (the value of
 -- our pointers); ARGV[8] = the pointer of our own key, not written when we win (our record
 -- under that key answers for it).
--- Returns {'won'}, {'nomarker'}, or {'held', lookup index (1-based), holder key, holder record}.
+-- Returns {'won'}, {'nomarker'}, or {'held', lookup index (1-based), the holder's key (without
+-- <prefix>match:), holder record}.
 -- Pointer values name keys built here from ARGV[6]: one Redis (not a Cluster) holds them all.
 local ttl, n, kinds, mprefix = tonumber(ARGV[2]), tonumber(ARGV[4]), ARGV[5], ARGV[6]
 if ARGV[3] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
@@ -50,7 +51,7 @@ if held_key then
       redis.call('SET', KEYS[j], target, 'EX', ttl)
     end
   end
-  return {'held', via, held_key, held_val}
+  return {'held', via, target, held_val}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
 for j = first_pointer, #KEYS do
