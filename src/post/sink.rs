@@ -142,12 +142,14 @@ pub enum SinkError {
         source: reqwest::Error,
     },
     /// The request left and no complete answer came back (timeout, reset).
-    #[error("no answer from {sink} at {endpoint}: {source}")]
+    #[error("no answer from {sink} at {endpoint}{}: {source}", super::within_post_timeout(*timed_out))]
     NoAnswer {
         /// The sink.
         sink: SinkKind,
         /// The endpoint, secrets redacted.
         endpoint: String,
+        /// Whether the bound on the whole request (`POST_TIMEOUT_SECS`) cut it off.
+        timed_out: bool,
         /// The HTTP client's error, without its URL.
         #[source]
         source: reqwest::Error,
@@ -700,6 +702,7 @@ pub(crate) async fn send(
             return Err(SinkError::NoAnswer {
                 sink,
                 endpoint: endpoint.to_string(),
+                timed_out: source.is_timeout(),
                 source: source.without_url(),
             })
         }
@@ -711,6 +714,7 @@ pub(crate) async fn send(
         .map_err(|source| SinkError::NoAnswer {
             sink,
             endpoint: endpoint.to_string(),
+            timed_out: source.is_timeout(),
             source: source.without_url(),
         })?;
     Ok(Answer { status, headers, body })

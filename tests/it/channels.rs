@@ -371,6 +371,14 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
     };
     let o = run(&["backfill", "--init-store"]).output().await.unwrap();
     assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+    // The failure names the setting that cut the post off.
+    let stderr = text(&o).1;
+    let failures: Vec<&str> = stderr.lines().filter(|l| l.contains("no answer from mastodon")).collect();
+    assert_eq!(failures.len(), 4, "{stderr}");
+    assert!(
+        failures.iter().all(|l| l.contains("/api/v1/statuses within POST_TIMEOUT_SECS (the bound on one request: raise it if the platform is often this slow)")),
+        "{stderr}"
+    );
     let o = run(&["claims", "list", "--json"]).output().await.unwrap();
     let states: Vec<String> = crate::helpers::listed(&text(&o).0)
         .into_iter()
