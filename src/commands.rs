@@ -697,6 +697,21 @@ fn log_startup(command: &str, config: &Config) {
         posting = %posting,
         "starting"
     );
+    // Read only when set, for a command that posts nothing (see `channels::Secrets`).
+    if let Some(file) = &config.channels {
+        let unset: Vec<String> = file
+            .channels
+            .iter()
+            .filter(|c| !c.has_secrets())
+            .map(|c| format!("{} ({})", c.name, c.unset_secrets.join(", ")))
+            .collect();
+        if !unset.is_empty() {
+            tracing::info!(
+                unset = %unset.join(", "),
+                "this command posts nothing, so it does not need the channels' secrets; those not set are skipped"
+            );
+        }
+    }
 }
 
 /// Writes `text` to stdout. A closed stdout (`| head -1`) is not an error for a table: the

@@ -206,6 +206,17 @@ impl App {
                             sink: c.sink.kind(),
                             channel: Some(c.name.clone()),
                         })
+                    } else if !c.has_secrets() {
+                        // Only a command that never posts (`seed`) gets here: `Config` requires
+                        // every secret of those that do. Without them nothing can reach the
+                        // platform; posts are printed.
+                        Mode::DryRun(DryRun {
+                            out: out.clone(),
+                            json: config.json,
+                            shorten: false,
+                            sink: c.sink.kind(),
+                            channel: Some(c.name.clone()),
+                        })
                     } else {
                         let mut sink = c
                             .sink(config.post_timeout, source::fetch::CONNECT_TIMEOUT)

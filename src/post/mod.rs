@@ -16,7 +16,7 @@ pub use discord::DiscordClient;
 pub use mastodon::MastodonClient;
 pub use pace::{NotUntil, PostPace, RateGate, RateLimits, DEFAULT_429_BACKOFF};
 pub use sink::{
-    LengthRule, Receipt, Refusal, Sink, SinkError, SinkKind, DISCORD_LENGTH, MASTODON_DEFAULT,
+    is_loopback, LengthRule, Receipt, Refusal, Sink, SinkError, SinkKind, DISCORD_LENGTH, MASTODON_DEFAULT,
     MASTODON_DEFAULT_MAX_CHARACTERS, MASTODON_DEFAULT_URL_CHARACTERS, TELEGRAM_LENGTH,
 };
 pub use telegram::TelegramClient;

@@ -638,6 +638,17 @@ pub(crate) fn http_client(
     Ok(client)
 }
 
+/// Whether `url` names this machine (`localhost`, `127.0.0.0/8`, `::1`): the one place a
+/// request carrying a credential may go over plain `http://` (a local stand-in, a test server).
+pub fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
 /// `base` joined with `path` as a subpath, whether or not `base` ends with a slash
 /// (`https://host/prefix` + `api/v1/statuses` = `https://host/prefix/api/v1/statuses`).
 ///
