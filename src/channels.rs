@@ -7,7 +7,10 @@
 //! holds one (`token_env = "MASTODON_TOKEN"`), and a secret written inline (`token = "…"`) is
 //! refused with the channel and field named, never echoed. The environment is read through the
 //! lookup the caller passes (the configuration module is the only reader of the process's
-//! environment), so tests pass a map.
+//! environment), so tests pass a map. A command that posts nothing reads only the secrets that
+//! are set ([`Secrets::IfSet`]); every value read is checked when the file is read, where the
+//! platform documents a shape (a Discord webhook URL, a Telegram bot token), so a dry run
+//! refuses what the live run would.
 //!
 //! ```toml
 //! [[channel]]
@@ -25,17 +28,17 @@
 
 use crate::filter::FormatSetting;
 use crate::filter::{parse_state, Filter};
-use crate::post::mastodon::Visibility;
 use crate::post::discord::check_webhook_url;
 use crate::post::is_loopback;
+use crate::post::mastodon::Visibility;
 use crate::post::telegram::{check_bot_token, ChatId, DEFAULT_API_BASE};
-use crate::template::MAX_TEMPLATE_BYTES;
-use std::cell::RefCell;
 use crate::post::{
     BlueskyClient, DiscordClient, MastodonClient, Sink, SinkKind, TelegramClient, XClient, XCredentials,
 };
+use crate::template::MAX_TEMPLATE_BYTES;
 use secrecy::SecretString;
 use serde::Deserialize;
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -726,7 +729,12 @@ impl Check<'_> {
                 base_url: self.url("base_url", r.base_url.as_deref(), Some(DEFAULT_X_BASE))?,
                 credentials: match (
                     self.secret("api_key_env", r.api_key_env.as_deref(), Some("X_API_KEY"), None)?,
-                    self.secret("api_secret_env", r.api_secret_env.as_deref(), Some("X_API_SECRET"), None)?,
+                    self.secret(
+                        "api_secret_env",
+                        r.api_secret_env.as_deref(),
+                        Some("X_API_SECRET"),
+                        None,
+                    )?,
                     self.secret(
                         "access_token_env",
                         r.access_token_env.as_deref(),
@@ -1290,7 +1298,10 @@ mod tests {
     #[test]
     fn a_webhook_url_or_bot_token_of_the_wrong_shape_is_refused_at_load_naming_channel_and_variable() {
         let discord = "[[channel]]\nname = \"club\"\nsink = \"discord\"\nwebhook_url_env = \"HOOK\"\n";
-        let e = err(discord, &[("HOOK", "https://discord.com/channels/1180000000000000000/tok-secret")]);
+        let e = err(
+            discord,
+            &[("HOOK", "https://discord.com/channels/1180000000000000000/tok-secret")],
+        );
         assert_eq!(
             e,
             "/etc/cricket/channels.toml: channel \"club\": field `webhook_url_env`: the value of HOOK is not a Discord \
@@ -1317,7 +1328,10 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("the value of HOOK is not a Discord webhook URL: it is not a URL"), "{e}");
+        assert!(
+            e.contains("the value of HOOK is not a Discord webhook URL: it is not a URL"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1358,9 +1372,17 @@ mod tests {
              (http:// is for this machine only: localhost, 127.0.0.1, ::1)"
         );
         for other in ["http://10.0.0.5:3000", "http://127.example.com"] {
-            assert!(err(&masto(other), &[("T", "x")]).contains("is plain http://"), "{other}");
+            assert!(
+                err(&masto(other), &[("T", "x")]).contains("is plain http://"),
+                "{other}"
+            );
         }
-        for local in ["http://127.0.0.1:3000", "http://localhost:3000", "http://[::1]:3000", "https://m.example"] {
+        for local in [
+            "http://127.0.0.1:3000",
+            "http://localhost:3000",
+            "http://[::1]:3000",
+            "https://m.example",
+        ] {
             assert!(parse(&masto(local), &[("T", "x")]).is_ok(), "{local}");
         }
         let tg = "[[channel]]\nname = \"t\"\nsink = \"telegram\"\napi_base = \"http://api.telegram.org\"\ntoken_env = \"T\"\nchat_id = 5\n";
@@ -1406,8 +1428,11 @@ mod tests {
             Secrets::IfSet,
         )
         .unwrap();
-        let unset: Vec<(&str, Vec<String>)> =
-            c.channels.iter().map(|c| (c.name.as_str(), c.unset_secrets.clone())).collect();
+        let unset: Vec<(&str, Vec<String>)> = c
+            .channels
+            .iter()
+            .map(|c| (c.name.as_str(), c.unset_secrets.clone()))
+            .collect();
         assert_eq!(
             unset,
             vec![
@@ -1429,6 +1454,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(e, "channel \"d\": cannot post without HOOK, which is not set");
-        assert!(c.channels[2].sink(Duration::from_secs(5), Duration::from_secs(2)).is_ok());
+        assert!(c.channels[2]
+            .sink(Duration::from_secs(5), Duration::from_secs(2))
+            .is_ok());
     }
 }

@@ -402,10 +402,7 @@ impl Template {
 
     fn render_fields(&self, fields: &Fields) -> Result<String, TemplateError> {
         let name = self.path.display().to_string();
-        let template = self
-            .env
-            .get_template(&name)
-            .map_err(|e| invalid(&self.path, "", e))?;
+        let template = self.env.get_template(&name).map_err(|e| invalid(&self.path, "", e))?;
         let raw = template
             .render(fields)
             .map_err(|e| invalid(&self.path, template.source(), e))?;
@@ -427,7 +424,10 @@ fn invalid(path: &Path, text: &str, error: minijinja::Error) -> TemplateError {
         .filter(|t| !t.is_empty() && !t.contains('\n'));
     let near = match pointed {
         Some(t) if t.chars().count() > NEAR_CHARS => {
-            format!(" near {:?}", format!("{}…", t.chars().take(NEAR_CHARS).collect::<String>()))
+            format!(
+                " near {:?}",
+                format!("{}…", t.chars().take(NEAR_CHARS).collect::<String>())
+            )
         }
         Some(t) => format!(" near {t:?}"),
         None => String::new(),

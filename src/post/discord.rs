@@ -151,7 +151,9 @@ pub fn check_webhook_url(raw: &str) -> Result<(), &'static str> {
             if !id.is_empty()
                 && id.bytes().all(|b| b.is_ascii_digit())
                 && !token.is_empty()
-                && token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+                && token
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
         {
             Ok(())
         }
@@ -269,14 +271,20 @@ mod tests {
         }
         for (bad, why) in [
             ("tok-secret", "it is not a URL"),
-            ("http://discord.com/api/webhooks/1/tok-secret", "it is not an https:// URL"),
+            (
+                "http://discord.com/api/webhooks/1/tok-secret",
+                "it is not an https:// URL",
+            ),
             ("https://discord.com/channels/1/tok-secret", "its path is not"),
             ("https://discord.com/api/webhooks/1", "its path is not"),
             ("https://discord.com/api/webhooks/x1/tok-secret", "its path is not"),
             ("https://discord.com/api/webhooks/1/tok-secret/slack", "its path is not"),
             ("https://discord.com/api/webhooks/1/tok%2Fsecret", "its path is not"),
             ("https://hooks.slack.com/services/T0/B0/tok-secret", "its path is not"),
-            ("https://u:tok-secret@discord.com/api/webhooks/1/t", "it holds a user name or password"),
+            (
+                "https://u:tok-secret@discord.com/api/webhooks/1/t",
+                "it holds a user name or password",
+            ),
         ] {
             let said = check_webhook_url(bad).unwrap_err();
             assert!(said.starts_with(why), "{bad}: {said}");

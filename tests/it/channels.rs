@@ -373,7 +373,10 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
     assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
     // The failure names the setting that cut the post off.
     let stderr = text(&o).1;
-    let failures: Vec<&str> = stderr.lines().filter(|l| l.contains("no answer from mastodon")).collect();
+    let failures: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("no answer from mastodon"))
+        .collect();
     assert_eq!(failures.len(), 4, "{stderr}");
     assert!(
         failures.iter().all(|l| l.contains("/api/v1/statuses within POST_TIMEOUT_SECS (the bound on one request: raise it if the platform is often this slow)")),
@@ -811,7 +814,10 @@ async fn a_dry_run_needs_no_secret_and_says_once_which_it_skipped() {
         .unwrap();
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{stdout}{stderr}");
-    assert!(stderr.contains("channel \"x\": `api_key_env` names the environment variable X_API_KEY, which is not set"), "{stderr}");
+    assert!(
+        stderr.contains("channel \"x\": `api_key_env` names the environment variable X_API_KEY, which is not set"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
@@ -819,9 +825,14 @@ async fn a_dry_run_refuses_a_secret_of_the_wrong_shape_a_blank_filter_plain_http
     let dir = tempfile::tempdir().unwrap();
     let discord = "[[channel]]\nname = \"club\"\nsink = \"discord\"\nwebhook_url_env = \"DISCORD_WEBHOOK_URL\"\n";
     let telegram = "[[channel]]\nname = \"tg\"\nsink = \"telegram\"\ntoken_env = \"TELEGRAM_BOT_TOKEN\"\nchat_id = 5\n";
-    let hook = ("DISCORD_WEBHOOK_URL", "https://discord.com/api/webhooks/1180000000000000000/tok-secret");
+    let hook = (
+        "DISCORD_WEBHOOK_URL",
+        "https://discord.com/api/webhooks/1180000000000000000/tok-secret",
+    );
     let huge = format!("{discord}template = \"{{{{ link }}}}{}\"\n", "x".repeat(64 * 1024));
-    let cases: Vec<(String, Vec<(&str, &str)>, String)> = vec![
+    // The channels file, its environment, and what the refusal says.
+    type Case = (String, Vec<(&'static str, &'static str)>, String);
+    let cases: Vec<Case> = vec![
         (
             discord.into(),
             vec![("DISCORD_WEBHOOK_URL", "https://discord.com/channels/1180000000000000000/tok-secret")],

@@ -159,7 +159,12 @@ async fn sigint_during_backfill_lets_the_post_in_flight_finish_and_record_it_the
         bot.log()
     );
     assert_eq!(posts_by_text(&x).await.values().sum::<usize>(), 1);
-    assert!(bot.log().contains("signal received; finishing the current match, then stopping"), "{}", bot.log());
+    assert!(
+        bot.log()
+            .contains("signal received; finishing the current match, then stopping"),
+        "{}",
+        bot.log()
+    );
 }
 
 /// A backfill whose post in flight outlasts `SHUTDOWN_GRACE_SECS` after SIGTERM exits 1, as

@@ -255,7 +255,10 @@ async fn x_accepting_the_connection_and_never_answering_keeps_the_claim_as_unkno
     assert_eq!((o.posts, o.state), (1, Some(ClaimState::Unknown)));
     let detail = o.detail.unwrap();
     assert!(
-        detail.starts_with(&format!("no answer from X at {}/2/tweets within POST_TIMEOUT_SECS", x.uri())),
+        detail.starts_with(&format!(
+            "no answer from X at {}/2/tweets within POST_TIMEOUT_SECS",
+            x.uri()
+        )),
         "{detail}"
     );
 }
