@@ -802,6 +802,24 @@ async fn a_dry_run_needs_no_secret_and_says_once_which_it_skipped() {
         said[0]
     );
     assert!(!stderr.contains("mastodon-secret"), "{stderr}");
+    // `seed` posts nothing either: it records every channel's matches without the secrets.
+    let page = crate::helpers::root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let o = bot(dir.path())
+        .env("CHANNELS_FILE", dir.path().join("channels.toml"))
+        .env("STORE_PATH", dir.path().join("store.db"))
+        .args(["seed", "--source"])
+        .arg(&page)
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    for channel in ["x", "toots", "sky", "club", "tg"] {
+        assert!(
+            stdout.contains(&format!("{channel}: posted 0, skipped 0, failed 0, seeded 8")),
+            "{channel}: {stdout}"
+        );
+    }
     // A real pass still needs every secret.
     let file = dir.path().join("channels.toml");
     let o = bot(dir.path())
