@@ -7,7 +7,10 @@
 //! holds one (`token_env = "MASTODON_TOKEN"`), and a secret written inline (`token = "…"`) is
 //! refused with the channel and field named, never echoed. The environment is read through the
 //! lookup the caller passes (the configuration module is the only reader of the process's
-//! environment), so tests pass a map.
+//! environment), so tests pass a map. A command that posts nothing reads only the secrets that
+//! are set ([`Secrets::IfSet`]); every value read is checked when the file is read, where the
+//! platform documents a shape (a Discord webhook URL, a Telegram bot token), so a dry run
+//! refuses what the live run would.
 //!
 //! ```toml
 //! [[channel]]
@@ -25,13 +28,17 @@
 
 use crate::filter::FormatSetting;
 use crate::filter::{parse_state, Filter};
+use crate::post::discord::check_webhook_url;
+use crate::post::is_loopback;
 use crate::post::mastodon::Visibility;
-use crate::post::telegram::{ChatId, DEFAULT_API_BASE};
+use crate::post::telegram::{check_bot_token, ChatId, DEFAULT_API_BASE};
 use crate::post::{
     BlueskyClient, DiscordClient, MastodonClient, Sink, SinkKind, TelegramClient, XClient, XCredentials,
 };
+use crate::template::MAX_TEMPLATE_BYTES;
 use secrecy::SecretString;
 use serde::Deserialize;
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -73,6 +80,10 @@ pub struct Channel {
     pub filter: Filter,
     /// The channel's local pace; `None` uses the bot's (`POSTS_PER_MINUTE`, `POSTS_PER_DAY`).
     pub pace: Option<Pace>,
+    /// The variables this channel names that were not set, read with [`Secrets::IfSet`]
+    /// (names only, never values): a command that posts nothing does not need them, and the
+    /// channel cannot post without them.
+    pub unset_secrets: Vec<String>,
 }
 
 /// Where a channel's template comes from.
@@ -102,15 +113,17 @@ pub enum SinkSettings {
         /// `base_url` (default [`DEFAULT_X_BASE`]).
         base_url: Url,
         /// From `api_key_env`, `api_secret_env`, `access_token_env`, `access_token_secret_env`
-        /// (defaults `X_API_KEY`, `X_API_SECRET`, `X_ACCESS_TOKEN`, `X_ACCESS_TOKEN_SECRET`).
-        credentials: XCredentials,
+        /// (defaults `X_API_KEY`, `X_API_SECRET`, `X_ACCESS_TOKEN`, `X_ACCESS_TOKEN_SECRET`);
+        /// `None` when one was not set and the command posts nothing ([`Secrets::IfSet`]).
+        credentials: Option<XCredentials>,
     },
     /// A Mastodon account.
     Mastodon {
         /// `instance`: the server's URL.
         instance: Url,
-        /// From `token_env`: an access token with `write:statuses`.
-        token: SecretString,
+        /// From `token_env`: an access token with `write:statuses` (`None`: not set, and the
+        /// command posts nothing).
+        token: Option<SecretString>,
         /// `visibility` (the account's default when unset).
         visibility: Option<Visibility>,
         /// `language`, ISO 639.
@@ -123,22 +136,24 @@ pub enum SinkSettings {
         /// `handle`: the handle (or DID) that logs in.
         handle: String,
         /// From `app_password_env`: an app password (Settings → App passwords), never the
-        /// account's password.
-        app_password: SecretString,
+        /// account's password (`None`: not set, and the command posts nothing).
+        app_password: Option<SecretString>,
         /// `language`, ISO 639 (`langs` of each post).
         language: Option<String>,
     },
     /// A Discord channel's webhook.
     Discord {
-        /// From `webhook_url_env`: the whole webhook URL (it is the credential).
-        webhook_url: SecretString,
+        /// From `webhook_url_env`: the whole webhook URL (it is the credential), checked to be
+        /// a webhook URL's shape (`None`: not set, and the command posts nothing).
+        webhook_url: Option<SecretString>,
     },
     /// A Telegram chat.
     Telegram {
         /// `api_base` (default [`DEFAULT_API_BASE`]).
         api_base: Url,
-        /// From `token_env`: the bot's token from @BotFather.
-        bot_token: SecretString,
+        /// From `token_env`: the bot's token from @BotFather, checked to be a token's shape
+        /// (`None`: not set, and the command posts nothing).
+        bot_token: Option<SecretString>,
         /// `chat_id`: a number or `@channelname`.
         chat_id: ChatId,
     },
@@ -162,49 +177,78 @@ impl Channel {
     /// [`Sink::prepare`] once to read the instance's own.
     ///
     /// # Errors
-    /// [`ChannelsError::Client`] naming the channel when the client cannot be built.
+    /// [`ChannelsError::Client`] naming the channel when the client cannot be built, or when
+    /// its secrets were not read (the file was read for a command that posts nothing).
     pub fn sink(&self, timeout: Duration, connect_timeout: Duration) -> Result<Sink, ChannelsError> {
+        let client = |problem: String| ChannelsError::Client {
+            channel: self.name.clone(),
+            problem,
+        };
+        if !self.unset_secrets.is_empty() {
+            return Err(client(format!(
+                "cannot post without {}, which {} not set",
+                self.unset_secrets.join(", "),
+                if self.unset_secrets.len() == 1 { "is" } else { "are" }
+            )));
+        }
+        let unread = || client("its secrets were not read".into());
         let built = match &self.sink {
             SinkSettings::X { base_url, credentials } => {
-                XClient::new(base_url, credentials.clone(), timeout, connect_timeout).map(Sink::X)
+                let credentials = credentials.clone().ok_or_else(unread)?;
+                XClient::new(base_url, credentials, timeout, connect_timeout).map(Sink::X)
             }
             SinkSettings::Mastodon {
                 instance,
                 token,
                 visibility,
                 language,
-            } => MastodonClient::new(instance, token.clone(), &self.name, timeout, connect_timeout)
-                .map(|c| Sink::Mastodon(c.with_visibility(*visibility).with_language(language.clone()))),
+            } => {
+                let token = token.clone().ok_or_else(unread)?;
+                MastodonClient::new(instance, token, &self.name, timeout, connect_timeout)
+                    .map(|c| Sink::Mastodon(c.with_visibility(*visibility).with_language(language.clone())))
+            }
             SinkSettings::Bluesky {
                 service,
                 handle,
                 app_password,
                 language,
-            } => BlueskyClient::new(
-                service,
-                handle,
-                app_password.clone(),
-                &self.name,
-                timeout,
-                connect_timeout,
-            )
-            .map(|c| Sink::Bluesky(c.with_language(language.clone()))),
+            } => {
+                let app_password = app_password.clone().ok_or_else(unread)?;
+                BlueskyClient::new(service, handle, app_password, &self.name, timeout, connect_timeout)
+                    .map(|c| Sink::Bluesky(c.with_language(language.clone())))
+            }
             SinkSettings::Discord { webhook_url } => {
-                DiscordClient::new(webhook_url.clone(), timeout, connect_timeout).map(Sink::Discord)
+                let webhook_url = webhook_url.clone().ok_or_else(unread)?;
+                DiscordClient::new(webhook_url, timeout, connect_timeout).map(Sink::Discord)
             }
             SinkSettings::Telegram {
                 api_base,
                 bot_token,
                 chat_id,
             } => {
+                let bot_token = bot_token.as_ref().ok_or_else(unread)?;
                 TelegramClient::new(api_base, bot_token, chat_id.clone(), timeout, connect_timeout).map(Sink::Telegram)
             }
         };
-        built.map_err(|problem| ChannelsError::Client {
-            channel: self.name.clone(),
-            problem,
-        })
+        built.map_err(client)
     }
+
+    /// Whether every secret the channel names was read: only then can it post.
+    pub fn has_secrets(&self) -> bool {
+        self.unset_secrets.is_empty()
+    }
+}
+
+/// Whether a command needs the channels' secrets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Secrets {
+    /// The command posts or asks the platforms (`run`, `backfill`, `claims reconcile`): every
+    /// variable a channel names must be set.
+    Required,
+    /// The command posts nothing (a dry run, `seed`, `check-sources`, `claims list`…): a
+    /// variable that is set is read and its value checked; one that is not is listed in
+    /// [`Channel::unset_secrets`] and the channel cannot post.
+    IfSet,
 }
 
 /// A channels file that cannot be used. Every message names the file, the channel and the field,
@@ -405,12 +449,17 @@ const SECRET_WORDS: &[&str] = &[
 
 impl Channels {
     /// Reads and validates the channels file at `path`; `env` looks up the environment variables
-    /// the file names (the configuration passes the process environment, tests a map).
+    /// the file names (the configuration passes the process environment, tests a map), all of
+    /// them or only those set, as `secrets` says.
     ///
     /// # Errors
     /// [`ChannelsError`]: the file cannot be read, is not TOML of the channels shape, defines no
     /// channel, or a channel is invalid (see [`Channels::parse`]).
-    pub fn load(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Channels, ChannelsError> {
+    pub fn load(
+        path: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+        secrets: Secrets,
+    ) -> Result<Channels, ChannelsError> {
         let read = |source| ChannelsError::Read {
             path: path.to_path_buf(),
             source,
@@ -423,7 +472,7 @@ impl Channels {
             ))));
         }
         let text = std::fs::read_to_string(path).map_err(read)?;
-        Channels::parse(&text, path, env)
+        Channels::parse(&text, path, env, secrets)
     }
 
     /// Validates the channels in `text`, read from `path` (which names the file in errors and
@@ -432,9 +481,17 @@ impl Channels {
     /// # Errors
     /// [`ChannelsError`], the first problem found: a name missing, malformed or used twice; an
     /// unknown `sink`; a field the sink does not take; a secret written inline; an `_env` field
-    /// that is not a variable name or names an unset variable; a URL, chat id, format, state or
-    /// visibility that cannot be used; both or neither of what must be one of two.
-    pub fn parse(text: &str, path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Channels, ChannelsError> {
+    /// that is not a variable name, names an unset variable (with [`Secrets::Required`]) or a
+    /// value of the wrong shape (a Discord webhook URL, a Telegram bot token); a URL (or plain
+    /// `http://` to another machine), chat id, format, state or visibility that cannot be used;
+    /// a blank filter entry; an inline template over [`MAX_TEMPLATE_BYTES`]; both or neither of
+    /// what must be one of two.
+    pub fn parse(
+        text: &str,
+        path: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+        secrets: Secrets,
+    ) -> Result<Channels, ChannelsError> {
         let raw: RawFile = toml::from_str(text).map_err(|e| ChannelsError::Syntax {
             path: path.to_path_buf(),
             line: e
@@ -457,6 +514,8 @@ impl Channels {
                 path,
                 channel: r.name.clone().unwrap_or_else(|| format!("#{}", i + 1)),
                 env,
+                secrets,
+                unset: RefCell::new(Vec::new()),
             };
             let channel = c.channel(r, base_dir)?;
             if !seen.insert(channel.name.clone()) {
@@ -479,6 +538,9 @@ struct Check<'a> {
     path: &'a Path,
     channel: String,
     env: &'a dyn Fn(&str) -> Option<String>,
+    secrets: Secrets,
+    /// The variables named but not set, with [`Secrets::IfSet`].
+    unset: RefCell<Vec<String>>,
 }
 
 impl Check<'_> {
@@ -539,6 +601,15 @@ impl Check<'_> {
                     "empty: write the template, or remove the field to use the bot's",
                 ))
             }
+            (Some(text), None) if text.len() as u64 > MAX_TEMPLATE_BYTES => {
+                return Err(self.field(
+                    "template",
+                    format!(
+                        "{} bytes, over the {MAX_TEMPLATE_BYTES} a template may hold (as a template file): shorten it",
+                        text.len()
+                    ),
+                ))
+            }
             (Some(text), None) => Some(TemplateSource::Inline(text)),
             (None, Some(p)) => {
                 let resolved = base_dir.join(&p);
@@ -556,14 +627,14 @@ impl Check<'_> {
             (None, None) => None,
         };
         let filter = Filter {
-            teams: r.teams,
-            exclude_teams: r.exclude_teams,
-            series: r.series,
-            exclude_series: r.exclude_series,
-            formats: self.formats("formats", &r.formats)?,
-            exclude_formats: self.formats("exclude_formats", &r.exclude_formats)?,
+            teams: self.entries("teams", r.teams)?,
+            exclude_teams: self.entries("exclude_teams", r.exclude_teams)?,
+            series: self.entries("series", r.series)?,
+            exclude_series: self.entries("exclude_series", r.exclude_series)?,
+            formats: self.formats("formats", &self.entries("formats", r.formats)?)?,
+            exclude_formats: self.formats("exclude_formats", &self.entries("exclude_formats", r.exclude_formats)?)?,
             states: match r.states {
-                Some(states) => self.states(&states)?,
+                Some(states) => self.states(&self.entries("states", states)?)?,
                 None => Filter::default().states,
             },
         };
@@ -573,7 +644,23 @@ impl Check<'_> {
             template,
             filter,
             pace: r.pace,
+            unset_secrets: self.unset.take(),
         })
+    }
+
+    /// A filter list, refused when an entry is blank: a blank entry names nothing, so in an
+    /// include list (`teams = [""]`) the channel would silently announce nothing.
+    fn entries(&self, field: &str, raw: Vec<String>) -> Result<Vec<String>, ChannelsError> {
+        match raw.iter().position(|e| e.trim().is_empty()) {
+            Some(at) => Err(self.field(
+                field,
+                format!(
+                    "entry {} is blank: remove it (a blank entry names nothing: in an include list the channel would announce nothing)",
+                    at + 1
+                ),
+            )),
+            None => Ok(raw),
+        }
     }
 
     fn name(&self, raw: Option<&str>) -> Result<String, ChannelsError> {
@@ -640,24 +727,41 @@ impl Check<'_> {
         Ok(match kind {
             SinkKind::X => SinkSettings::X {
                 base_url: self.url("base_url", r.base_url.as_deref(), Some(DEFAULT_X_BASE))?,
-                credentials: XCredentials {
-                    api_key: self.secret("api_key_env", r.api_key_env.as_deref(), Some("X_API_KEY"))?,
-                    api_secret: self.secret("api_secret_env", r.api_secret_env.as_deref(), Some("X_API_SECRET"))?,
-                    access_token: self.secret(
+                credentials: match (
+                    self.secret("api_key_env", r.api_key_env.as_deref(), Some("X_API_KEY"), None)?,
+                    self.secret(
+                        "api_secret_env",
+                        r.api_secret_env.as_deref(),
+                        Some("X_API_SECRET"),
+                        None,
+                    )?,
+                    self.secret(
                         "access_token_env",
                         r.access_token_env.as_deref(),
                         Some("X_ACCESS_TOKEN"),
+                        None,
                     )?,
-                    access_token_secret: self.secret(
+                    self.secret(
                         "access_token_secret_env",
                         r.access_token_secret_env.as_deref(),
                         Some("X_ACCESS_TOKEN_SECRET"),
+                        None,
                     )?,
+                ) {
+                    (Some(api_key), Some(api_secret), Some(access_token), Some(access_token_secret)) => {
+                        Some(XCredentials {
+                            api_key,
+                            api_secret,
+                            access_token,
+                            access_token_secret,
+                        })
+                    }
+                    _ => None,
                 },
             },
             SinkKind::Mastodon => SinkSettings::Mastodon {
                 instance: self.url("instance", r.instance.as_deref(), None)?,
-                token: self.secret("token_env", r.token_env.as_deref(), None)?,
+                token: self.secret("token_env", r.token_env.as_deref(), None, None)?,
                 visibility: match r
                     .visibility
                     .as_deref()
@@ -691,15 +795,31 @@ impl Check<'_> {
                         ))
                     }
                 },
-                app_password: self.secret("app_password_env", r.app_password_env.as_deref(), None)?,
+                app_password: self.secret("app_password_env", r.app_password_env.as_deref(), None, None)?,
                 language: self.language(r.language.as_deref())?,
             },
             SinkKind::Discord => SinkSettings::Discord {
-                webhook_url: self.secret("webhook_url_env", r.webhook_url_env.as_deref(), None)?,
+                webhook_url: self.secret(
+                    "webhook_url_env",
+                    r.webhook_url_env.as_deref(),
+                    None,
+                    Some(Shape {
+                        what: "a Discord webhook URL",
+                        check: check_webhook_url,
+                    }),
+                )?,
             },
             SinkKind::Telegram => SinkSettings::Telegram {
                 api_base: self.url("api_base", r.api_base.as_deref(), Some(DEFAULT_API_BASE))?,
-                bot_token: self.secret("token_env", r.token_env.as_deref(), None)?,
+                bot_token: self.secret(
+                    "token_env",
+                    r.token_env.as_deref(),
+                    None,
+                    Some(Shape {
+                        what: "a Telegram bot token",
+                        check: check_bot_token,
+                    }),
+                )?,
                 chat_id: match &r.chat_id {
                     None => {
                         return Err(self.field(
@@ -738,11 +858,30 @@ impl Check<'_> {
                 "holds a user name or password: take them out of the URL and give the credential by environment variable (the `_env` field)".to_string(),
             ));
         }
+        // Every request to it carries the channel's credential: in clear text only to this
+        // machine (a local stand-in, a test server).
+        if url.scheme() == "http" && !is_loopback(&url) {
+            return Err(self.field(
+                field,
+                format!(
+                    "{:?} is plain http:// to another machine, so the channel's credential would cross the network unencrypted: use https:// (http:// is for this machine only: localhost, 127.0.0.1, ::1)",
+                    raw.trim()
+                ),
+            ));
+        }
         Ok(url)
     }
 
-    /// The secret in the environment variable that `field` names (or `default`).
-    fn secret(&self, field: &str, raw: Option<&str>, default: Option<&str>) -> Result<SecretString, ChannelsError> {
+    /// The secret in the environment variable that `field` names (or `default`), checked to be
+    /// of `shape` when given; `None` when it is not set and [`Secrets::IfSet`] (the variable is
+    /// then listed as unset).
+    fn secret(
+        &self,
+        field: &str,
+        raw: Option<&str>,
+        default: Option<&str>,
+        shape: Option<Shape>,
+    ) -> Result<Option<SecretString>, ChannelsError> {
         let Some(var) = raw.or(default).map(str::trim) else {
             return Err(self.field(
                 field,
@@ -761,7 +900,22 @@ impl Check<'_> {
             ));
         }
         match (self.env)(var) {
-            Some(value) if !value.trim().is_empty() => Ok(value.into()),
+            Some(value) if !value.trim().is_empty() => {
+                if let Some(Shape { what, check }) = shape {
+                    // Said without the value: it is the secret.
+                    check(&value).map_err(|why| {
+                        self.field(
+                            field,
+                            format!("the value of {var} is not {what}: {why}; set {var} to it (the value is not shown here)"),
+                        )
+                    })?;
+                }
+                Ok(Some(value.into()))
+            }
+            _ if self.secrets == Secrets::IfSet => {
+                self.unset.borrow_mut().push(var.to_string());
+                Ok(None)
+            }
             _ => Err(ChannelsError::MissingEnv {
                 path: self.path.to_path_buf(),
                 channel: self.channel.clone(),
@@ -819,6 +973,12 @@ impl Check<'_> {
     }
 }
 
+/// What a secret's value must look like: `check` says why it does not, without the value.
+struct Shape {
+    what: &'static str,
+    check: fn(&str) -> Result<(), &'static str>,
+}
+
 fn kinds() -> String {
     SinkKind::ALL.map(SinkKind::as_str).join(", ")
 }
@@ -836,7 +996,12 @@ mod tests {
     }
 
     fn parse(text: &str, env: &[(&str, &str)]) -> Result<Channels, ChannelsError> {
-        Channels::parse(text, Path::new("/etc/cricket/channels.toml"), &env_of(env))
+        Channels::parse(
+            text,
+            Path::new("/etc/cricket/channels.toml"),
+            &env_of(env),
+            Secrets::Required,
+        )
     }
 
     fn err(text: &str, env: &[(&str, &str)]) -> String {
@@ -914,7 +1079,7 @@ mod tests {
             panic!("mastodon expected")
         };
         assert_eq!(instance.as_str(), "https://mastodon.example/");
-        assert_eq!(token.expose_secret(), "masto-secret");
+        assert_eq!(token.as_ref().map(|t| t.expose_secret()), Some("masto-secret"));
         assert_eq!(*visibility, Some(Visibility::Unlisted));
         assert_eq!(language.as_deref(), Some("en"));
         assert_eq!(c.channels[1].filter.formats, vec!["T20I", "First-class"]);
@@ -1053,7 +1218,7 @@ mod tests {
         assert!(err(masto, &[("T", "x")])
             .contains("field `instance`: \"mastodon.social\" is not an http:// or https:// URL"));
         let tg = "[[channel]]\nname = \"t\"\nsink = \"telegram\"\ntoken_env = \"T\"\nchat_id = \"cricket\"\n";
-        assert!(err(tg, &[("T", "x")]).contains("field `chat_id`: \"cricket\" is not a Telegram chat id"));
+        assert!(err(tg, &[("T", "1:a")]).contains("field `chat_id`: \"cricket\" is not a Telegram chat id"));
         let both = format!("{base}template = \"a\"\ntemplate_path = \"b.txt\"\n");
         assert!(err(&both, &env).contains("both `template` and `template_path`"));
         let missing_file = format!("{base}template_path = \"no-such.txt\"\n");
@@ -1081,9 +1246,16 @@ mod tests {
     fn the_example_file_is_valid_and_lists_every_sink() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/channels.example.toml");
         let text = std::fs::read_to_string(&path).unwrap();
-        // Every variable the example names, set.
-        let env = |k: &str| Some(format!("value-of-{k}"));
-        let c = Channels::parse(&text, &path, &env).unwrap();
+        // Every variable the example names, set (to a value of its shape where it has one).
+        let env = |k: &str| {
+            Some(match k {
+                "DISCORD_WEBHOOK_URL" => "https://discord.com/api/webhooks/1180000000000000000/tok".to_string(),
+                "TELEGRAM_BOT_TOKEN" => "123456:ABC-DEF1234ghIkl".to_string(),
+                _ => format!("value-of-{k}"),
+            })
+        };
+        let c = Channels::parse(&text, &path, &env, Secrets::Required).unwrap();
+        assert!(c.channels.iter().all(Channel::has_secrets));
         let kinds: BTreeSet<&str> = c.channels.iter().map(|c| c.sink.kind().as_str()).collect();
         assert_eq!(kinds.len(), SinkKind::ALL.len(), "{kinds:?}");
         // Its inline templates compile and link to the match, as the bot will require.
@@ -1121,15 +1293,169 @@ mod tests {
             .map(|c| c.sink(Duration::from_secs(5), Duration::from_secs(2)).unwrap().kind())
             .collect();
         assert_eq!(sinks, vec![SinkKind::Discord, SinkKind::Telegram]);
-        let broken = parse(
-            "[[channel]]\nname = \"d\"\nsink = \"discord\"\nwebhook_url_env = \"W\"\n",
-            &[("W", "not-a-url")],
+    }
+
+    #[test]
+    fn a_webhook_url_or_bot_token_of_the_wrong_shape_is_refused_at_load_naming_channel_and_variable() {
+        let discord = "[[channel]]\nname = \"club\"\nsink = \"discord\"\nwebhook_url_env = \"HOOK\"\n";
+        let e = err(
+            discord,
+            &[("HOOK", "https://discord.com/channels/1180000000000000000/tok-secret")],
+        );
+        assert_eq!(
+            e,
+            "/etc/cricket/channels.toml: channel \"club\": field `webhook_url_env`: the value of HOOK is not a Discord \
+             webhook URL: its path is not /api/webhooks/ID/TOKEN (ID a number, TOKEN letters, digits, - and _); set \
+             HOOK to it (the value is not shown here)"
+        );
+        let telegram = "[[channel]]\nname = \"tg\"\nsink = \"telegram\"\ntoken_env = \"TG\"\nchat_id = 5\n";
+        for token in ["123:tok/../secret", "123:tok?secret", "tok-secret"] {
+            let e = err(telegram, &[("TG", token)]);
+            assert!(
+                e.starts_with(
+                    "/etc/cricket/channels.toml: channel \"tg\": field `token_env`: the value of TG is not a Telegram bot token: "
+                ),
+                "{e}"
+            );
+            assert!(!e.contains("secret"), "{e}");
+        }
+        // Checked when the file is read for a command that posts nothing, too.
+        let e = Channels::parse(
+            discord,
+            Path::new("c.toml"),
+            &env_of(&[("HOOK", "not-a-url-secret")]),
+            Secrets::IfSet,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("the value of HOOK is not a Discord webhook URL: it is not a URL"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn blank_filter_entries_are_refused_naming_channel_and_field() {
+        let base = "[[channel]]\nname = \"d\"\nsink = \"discord\"\nwebhook_url_env = \"W\"\n";
+        let env = [("W", "https://discord.com/api/webhooks/1/t")];
+        for (field, list) in [
+            ("teams", "[\"\"]"),
+            ("exclude_teams", "[\"Legends\", \" \"]"),
+            ("series", "[\"\"]"),
+            ("exclude_series", "[\"\"]"),
+            ("formats", "[\"\"]"),
+            ("exclude_formats", "[\"\"]"),
+            ("states", "[\"live\", \"\"]"),
+        ] {
+            let e = err(&format!("{base}{field} = {list}\n"), &env);
+            let at = if list.contains(',') { 2 } else { 1 };
+            assert_eq!(
+                e,
+                format!(
+                    "/etc/cricket/channels.toml: channel \"d\": field `{field}`: entry {at} is blank: remove it (a blank \
+                     entry names nothing: in an include list the channel would announce nothing)"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn plain_http_is_refused_but_to_this_machine() {
+        let masto = |instance: &str| {
+            format!("[[channel]]\nname = \"m\"\nsink = \"mastodon\"\ninstance = \"{instance}\"\ntoken_env = \"T\"\n")
+        };
+        let e = err(&masto("http://mastodon.example"), &[("T", "x")]);
+        assert_eq!(
+            e,
+            "/etc/cricket/channels.toml: channel \"m\": field `instance`: \"http://mastodon.example\" is plain http:// \
+             to another machine, so the channel's credential would cross the network unencrypted: use https:// \
+             (http:// is for this machine only: localhost, 127.0.0.1, ::1)"
+        );
+        for other in ["http://10.0.0.5:3000", "http://127.example.com"] {
+            assert!(
+                err(&masto(other), &[("T", "x")]).contains("is plain http://"),
+                "{other}"
+            );
+        }
+        for local in [
+            "http://127.0.0.1:3000",
+            "http://localhost:3000",
+            "http://[::1]:3000",
+            "https://m.example",
+        ] {
+            assert!(parse(&masto(local), &[("T", "x")]).is_ok(), "{local}");
+        }
+        let tg = "[[channel]]\nname = \"t\"\nsink = \"telegram\"\napi_base = \"http://api.telegram.org\"\ntoken_env = \"T\"\nchat_id = 5\n";
+        assert!(err(tg, &[("T", "1:a")])
+            .contains("channel \"t\": field `api_base`: \"http://api.telegram.org\" is plain http://"));
+    }
+
+    #[test]
+    fn an_inline_template_has_the_same_size_cap_as_a_template_file() {
+        let base = "[[channel]]\nname = \"d\"\nsink = \"discord\"\nwebhook_url_env = \"W\"\n";
+        let env = [("W", "https://discord.com/api/webhooks/1/t")];
+        let at_cap = format!("{{{{ link }}}}{}", "x".repeat(MAX_TEMPLATE_BYTES as usize - 10));
+        assert_eq!(at_cap.len() as u64, MAX_TEMPLATE_BYTES);
+        assert!(parse(&format!("{base}template = '''{at_cap}'''\n"), &env).is_ok());
+        let over = format!("{at_cap}x");
+        assert_eq!(
+            err(&format!("{base}template = '''{over}'''\n"), &env),
+            "/etc/cricket/channels.toml: channel \"d\": field `template`: 65537 bytes, over the 65536 a template may \
+             hold (as a template file): shorten it"
+        );
+    }
+
+    #[test]
+    fn a_command_that_posts_nothing_reads_only_the_secrets_that_are_set() {
+        let text = r#"
+            [[channel]]
+            name = "d"
+            sink = "discord"
+            webhook_url_env = "HOOK"
+            [[channel]]
+            name = "x"
+            sink = "x"
+            [[channel]]
+            name = "t"
+            sink = "telegram"
+            token_env = "TG"
+            chat_id = 5
+        "#;
+        let c = Channels::parse(
+            text,
+            Path::new("c.toml"),
+            &env_of(&[("X_API_KEY", "k"), ("TG", "1:a")]),
+            Secrets::IfSet,
         )
         .unwrap();
-        let e = broken.channels[0]
+        let unset: Vec<(&str, Vec<String>)> = c
+            .channels
+            .iter()
+            .map(|c| (c.name.as_str(), c.unset_secrets.clone()))
+            .collect();
+        assert_eq!(
+            unset,
+            vec![
+                ("d", vec!["HOOK".to_string()]),
+                (
+                    "x",
+                    vec![
+                        "X_API_SECRET".to_string(),
+                        "X_ACCESS_TOKEN".to_string(),
+                        "X_ACCESS_TOKEN_SECRET".to_string()
+                    ]
+                ),
+                ("t", vec![]),
+            ]
+        );
+        // A channel without its secrets cannot be made to post.
+        let e = c.channels[0]
             .sink(Duration::from_secs(5), Duration::from_secs(2))
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("channel \"d\": the Discord webhook URL is not"), "{e}");
+        assert_eq!(e, "channel \"d\": cannot post without HOOK, which is not set");
+        assert!(c.channels[2]
+            .sink(Duration::from_secs(5), Duration::from_secs(2))
+            .is_ok());
     }
 }

@@ -44,7 +44,8 @@ pub enum Command {
         cycles: Option<u64>,
     },
     /// Read every source once, announce what is new, print a summary and exit (0 only if every
-    /// source was read and nothing stopped posting).
+    /// source was read and nothing stopped posting). SIGINT or SIGTERM stops it between
+    /// matches, as for `run`.
     Backfill {
         /// As for `run`: initialise a never-initialised store and announce what is current.
         #[arg(long)]
@@ -234,7 +235,7 @@ const SHORT_HELP: &[&str] = &[
 fn uses(path: &str) -> Vec<&'static str> {
     let groups: &[&[&str]] = match path {
         "run" => &[STORE, SOURCES, FILTER, POSTING, SERVICE],
-        "backfill" => &[STORE, SOURCES, FILTER, POSTING],
+        "backfill" => &[STORE, SOURCES, FILTER, POSTING, &["shutdown_grace_secs"]],
         "seed" => &[STORE, SOURCES, &["dry_run", "channels_file"]],
         "check-sources" => &[SOURCES, STORE_CHECK],
         "claims reconcile" => &[

@@ -208,7 +208,30 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if init_store && !config.dry_run() {
                 app.init_store().await?;
             }
-            let (summary, ok) = app.backfill().await;
+            // A signal stops the pass as it stops `run`: between matches, never inside one.
+            let cancel = CancellationToken::new();
+            let pass = app.backfill_until_cancelled(&cancel);
+            tokio::pin!(pass);
+            let (summary, ok) = tokio::select! {
+                done = &mut pass => done,
+                _ = wait_for_signal() => {
+                    tracing::info!(grace_secs = config.service.shutdown_grace.as_secs(), "signal received; finishing the current match, then stopping");
+                    cancel.cancel();
+                    match tokio::time::timeout(config.service.shutdown_grace, &mut pass).await {
+                        Ok(done) => done,
+                        Err(_) => {
+                            tracing::error!(
+                                grace_secs = config.service.shutdown_grace.as_secs(),
+                                "work still in flight when SHUTDOWN_GRACE_SECS ran out; exiting anyway: a claim being posted stays `claimed` and will show as stuck (check `claims list --state stuck`)"
+                            );
+                            return Ok(ExitCode::from(EXIT_INCOMPLETE));
+                        }
+                    }
+                }
+            };
+            if cancel.is_cancelled() {
+                tracing::info!("stopped by the signal; the matches not reached are left for the next pass");
+            }
             print_summary("backfill", &summary, ok, &config);
             let refused = refused_to_post(&app, &summary, &config).await;
             Ok(ExitCode::from(if refused {
@@ -683,6 +706,21 @@ fn log_startup(command: &str, config: &Config) {
         posting = %posting,
         "starting"
     );
+    // Read only when set, for a command that posts nothing (see `channels::Secrets`).
+    if let Some(file) = &config.posting.channels {
+        let unset: Vec<String> = file
+            .channels
+            .iter()
+            .filter(|c| !c.has_secrets())
+            .map(|c| format!("{} ({})", c.name, c.unset_secrets.join(", ")))
+            .collect();
+        if !unset.is_empty() {
+            tracing::info!(
+                unset = %unset.join(", "),
+                "this command posts nothing, so it does not need the channels' secrets; those not set are skipped"
+            );
+        }
+    }
 }
 
 /// Writes `text` to stdout. A closed stdout (`| head -1`) is not an error for a table: the

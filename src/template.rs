@@ -35,7 +35,7 @@ pub enum TemplateError {
         source: std::io::Error,
     },
     /// Not a regular file (a directory, a device such as `/dev/zero`, a pipe), or larger than
-    /// [`MAX_TEMPLATE_BYTES`].
+    /// [`MAX_TEMPLATE_BYTES`] (a file, or a template given as text).
     #[error("cannot use template {path}: {reason}")]
     NotATemplateFile {
         /// The template's path.
@@ -43,14 +43,18 @@ pub enum TemplateError {
         /// What it is instead.
         reason: String,
     },
-    /// Syntax error, unknown field or filter (minijinja's message names the line).
-    #[error("template {path}: {source:#}")]
+    /// Syntax error, unknown field or filter: minijinja's message, which names the line, and
+    /// the text it points at. One line: minijinja's own report of the source around the
+    /// error spans several, which a one-line error on stderr or in a log would show as `\n`.
+    #[error("template {path}: {source}{near}")]
     Invalid {
         /// The template's path.
         path: PathBuf,
         /// minijinja's error.
         #[source]
         source: minijinja::Error,
+        /// ` near "…"`: the template text the error points at, or nothing.
+        near: String,
     },
     /// The template compiles but cannot make a useful post: it renders to nothing, or it never
     /// uses `{{ link }}` (every announcement links to its match).
@@ -240,18 +244,26 @@ impl Template {
     /// Compiles `source`, naming it `path` in errors; see [`Template::load`].
     ///
     /// # Errors
-    /// [`TemplateError::Invalid`] as for [`Template::load`].
+    /// [`TemplateError::Invalid`] as for [`Template::load`];
+    /// [`TemplateError::NotATemplateFile`] when `source` is over [`MAX_TEMPLATE_BYTES`], the
+    /// bound of a template file, so a template given as text (a channel's `template`) has it
+    /// too.
     pub fn from_source(path: &Path, source: String) -> Result<Template, TemplateError> {
+        if source.len() as u64 > MAX_TEMPLATE_BYTES {
+            return Err(TemplateError::NotATemplateFile {
+                path: path.to_path_buf(),
+                reason: format!("larger than {MAX_TEMPLATE_BYTES} bytes"),
+            });
+        }
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         // Posts are plain text: never HTML-escape, whatever the file's extension.
         env.set_auto_escape_callback(|_| AutoEscape::None);
         let name = path.display().to_string();
+        // Kept for the error, which points into it; a template is at most 64 KiB.
+        let text = source.clone();
         env.add_template_owned(name, source)
-            .map_err(|source| TemplateError::Invalid {
-                path: path.to_path_buf(),
-                source,
-            })?;
+            .map_err(|e| invalid(path, &text, e))?;
         let template = Template {
             env,
             path: path.to_path_buf(),
@@ -389,18 +401,41 @@ impl Template {
     }
 
     fn render_fields(&self, fields: &Fields) -> Result<String, TemplateError> {
-        let invalid = |source| TemplateError::Invalid {
-            path: self.path.clone(),
-            source,
-        };
         let name = self.path.display().to_string();
-        let raw = self
-            .env
-            .get_template(&name)
-            .and_then(|t| t.render(fields))
-            .map_err(invalid)?;
+        let template = self.env.get_template(&name).map_err(|e| invalid(&self.path, "", e))?;
+        let raw = template
+            .render(fields)
+            .map_err(|e| invalid(&self.path, template.source(), e))?;
         let lines: Vec<&str> = raw.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
         Ok(lines.join("\n"))
+    }
+}
+
+/// The most characters of template text quoted in an error.
+const NEAR_CHARS: usize = 60;
+
+/// `error` of the template at `path` whose text is `text`, told on one line: minijinja's
+/// message (which names the line) and the text it points at.
+fn invalid(path: &Path, text: &str, error: minijinja::Error) -> TemplateError {
+    let pointed = error
+        .range()
+        .and_then(|r| text.get(r))
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && !t.contains('\n'));
+    let near = match pointed {
+        Some(t) if t.chars().count() > NEAR_CHARS => {
+            format!(
+                " near {:?}",
+                format!("{}…", t.chars().take(NEAR_CHARS).collect::<String>())
+            )
+        }
+        Some(t) => format!(" near {t:?}"),
+        None => String::new(),
+    };
+    TemplateError::Invalid {
+        path: path.to_path_buf(),
+        source: error,
+        near,
     }
 }
 
@@ -517,22 +552,38 @@ mod tests {
     #[test]
     fn an_unknown_field_fails_at_load_naming_the_path_and_line() {
         let message = invalid_message("Coming up: {{ title }}\n{{ venu }}\n{{ link }}");
+        // One line, pointing at the unknown name.
         assert_eq!(
-            message.lines().next(),
-            Some("template templates/bad.txt: undefined value (in templates/bad.txt:2)")
+            message,
+            "template templates/bad.txt: undefined value (in templates/bad.txt:2) near \"venu\""
         );
-        assert!(message.contains("   2 > {{ venu }}"), "{message}");
+    }
+
+    #[test]
+    fn a_template_given_as_text_has_the_cap_of_a_template_file() {
+        let at_cap = format!("{{{{ link }}}}{}", "x".repeat(MAX_TEMPLATE_BYTES as usize - 10));
+        assert!(Template::from_source(Path::new("inline"), at_cap.clone()).is_ok());
+        assert_eq!(
+            Template::from_source(Path::new("inline"), at_cap + "x")
+                .unwrap_err()
+                .to_string(),
+            "cannot use template inline: larger than 65536 bytes"
+        );
     }
 
     #[test]
     fn a_syntax_error_fails_at_load_naming_the_path_and_line() {
         let message = invalid_message("Coming up: {{ title }}\n{% if venue %}\n{{ link }}");
         assert_eq!(
-            message.lines().next(),
-            Some(
-                "template templates/bad.txt: syntax error: unexpected end of input, expected end of block \
-                 (in templates/bad.txt:3)"
-            )
+            message,
+            "template templates/bad.txt: syntax error: unexpected end of input, expected end of block \
+             (in templates/bad.txt:3) near \"}}\""
+        );
+        let message = invalid_message("Coming up: {{ title }\n{{ link }}");
+        assert_eq!(
+            message,
+            "template templates/bad.txt: syntax error: unexpected `}`, expected end of variable block \
+             (in templates/bad.txt:1) near \"}\""
         );
     }
 

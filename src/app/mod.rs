@@ -227,6 +227,17 @@ impl App {
                             sink: c.sink.kind(),
                             channel: Some(c.name.clone()),
                         })
+                    } else if !c.has_secrets() {
+                        // Only a command that never posts (`seed`) gets here: `Config` requires
+                        // every secret of those that do. Without them nothing can reach the
+                        // platform; posts are printed.
+                        Mode::DryRun(DryRun {
+                            out: out.clone(),
+                            json: config.json(),
+                            shorten: false,
+                            sink: c.sink.kind(),
+                            channel: Some(c.name.clone()),
+                        })
                     } else {
                         let mut sink = c
                             .sink(config.posting.post_timeout, source::fetch::CONNECT_TIMEOUT)
@@ -318,7 +329,14 @@ impl App {
     /// One cycle, then the summary. Success means every source was read and posting did not
     /// halt.
     pub async fn backfill(&self) -> (Summary, bool) {
-        let summary = self.cycle(&CancellationToken::new()).await;
+        self.backfill_until_cancelled(&CancellationToken::new()).await
+    }
+
+    /// [`App::backfill`], stopping early when `cancel` fires: while the sources are read, or
+    /// between matches, never inside one (a post in flight finishes and is recorded), as
+    /// [`App::run_until_cancelled`] stops. The summary counts what was done.
+    pub async fn backfill_until_cancelled(&self, cancel: &CancellationToken) -> (Summary, bool) {
+        let summary = self.cycle(cancel).await;
         let ok = summary.sources_failed == 0
             && summary.store_errors == 0
             && summary.refused.is_none()

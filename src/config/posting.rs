@@ -3,7 +3,7 @@
 
 use super::value::{text, Whole};
 use super::{http_url, ConfigError, Needs};
-use crate::channels::Channels;
+use crate::channels::{Channels, Secrets};
 use crate::post::XCredentials;
 use secrecy::SecretString;
 use std::num::NonZeroU32;
@@ -83,9 +83,15 @@ impl PostingSettings {
     /// [`ConfigError`] naming a URL that is not http(s), or an X credential missing when the
     /// command posts.
     pub fn validate(&self, needs: Needs) -> Result<Posting, ConfigError> {
+        // A command that posts nothing (a dry run, `seed`, `claims list`) needs no secret: the
+        // values set are still checked, the others are left out and said once at startup.
+        let secrets = match needs {
+            Needs::Posting => Secrets::Required,
+            Needs::NoPosting => Secrets::IfSet,
+        };
         let channels = match text(&self.channels_file) {
             Some(path) => Some(
-                Channels::load(std::path::Path::new(path), &|var| std::env::var(var).ok())
+                Channels::load(std::path::Path::new(path), &|var| std::env::var(var).ok(), secrets)
                     .map_err(ConfigError::Channels)?,
             ),
             None => None,

@@ -20,8 +20,8 @@ pub struct ServiceSettings {
     /// /healthz fails when no source has been read for this many poll intervals.
     #[arg(long, env = "HEALTH_MAX_STALE_CYCLES", value_parser = Whole::count(), default_value = "3", global = true)]
     pub health_max_stale_cycles: u32,
-    /// Seconds `run` waits, after SIGINT/SIGTERM, for a post in flight to finish and record
-    /// its state before exiting anyway.
+    /// Seconds `run` or `backfill` waits, after SIGINT/SIGTERM, for a post in flight to finish
+    /// and record its state before exiting anyway.
     #[arg(long, env = "SHUTDOWN_GRACE_SECS", value_parser = Whole::seconds(1), default_value = "30", global = true)]
     pub shutdown_grace_secs: Duration,
     /// Testing knob: milliseconds between polls, replacing POLL_INTERVAL_SECS (soak runs and

@@ -44,15 +44,13 @@ impl DiscordClient {
     /// A client for the webhook at `webhook` (the full URL Discord shows, with its token).
     ///
     /// # Errors
-    /// A message (without the URL, which is a secret) when `webhook` is not an `http(s)` URL
-    /// with a path, or when the HTTP client cannot be built.
+    /// A message (without the URL, which is a secret) when `webhook` is not a webhook URL's
+    /// shape ([`check_webhook_url`]), or when the HTTP client cannot be built.
     pub fn new(webhook: SecretString, timeout: Duration, connect_timeout: Duration) -> Result<DiscordClient, String> {
-        let mut url = Url::parse(webhook.expose_secret())
-            .ok()
-            .filter(|u| matches!(u.scheme(), "http" | "https") && u.path().len() > 1)
-            .ok_or(
-                "the Discord webhook URL is not an http(s) URL with a path (https://discord.com/api/webhooks/ID/TOKEN)",
-            )?;
+        let refused =
+            |why: &str| format!("the Discord webhook URL is not https://discord.com/api/webhooks/ID/TOKEN: {why}");
+        check_webhook_url(webhook.expose_secret()).map_err(refused)?;
+        let mut url = Url::parse(webhook.expose_secret().trim()).map_err(|_| refused("it is not a URL"))?;
         let shown = redacted(&url);
         url.query_pairs_mut().append_pair("wait", "true");
         Ok(DiscordClient {
@@ -113,6 +111,53 @@ impl DiscordClient {
             dedupe_key: None,
             limits,
         })
+    }
+}
+
+/// Checks that `raw` has the shape of a webhook URL as Discord shows it (Server Settings →
+/// Integrations → Webhooks → Copy Webhook URL): `https://discord.com/api/webhooks/{id}/{token}`,
+/// optionally with an API version (`/api/v10/webhooks/…`); the id is a number (a snowflake),
+/// the token letters, digits, `-` and `_`. Plain `http://` only to this machine (tests). The
+/// host is not checked: `discordapp.com`, `canary.discord.com` and `ptb.discord.com` serve the
+/// same API.
+///
+/// Documentation: <https://discord.com/developers/docs/resources/webhook#execute-webhook>
+///
+/// # Errors
+/// What is wrong, without the value (it is the credential).
+pub fn check_webhook_url(raw: &str) -> Result<(), &'static str> {
+    const PATH: &str = "its path is not /api/webhooks/ID/TOKEN (ID a number, TOKEN letters, digits, - and _)";
+    let url = Url::parse(raw.trim()).map_err(|_| "it is not a URL")?;
+    match url.scheme() {
+        "https" => {}
+        "http" if sink::is_loopback(&url) => {}
+        _ => return Err("it is not an https:// URL"),
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("it holds a user name or password");
+    }
+    let segments: Vec<&str> = url.path_segments().map(Iterator::collect).unwrap_or_default();
+    let is_version = |v: &str| {
+        v.strip_prefix('v')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let rest = match segments.as_slice() {
+        ["api", "webhooks", rest @ ..] => rest,
+        ["api", v, "webhooks", rest @ ..] if is_version(v) => rest,
+        _ => return Err(PATH),
+    };
+    match rest {
+        [id, token]
+            if !id.is_empty()
+                && id.bytes().all(|b| b.is_ascii_digit())
+                && !token.is_empty()
+                && token
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+        {
+            Ok(())
+        }
+        _ => Err(PATH),
     }
 }
 
@@ -212,6 +257,39 @@ mod tests {
         )
         .unwrap_err();
         assert!(!err.contains("tok-secret"), "{err}");
+    }
+
+    #[test]
+    fn only_a_webhook_urls_shape_passes_and_no_refusal_shows_the_value() {
+        for good in [
+            "https://discord.com/api/webhooks/1180000000000000000/tok-Secret_9",
+            "https://discordapp.com/api/v10/webhooks/1/t?thread_id=9",
+            "http://127.0.0.1:8080/api/webhooks/1/t",
+            "http://localhost/api/webhooks/1/t",
+        ] {
+            assert_eq!(check_webhook_url(good), Ok(()), "{good}");
+        }
+        for (bad, why) in [
+            ("tok-secret", "it is not a URL"),
+            (
+                "http://discord.com/api/webhooks/1/tok-secret",
+                "it is not an https:// URL",
+            ),
+            ("https://discord.com/channels/1/tok-secret", "its path is not"),
+            ("https://discord.com/api/webhooks/1", "its path is not"),
+            ("https://discord.com/api/webhooks/x1/tok-secret", "its path is not"),
+            ("https://discord.com/api/webhooks/1/tok-secret/slack", "its path is not"),
+            ("https://discord.com/api/webhooks/1/tok%2Fsecret", "its path is not"),
+            ("https://hooks.slack.com/services/T0/B0/tok-secret", "its path is not"),
+            (
+                "https://u:tok-secret@discord.com/api/webhooks/1/t",
+                "it holds a user name or password",
+            ),
+        ] {
+            let said = check_webhook_url(bad).unwrap_err();
+            assert!(said.starts_with(why), "{bad}: {said}");
+            assert!(!said.contains("secret"), "{said}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub use discord::DiscordClient;
 pub use mastodon::MastodonClient;
 pub use pace::{NotUntil, PostPace, RateGate, RateLimits, DEFAULT_429_BACKOFF};
 pub use sink::{
-    LengthRule, Receipt, Refusal, Sink, SinkError, SinkKind, DISCORD_LENGTH, MASTODON_DEFAULT,
+    is_loopback, LengthRule, Receipt, Refusal, Sink, SinkError, SinkKind, DISCORD_LENGTH, MASTODON_DEFAULT,
     MASTODON_DEFAULT_MAX_CHARACTERS, MASTODON_DEFAULT_URL_CHARACTERS, TELEGRAM_LENGTH,
 };
 pub use telegram::TelegramClient;
@@ -125,6 +125,17 @@ pub enum Verdict {
     Unknown,
 }
 
+/// How a [`PostError::NoAnswer`] or [`SinkError::NoAnswer`] names the setting that cut the
+/// request off: every sink's client is built with `POST_TIMEOUT_SECS` as the bound on a whole
+/// request (posts, and the reads of reconciliation and the length rule).
+fn within_post_timeout(timed_out: bool) -> &'static str {
+    if timed_out {
+        " within POST_TIMEOUT_SECS (the bound on one request: raise it if the platform is often this slow)"
+    } else {
+        ""
+    }
+}
+
 /// A post that did not return a receipt.
 #[derive(Debug, thiserror::Error)]
 pub enum PostError {
@@ -139,10 +150,12 @@ pub enum PostError {
         source: reqwest::Error,
     },
     /// The request left and no complete answer came back (timeout, reset).
-    #[error("no answer from X at {url}: {source}")]
+    #[error("no answer from X at {url}{}: {source}", within_post_timeout(*timed_out))]
     NoAnswer {
         /// The endpoint.
         url: String,
+        /// Whether the bound on the whole request (`POST_TIMEOUT_SECS`) cut it off.
+        timed_out: bool,
         /// The HTTP client's error.
         #[source]
         source: reqwest::Error,

@@ -142,12 +142,14 @@ pub enum SinkError {
         source: reqwest::Error,
     },
     /// The request left and no complete answer came back (timeout, reset).
-    #[error("no answer from {sink} at {endpoint}: {source}")]
+    #[error("no answer from {sink} at {endpoint}{}: {source}", super::within_post_timeout(*timed_out))]
     NoAnswer {
         /// The sink.
         sink: SinkKind,
         /// The endpoint, secrets redacted.
         endpoint: String,
+        /// Whether the bound on the whole request (`POST_TIMEOUT_SECS`) cut it off.
+        timed_out: bool,
         /// The HTTP client's error, without its URL.
         #[source]
         source: reqwest::Error,
@@ -636,6 +638,17 @@ pub(crate) fn http_client(
     Ok(client)
 }
 
+/// Whether `url` names this machine (`localhost`, `127.0.0.0/8`, `::1`): the one place a
+/// request carrying a credential may go over plain `http://` (a local stand-in, a test server).
+pub fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
 /// `base` joined with `path` as a subpath, whether or not `base` ends with a slash
 /// (`https://host/prefix` + `api/v1/statuses` = `https://host/prefix/api/v1/statuses`).
 ///
@@ -700,6 +713,7 @@ pub(crate) async fn send(
             return Err(SinkError::NoAnswer {
                 sink,
                 endpoint: endpoint.to_string(),
+                timed_out: source.is_timeout(),
                 source: source.without_url(),
             })
         }
@@ -711,6 +725,7 @@ pub(crate) async fn send(
         .map_err(|source| SinkError::NoAnswer {
             sink,
             endpoint: endpoint.to_string(),
+            timed_out: source.is_timeout(),
             source: source.without_url(),
         })?;
     Ok(Answer { status, headers, body })

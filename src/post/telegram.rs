@@ -72,6 +72,29 @@ impl ChatId {
     }
 }
 
+/// Checks that `raw` has the shape of a bot token as @BotFather gives it: the bot's number, a
+/// colon, then letters, digits, `-` and `_` (`123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11`). The
+/// token goes into the request path (`/bot<token>/sendMessage`), so anything else (a `/`, `?`,
+/// `#`, a space) would send the request somewhere else.
+///
+/// Documentation: <https://core.telegram.org/bots/api#authorizing-your-bot>
+///
+/// # Errors
+/// What a token looks like, without the value (it is the credential).
+pub fn check_bot_token(raw: &str) -> Result<(), &'static str> {
+    match raw.split_once(':') {
+        Some((id, secret))
+            if !id.is_empty()
+                && id.bytes().all(|b| b.is_ascii_digit())
+                && !secret.is_empty()
+                && secret.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+        {
+            Ok(())
+        }
+        _ => Err("a bot token is the bot's number, a colon, then only letters, digits, - and _ (123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11), as @BotFather gives it"),
+    }
+}
+
 #[derive(Deserialize)]
 struct Answer {
     ok: bool,
@@ -103,8 +126,9 @@ impl TelegramClient {
     /// `chat_id`.
     ///
     /// # Errors
-    /// A message (without the token) when `api` cannot take the method path, or when the HTTP
-    /// client cannot be built.
+    /// A message (without the token) when the token is not a bot token's shape
+    /// ([`check_bot_token`]), when `api` cannot take the method path, or when the HTTP client
+    /// cannot be built.
     pub fn new(
         api: &Url,
         token: &SecretString,
@@ -112,6 +136,7 @@ impl TelegramClient {
         timeout: Duration,
         connect_timeout: Duration,
     ) -> Result<TelegramClient, String> {
+        check_bot_token(token.expose_secret()).map_err(|why| format!("the Telegram bot token is refused: {why}"))?;
         let shown = sink::join(api, "bot[REDACTED]/sendMessage", "the Telegram API URL")?.to_string();
         let endpoint = sink::join(
             api,
@@ -254,6 +279,35 @@ mod tests {
         .unwrap();
         assert_eq!(c.shown(), "https://api.telegram.org/bot[REDACTED]/sendMessage");
         assert!(!format!("{c:?}").contains("tok-secret"));
+    }
+
+    #[test]
+    fn only_a_bot_tokens_shape_passes_and_the_path_cannot_be_changed() {
+        assert_eq!(check_bot_token("123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11"), Ok(()));
+        for bad in [
+            "123:tok/../../secret",
+            "123:tok?secret",
+            "123:tok#secret",
+            "123:tok secret",
+            "123:tok-secret\n",
+            "abc:tok-secret",
+            ":tok-secret",
+            "123:",
+            "tok-secret",
+        ] {
+            let said = check_bot_token(bad).unwrap_err();
+            assert!(!said.contains("secret"), "{said}");
+            let e = TelegramClient::new(
+                &Url::parse("https://api.telegram.org").unwrap(),
+                &bad.into(),
+                ChatId::Id(1),
+                Duration::from_secs(1),
+                Duration::from_secs(1),
+            )
+            .unwrap_err();
+            assert!(e.starts_with("the Telegram bot token is refused"), "{bad}: {e}");
+            assert!(!e.contains("secret"), "{e}");
+        }
     }
 
     #[test]

@@ -247,6 +247,7 @@ impl XClient {
             Err(source) => {
                 return Err(PostError::NoAnswer {
                     url: url.to_string(),
+                    timed_out: source.is_timeout(),
                     source,
                 })
             }
@@ -257,6 +258,7 @@ impl XClient {
             .await
             .map_err(|source| PostError::NoAnswer {
                 url: url.to_string(),
+                timed_out: source.is_timeout(),
                 source,
             })?;
         if !(200..300).contains(&status) {

@@ -371,6 +371,17 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
     };
     let o = run(&["backfill", "--init-store"]).output().await.unwrap();
     assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+    // The failure names the setting that cut the post off.
+    let stderr = text(&o).1;
+    let failures: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("no answer from mastodon"))
+        .collect();
+    assert_eq!(failures.len(), 4, "{stderr}");
+    assert!(
+        failures.iter().all(|l| l.contains("/api/v1/statuses within POST_TIMEOUT_SECS (the bound on one request: raise it if the platform is often this slow)")),
+        "{stderr}"
+    );
     let o = run(&["claims", "list", "--json"]).output().await.unwrap();
     let states: Vec<String> = crate::helpers::listed(&text(&o).0)
         .into_iter()
@@ -716,4 +727,172 @@ async fn an_oversized_answer_is_cut_off_and_the_post_kept_unknown() {
     assert!(stdout.contains("discord: posted 0, skipped 0, failed 4"), "{stdout}");
     let listed = claims_of(dir.path(), &p, &file, &store, &prefix, "discord").await;
     assert_eq!(listed.iter().filter(|(_, s)| s == "unknown").count(), 4, "{listed:?}");
+}
+
+/// A channels file naming one channel of every sink, each secret in its own variable.
+const EVERY_SINK: &str = r#"
+[[channel]]
+name = "x"
+sink = "x"
+
+[[channel]]
+name = "toots"
+sink = "mastodon"
+instance = "https://mastodon.example"
+token_env = "MASTODON_TOKEN"
+
+[[channel]]
+name = "sky"
+sink = "bluesky"
+handle = "cricket.bsky.social"
+app_password_env = "BLUESKY_APP_PASSWORD"
+
+[[channel]]
+name = "club"
+sink = "discord"
+webhook_url_env = "DISCORD_WEBHOOK_URL"
+
+[[channel]]
+name = "tg"
+sink = "telegram"
+token_env = "TELEGRAM_BOT_TOKEN"
+chat_id = "@cricket"
+"#;
+
+/// A dry run of one saved page with the channels file `toml` and `env`, on an embedded store in
+/// `dir` (never written: a dry run).
+async fn dry_run_with(dir: &Path, toml: &str, env: &[(&str, &str)]) -> std::process::Output {
+    let file = dir.join("channels.toml");
+    std::fs::write(&file, toml).unwrap();
+    let page = crate::helpers::root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let mut cmd = bot(dir);
+    cmd.env("CHANNELS_FILE", &file)
+        .env("STORE_PATH", dir.join("store.db"))
+        .args(["--dry-run", "backfill", "--source"])
+        .arg(&page);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_dry_run_needs_no_secret_and_says_once_which_it_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = dry_run_with(dir.path(), EVERY_SINK, &[("MASTODON_TOKEN", "mastodon-secret")]).await;
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    // Every channel's posts are printed, secrets or not.
+    for channel in ["x", "toots", "sky", "club", "tg"] {
+        assert_eq!(
+            stdout.matches(&format!("--- [{channel}] ")).count(),
+            4,
+            "{channel}: {stdout}"
+        );
+    }
+    let said: Vec<&str> = stderr.lines().filter(|l| l.contains("secrets")).collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(
+        said[0].contains(
+            "this command posts nothing, so it does not need the channels' secrets; those not set are skipped \
+             unset=x (X_API_KEY, X_API_SECRET, X_ACCESS_TOKEN, X_ACCESS_TOKEN_SECRET), sky (BLUESKY_APP_PASSWORD), \
+             club (DISCORD_WEBHOOK_URL), tg (TELEGRAM_BOT_TOKEN)"
+        ),
+        "{}",
+        said[0]
+    );
+    assert!(!stderr.contains("mastodon-secret"), "{stderr}");
+    // `seed` posts nothing either: it records every channel's matches without the secrets.
+    let page = crate::helpers::root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let o = bot(dir.path())
+        .env("CHANNELS_FILE", dir.path().join("channels.toml"))
+        .env("STORE_PATH", dir.path().join("store.db"))
+        .args(["seed", "--source"])
+        .arg(&page)
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    for channel in ["x", "toots", "sky", "club", "tg"] {
+        assert!(
+            stdout.contains(&format!("{channel}: posted 0, skipped 0, failed 0, seeded 8")),
+            "{channel}: {stdout}"
+        );
+    }
+    // A real pass still needs every secret.
+    let file = dir.path().join("channels.toml");
+    let o = bot(dir.path())
+        .env("CHANNELS_FILE", &file)
+        .env("STORE_PATH", dir.path().join("store.db"))
+        .env("SOURCES", "https://www.cricbuzz.com/cricket-match/live-scores")
+        .arg("backfill")
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("channel \"x\": `api_key_env` names the environment variable X_API_KEY, which is not set"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_dry_run_refuses_a_secret_of_the_wrong_shape_a_blank_filter_plain_http_and_an_oversized_template() {
+    let dir = tempfile::tempdir().unwrap();
+    let discord = "[[channel]]\nname = \"club\"\nsink = \"discord\"\nwebhook_url_env = \"DISCORD_WEBHOOK_URL\"\n";
+    let telegram = "[[channel]]\nname = \"tg\"\nsink = \"telegram\"\ntoken_env = \"TELEGRAM_BOT_TOKEN\"\nchat_id = 5\n";
+    let hook = (
+        "DISCORD_WEBHOOK_URL",
+        "https://discord.com/api/webhooks/1180000000000000000/tok-secret",
+    );
+    let huge = format!("{discord}template = \"{{{{ link }}}}{}\"\n", "x".repeat(64 * 1024));
+    // The channels file, its environment, and what the refusal says.
+    type Case = (String, Vec<(&'static str, &'static str)>, String);
+    let cases: Vec<Case> = vec![
+        (
+            discord.into(),
+            vec![("DISCORD_WEBHOOK_URL", "https://discord.com/channels/1180000000000000000/tok-secret")],
+            "channel \"club\": field `webhook_url_env`: the value of DISCORD_WEBHOOK_URL is not a Discord webhook URL: its path is not /api/webhooks/ID/TOKEN".into(),
+        ),
+        (
+            discord.into(),
+            vec![("DISCORD_WEBHOOK_URL", "tok-secret")],
+            "channel \"club\": field `webhook_url_env`: the value of DISCORD_WEBHOOK_URL is not a Discord webhook URL: it is not a URL".into(),
+        ),
+        (
+            telegram.into(),
+            vec![("TELEGRAM_BOT_TOKEN", "123456:tok-secret/../../x")],
+            "channel \"tg\": field `token_env`: the value of TELEGRAM_BOT_TOKEN is not a Telegram bot token: a bot token is the bot's number, a colon".into(),
+        ),
+        (
+            format!("{discord}teams = [\"\"]\n"),
+            vec![hook],
+            "channel \"club\": field `teams`: entry 1 is blank: remove it".into(),
+        ),
+        (
+            format!("{discord}states = [\"upcoming\", \"\"]\n"),
+            vec![hook],
+            "channel \"club\": field `states`: entry 2 is blank: remove it".into(),
+        ),
+        (
+            "[[channel]]\nname = \"toots\"\nsink = \"mastodon\"\ninstance = \"http://mastodon.example\"\ntoken_env = \"T\"\n".into(),
+            vec![("T", "tok-secret")],
+            "channel \"toots\": field `instance`: \"http://mastodon.example\" is plain http:// to another machine".into(),
+        ),
+        (
+            huge,
+            vec![hook],
+            "channel \"club\": field `template`: 65546 bytes, over the 65536 a template may hold (as a template file)".into(),
+        ),
+    ];
+    for (toml, env, says) in cases {
+        let o = dry_run_with(dir.path(), &toml, &env).await;
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{says}: {stdout}{stderr}");
+        assert!(stderr.contains(&says), "{says}: {stderr}");
+        assert!(!stderr.contains("tok-secret"), "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+    }
 }

@@ -847,6 +847,65 @@ async fn out_of_range_settings_and_unusable_templates_are_refused_at_startup() {
     }
 }
 
+/// A template error is one readable line on stderr (minijinja's own report spans several lines,
+/// which showed as literal `\n`), naming the template, its line and the text at fault: for
+/// `TEMPLATE_PATH` and for a channel's inline template alike.
+#[tokio::test]
+async fn a_template_error_is_one_line_naming_the_template_line_and_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "Coming up: {{ title }}\n{{ venu }}\n{{ link }}\n").unwrap();
+    let o = bot(dir.path())
+        .env("TEMPLATE_PATH", &bad)
+        .env("STORE_PATH", dir.path().join("s.db"))
+        .args(["--dry-run", "backfill", "--source"])
+        .arg(&page)
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stdout}{stderr}");
+    let error: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(
+        error,
+        [format!(
+            "error: TEMPLATE_PATH: template {0}: undefined value (in {0}:2) near \"venu\"",
+            bad.display()
+        )],
+        "{stderr}"
+    );
+    assert!(!stderr.contains("\\n"), "{stderr}");
+
+    let channels = dir.path().join("channels.toml");
+    std::fs::write(
+        &channels,
+        "[[channel]]\nname = \"club\"\nsink = \"discord\"\nwebhook_url_env = \"W\"\ntemplate = \"{{ title }\\n{{ link }}\"\n",
+    )
+    .unwrap();
+    let o = bot(dir.path())
+        .env("CHANNELS_FILE", &channels)
+        .env("STORE_PATH", dir.path().join("s.db"))
+        .args(["--dry-run", "backfill", "--source"])
+        .arg(&page)
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stdout}{stderr}");
+    let error: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    let inline = channels.join("#club").display().to_string();
+    assert_eq!(
+        error,
+        [format!(
+            "error: channel club in CHANNELS_FILE: template {inline}: syntax error: unexpected `}}`, expected end of \
+             variable block (in {inline}:1) near \"}}\""
+        )],
+        "{stderr}"
+    );
+    assert!(!stderr.contains("\\n"), "{stderr}");
+}
+
 /// `cricket-announcer … 2>&1 | head -1`: once the reader has gone, writing the posts, the log
 /// lines and the summary fails with a broken pipe. The run ends as the README says a backfill
 /// ends (exit 0: every source was read and the store answered; the unwritten posts count as

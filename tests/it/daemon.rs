@@ -124,6 +124,79 @@ async fn sigterm_lets_the_post_in_flight_finish_and_record_it_then_exits_zero() 
     assert_eq!(posts_by_text(&x).await.values().sum::<usize>(), 1);
 }
 
+/// `backfill` stops on SIGINT (Ctrl-C) as `run` does: the post in flight finishes and is
+/// recorded, no later match is claimed, and the exit is 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_during_backfill_lets_the_post_in_flight_finish_and_record_it_then_exits_zero() {
+    let site = page_server().await;
+    let x = MockServer::start().await;
+    // X answers slowly, so the signal arrives while the first post is in flight.
+    Mock::given(method("POST"))
+        .and(path("/2/tweets"))
+        .respond_with(x_created().set_delay(Duration::from_secs(2)))
+        .mount(&x)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let mut cmd = live_run(dir.path(), &x, &prefix, &redis_url());
+    cmd.env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
+        .args(["backfill", "--init-store"]);
+    let mut bot = Running::start(&mut cmd, dir.path(), "backfill");
+
+    wait_until("X receives the first post", || async {
+        !posts_by_text(&x).await.is_empty()
+    })
+    .await;
+    bot.signal(libc::SIGINT);
+
+    assert_eq!(bot.exit_code().await, Some(0), "{}", bot.log());
+    let state = redis_state(&prefix).await;
+    let states: Vec<&str> = state.iter().map(|(_, s, _)| s.as_str()).collect();
+    assert_eq!(
+        states,
+        ["posted"],
+        "the post in flight is recorded and no later match is claimed: {state:?}\n{}",
+        bot.log()
+    );
+    assert_eq!(posts_by_text(&x).await.values().sum::<usize>(), 1);
+    assert!(
+        bot.log()
+            .contains("signal received; finishing the current match, then stopping"),
+        "{}",
+        bot.log()
+    );
+}
+
+/// A backfill whose post in flight outlasts `SHUTDOWN_GRACE_SECS` after SIGTERM exits 1, as
+/// `run` does, leaving that claim `claimed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_backfill_past_the_grace_exits_one() {
+    let site = page_server().await;
+    let x = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/2/tweets"))
+        .respond_with(x_created().set_delay(Duration::from_secs(10)))
+        .mount(&x)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let mut cmd = live_run(dir.path(), &x, &prefix, &redis_url());
+    cmd.env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
+        .env("SHUTDOWN_GRACE_SECS", "1")
+        .args(["backfill", "--init-store"]);
+    let mut bot = Running::start(&mut cmd, dir.path(), "backfill");
+    wait_until("X receives the first post", || async {
+        !posts_by_text(&x).await.is_empty()
+    })
+    .await;
+    bot.signal(libc::SIGTERM);
+    assert_eq!(bot.exit_code().await, Some(1), "{}", bot.log());
+    assert!(bot.log().contains("SHUTDOWN_GRACE_SECS ran out"), "{}", bot.log());
+    let state = redis_state(&prefix).await;
+    let states: Vec<&str> = state.iter().map(|(_, s, _)| s.as_str()).collect();
+    assert_eq!(states, ["claimed"], "{state:?}");
+}
+
 #[tokio::test]
 async fn with_log_format_json_every_log_line_on_stderr_is_a_json_object() {
     let dir = tempfile::tempdir().unwrap();

@@ -253,7 +253,14 @@ async fn x_accepting_the_connection_and_never_answering_keeps_the_claim_as_unkno
     let o = observe(&announcer, &s, &x).await;
     assert_eq!(failed(&o), (true, Verdict::Unknown));
     assert_eq!((o.posts, o.state), (1, Some(ClaimState::Unknown)));
-    assert!(o.detail.unwrap().starts_with("no answer from X"));
+    let detail = o.detail.unwrap();
+    assert!(
+        detail.starts_with(&format!(
+            "no answer from X at {}/2/tweets within POST_TIMEOUT_SECS",
+            x.uri()
+        )),
+        "{detail}"
+    );
 }
 
 async fn a_refused_connection_releases_the_claim(kind: Kind) {
