@@ -769,11 +769,11 @@ async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u
     let polling = tracker.spawn({
         let (app, cancel) = (app.clone(), cancel.clone());
         async move {
-            let refused = app.run_until_cancelled(cancel.clone(), cycles).await;
+            let end = app.run_until_cancelled(cancel.clone(), cycles).await;
             // The cycle limit was reached, a signal came, or posting was refused: stop the
             // status endpoint too.
             cancel.cancel();
-            refused
+            end
         }
     });
     tracker.close();
@@ -794,10 +794,20 @@ async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u
         );
         return Ok(ExitCode::from(EXIT_INCOMPLETE));
     }
-    if let Ok(Some(why)) = polling.await {
+    let end = polling.await.unwrap_or_default();
+    if let Some(why) = &end.refused {
         // Said once more as the last line: the cycle's own error may be far up the log.
         tracing::error!(reason = %why, "stopped: this bot may not post; exiting");
         return Ok(ExitCode::from(EXIT_NOT_POSTING));
+    }
+    // A bounded run (`--cycles N`) ends as a backfill does when a post failed: a scheduler
+    // running it must see it. A service stopped by a signal had its failures logged as they came.
+    if cycles.is_some() && end.failed_posts > 0 {
+        tracing::warn!(
+            failed_posts = end.failed_posts,
+            "shut down; some posts failed or their outcome is unknown"
+        );
+        return Ok(ExitCode::from(EXIT_POSTS_FAILED));
     }
     tracing::info!("shut down cleanly");
     Ok(ExitCode::SUCCESS)

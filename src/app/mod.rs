@@ -374,15 +374,17 @@ impl App {
     /// per poll interval, each delayed by up to [`POLL_JITTER_FRACTION`] of it at random so
     /// replicas do not poll in lockstep; the first starts at once.
     ///
-    /// Returns why, when it stopped because this bot may not post (the store was never
-    /// initialised or lost its data, or posting halted): waiting would not change that, and
-    /// an idle bot that looks alive hides it.
-    pub async fn run_until_cancelled(&self, cancel: CancellationToken, max_cycles: Option<u64>) -> Option<String> {
+    /// Returns how the run ended: why, when it stopped because this bot may not post (the
+    /// store was never initialised or lost its data, or posting halted: waiting would not
+    /// change that, and an idle bot that looks alive hides it), and how many posts failed or
+    /// ended unknown over all its cycles.
+    pub async fn run_until_cancelled(&self, cancel: CancellationToken, max_cycles: Option<u64>) -> RunEnd {
         let mut ticks = tokio::time::interval(self.poll_interval);
         // A cycle longer than the interval (slow pages, many posts) pushes the schedule back
         // instead of firing the missed cycles in a burst to catch up.
         ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let mut done: u64 = 0;
+        let mut end = RunEnd::default();
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => break,
@@ -397,6 +399,7 @@ impl App {
             }
             let summary = self.cycle(&cancel).await;
             done += 1;
+            end.failed_posts = end.failed_posts.saturating_add(summary.failed);
             tracing::info!(
                 cycle = done,
                 sources_read = summary.sources_read,
@@ -413,7 +416,8 @@ impl App {
             );
             if let Some(why) = self.halted() {
                 tracing::error!(reason = %why, "posting halted; fix the account or credentials and restart");
-                return Some(format!("posting halted: {why}"));
+                end.refused = Some(format!("posting halted: {why}"));
+                return end;
             }
             // Unknown and stuck claims are settled with the platform on the first cycle, then
             // every RECONCILE_EVERY_CYCLES (see `crate::reconcile`).
@@ -426,7 +430,8 @@ impl App {
                 // The refusal may be a store that did not answer (worth another cycle) or one
                 // that may not be posted to (not worth any): asked again to tell them apart.
                 if let Ok(StoreReadiness::NotInitialised | StoreReadiness::Wiped) = self.readiness().await {
-                    return Some(why.clone());
+                    end.refused = Some(why.clone());
+                    return end;
                 }
             }
             if max_cycles.is_some_and(|n| done >= n) {
@@ -435,6 +440,16 @@ impl App {
             }
         }
         tracing::info!("stopped");
-        None
+        end
     }
+}
+
+/// How [`App::run_until_cancelled`] ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunEnd {
+    /// Why it stopped, when this bot may not post (the store was never initialised or lost its
+    /// data, or posting halted); `None` when it stopped on a signal or at its cycle limit.
+    pub refused: Option<String>,
+    /// Posts that failed or whose outcome is unknown, over every cycle of the run.
+    pub failed_posts: usize,
 }

@@ -121,6 +121,43 @@ async fn run_on_a_store_never_initialised_exits_4_at_once_with_the_reason() {
     );
 }
 
+/// README, exit codes: 5 is "a `backfill` (or `run --cycles N`) in which a post failed or its
+/// outcome is unknown". A bounded run counts its failures over every cycle; the same run whose
+/// posts all go out exits 0.
+#[tokio::test]
+async fn a_bounded_run_whose_post_ended_unknown_exits_5_and_one_whose_posts_went_out_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    for (status, store, expected) in [(504, "failing.db", 5), (201, "posting.db", 0)] {
+        let x = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/2/tweets"))
+            .respond_with(
+                ResponseTemplate::new(status).set_body_json(serde_json::json!({"data": {"id": "1", "text": "t"}})),
+            )
+            .mount(&x)
+            .await;
+        let mut cmd = bot(dir.path());
+        with_x(&mut cmd, &x);
+        let (code, stdout, stderr) = on_fixture(
+            cmd.env("STORE_PATH", dir.path().join(store))
+                .env("MAX_POSTS_PER_CYCLE", "1")
+                .env("POLL_INTERVAL_MS", "50"),
+            &["run", "--init-store", "--cycles", "2"],
+        )
+        .await;
+        assert_eq!(code, Some(expected), "X answering {status}: {stdout}{stderr}");
+        let posts = x
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .iter()
+            .filter(|r| r.method == wiremock::http::Method::POST)
+            .count();
+        // One post a cycle (the cap): the unknown one is not tried again, the next match is.
+        assert_eq!(posts, 2, "X answering {status}: {stderr}");
+    }
+}
+
 #[tokio::test]
 async fn a_backfill_whose_post_ended_unknown_exits_5_and_a_dry_run_with_posts_too_long_too() {
     let x = MockServer::start().await;
