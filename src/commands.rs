@@ -158,6 +158,8 @@ pub fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
                 || c.is::<TemplateError>()
                 || c.is::<Usage>()
                 || c.is::<cricket_announcer::channels::ChannelsError>()
+                // A boxed cause is its own type in the chain (`StartError::ChannelSink`).
+                || c.is::<Box<cricket_announcer::channels::ChannelsError>>()
         });
     // One line, on stderr: the cause chain without repeats, never a backtrace. Written, not
     // `eprintln!`ed: that panics when stderr is a closed pipe (`… 2>&1 | head`).

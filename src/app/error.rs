@@ -58,8 +58,8 @@ pub enum StartError {
     ChannelSink {
         /// The channel's name.
         channel: String,
-        /// The channels file's error.
+        /// The channels file's error (boxed: it is large, and start-up errors are rare).
         #[source]
-        source: ChannelsError,
+        source: Box<ChannelsError>,
     },
 }

@@ -243,7 +243,7 @@ impl App {
                             .sink(config.posting.post_timeout, source::fetch::CONNECT_TIMEOUT)
                             .map_err(|source| StartError::ChannelSink {
                                 channel: c.name.clone(),
-                                source,
+                                source: Box::new(source),
                             })?;
                         if let Err(e) = sink.prepare().await {
                             tracing::warn!(channel = %c.name, error.message = %e, "cannot read the sink's length rule from its server; using its default");

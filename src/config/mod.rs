@@ -92,7 +92,7 @@ pub enum ConfigError {
     /// `CHANNELS_FILE` cannot be used: the channels file's own error (naming the file, the
     /// channel and the field, and what to do).
     #[error("CHANNELS_FILE: {0}")]
-    Channels(crate::channels::ChannelsError),
+    Channels(Box<crate::channels::ChannelsError>),
 }
 
 impl ConfigError {
@@ -179,7 +179,7 @@ pub enum Problem {
     /// A source that cannot be read as `KIND=LOCATION` or `LOCATION`: the source parser's own
     /// error (an unknown kind, a bad URL, a CSS profile that cannot be loaded).
     #[error(transparent)]
-    Source(crate::source::SpecError),
+    Source(Box<crate::source::SpecError>),
 }
 
 /// Where claims are kept.

@@ -92,7 +92,7 @@ impl PostingSettings {
         let channels = match text(&self.channels_file) {
             Some(path) => Some(
                 Channels::load(std::path::Path::new(path), &|var| std::env::var(var).ok(), secrets)
-                    .map_err(ConfigError::Channels)?,
+                    .map_err(|e| ConfigError::Channels(Box::new(e)))?,
             ),
             None => None,
         };

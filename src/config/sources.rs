@@ -98,7 +98,7 @@ impl SourceSettings {
             .map(|r| {
                 let mut spec = r
                     .parse::<SourceSpec>()
-                    .map_err(|reason| ConfigError::invalid(var, r, Problem::Source(reason)))?;
+                    .map_err(|reason| ConfigError::invalid(var, r, Problem::Source(Box::new(reason))))?;
                 spec.api_key = match spec.kind {
                     Some(SourceKind::CricbuzzJson) => cricbuzz_key.clone(),
                     Some(SourceKind::Cricketdata) => cricketdata_key.clone(),
