@@ -177,8 +177,9 @@ impl Channel {
     /// [`Sink::prepare`] once to read the instance's own.
     ///
     /// # Errors
-    /// [`ChannelsError::Client`] naming the channel when the client cannot be built, or when
-    /// its secrets were not read (the file was read for a command that posts nothing).
+    /// [`ChannelsError::Sink`] naming the channel when the client cannot be built, or
+    /// [`ChannelsError::Client`] when its secrets were not read (the file was read for a
+    /// command that posts nothing).
     pub fn sink(&self, timeout: Duration, connect_timeout: Duration) -> Result<Sink, ChannelsError> {
         let client = |problem: String| ChannelsError::Client {
             channel: self.name.clone(),
@@ -230,7 +231,10 @@ impl Channel {
                 TelegramClient::new(api_base, bot_token, chat_id.clone(), timeout, connect_timeout).map(Sink::Telegram)
             }
         };
-        built.map_err(client)
+        built.map_err(|source| ChannelsError::Sink {
+            channel: self.name.clone(),
+            source,
+        })
     }
 
     /// Whether every secret the channel names was read: only then can it post.
@@ -327,13 +331,22 @@ pub enum ChannelsError {
         /// What is wrong and what to do.
         problem: String,
     },
-    /// A channel's client cannot be built.
+    /// A channel cannot post: its secrets were not read (the file was read for a command
+    /// that posts nothing).
     #[error("channel {channel:?}: {problem}")]
     Client {
         /// The channel.
         channel: String,
         /// Why.
         problem: String,
+    },
+    /// A channel's client cannot be built.
+    #[error("channel {channel:?}: {source}")]
+    Sink {
+        /// The channel.
+        channel: String,
+        /// The sink's reason.
+        source: crate::post::ClientError,
     },
 }
 

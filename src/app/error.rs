@@ -42,8 +42,8 @@ pub enum StartError {
     },
     /// The X client of the environment-only setup cannot be made (a base URL that cannot
     /// take the API path, or no HTTP client).
-    #[error("cannot make the X client: {0}")]
-    X(String),
+    #[error("cannot make the X client")]
+    X(#[source] crate::post::ClientError),
     /// A channel of `CHANNELS_FILE` whose template cannot be read or compiled.
     #[error("channel {channel} in CHANNELS_FILE")]
     ChannelTemplate {

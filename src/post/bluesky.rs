@@ -18,7 +18,7 @@
 //! the 500 on an existing key: bluesky-social/atproto#3718.
 
 use super::pace::{RateGate, RateLimits};
-use super::sink::{self, LengthRule, Receipt, Refusal, SinkError, SinkKind};
+use super::sink::{self, ClientError, LengthRule, Receipt, Refusal, SinkError, SinkKind};
 use crate::cricket::MatchKey;
 use chrono::{SecondsFormat, Utc};
 use reqwest::header::HeaderMap;
@@ -171,8 +171,8 @@ impl BlueskyClient {
     /// (`https://bsky.social`, or the account's PDS), posting for `channel`.
     ///
     /// # Errors
-    /// A message naming the service URL when it cannot take the XRPC paths, or when the HTTP
-    /// client cannot be built.
+    /// [`ClientError`] naming the service URL when it cannot take the XRPC paths, or when the
+    /// HTTP client cannot be built.
     pub fn new(
         service: &Url,
         identifier: &str,
@@ -180,7 +180,7 @@ impl BlueskyClient {
         channel: &str,
         timeout: Duration,
         connect_timeout: Duration,
-    ) -> Result<BlueskyClient, String> {
+    ) -> Result<BlueskyClient, ClientError> {
         sink::join(service, "xrpc/com.atproto.repo.createRecord", "the Bluesky service URL")?;
         Ok(BlueskyClient {
             http: sink::http_client(timeout, connect_timeout)?,

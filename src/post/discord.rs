@@ -8,7 +8,7 @@
 //! <https://discord.com/developers/docs/topics/opcodes-and-status-codes#http>.
 
 use super::pace::{RateGate, RateLimits};
-use super::sink::{self, Receipt, Refusal, SinkError, SinkKind, DISCORD_LENGTH};
+use super::sink::{self, ClientError, Receipt, Refusal, SinkError, SinkKind, DISCORD_LENGTH};
 use reqwest::header::HeaderMap;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
@@ -44,11 +44,19 @@ impl DiscordClient {
     /// A client for the webhook at `webhook` (the full URL Discord shows, with its token).
     ///
     /// # Errors
-    /// A message (without the URL, which is a secret) when `webhook` is not a webhook URL's
-    /// shape ([`check_webhook_url`]), or when the HTTP client cannot be built.
-    pub fn new(webhook: SecretString, timeout: Duration, connect_timeout: Duration) -> Result<DiscordClient, String> {
-        let refused =
-            |why: &str| format!("the Discord webhook URL is not https://discord.com/api/webhooks/ID/TOKEN: {why}");
+    /// [`ClientError::Refused`] (without the URL, which is a secret) when `webhook` is not a
+    /// webhook URL's shape ([`check_webhook_url`]), or [`ClientError::Http`] when the HTTP
+    /// client cannot be built.
+    pub fn new(
+        webhook: SecretString,
+        timeout: Duration,
+        connect_timeout: Duration,
+    ) -> Result<DiscordClient, ClientError> {
+        let refused = |why: &str| {
+            ClientError::Refused(format!(
+                "the Discord webhook URL is not https://discord.com/api/webhooks/ID/TOKEN: {why}"
+            ))
+        };
         check_webhook_url(webhook.expose_secret()).map_err(refused)?;
         let mut url = Url::parse(webhook.expose_secret().trim()).map_err(|_| refused("it is not a URL"))?;
         let shown = redacted(&url);
@@ -255,7 +263,8 @@ mod tests {
             Duration::from_secs(1),
             Duration::from_secs(1),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(!err.contains("tok-secret"), "{err}");
     }
 

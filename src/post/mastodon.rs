@@ -6,7 +6,7 @@
 //! <https://docs.joinmastodon.org/methods/instance/#v2>, <https://docs.joinmastodon.org/api/rate-limits/>.
 
 use super::pace::{RateGate, RateLimits};
-use super::sink::{self, LengthRule, Receipt, Refusal, SinkError, SinkKind, MASTODON_DEFAULT};
+use super::sink::{self, ClientError, LengthRule, Receipt, Refusal, SinkError, SinkKind, MASTODON_DEFAULT};
 use crate::cricket::MatchKey;
 use chrono::{DateTime, Utc};
 use reqwest::header::HeaderMap;
@@ -105,15 +105,15 @@ impl MastodonClient {
     /// for `channel`. `timeout` bounds a whole request; past it the outcome is unknown.
     ///
     /// # Errors
-    /// A message naming the instance URL when it cannot take the API path, or when the HTTP
-    /// client cannot be built.
+    /// [`ClientError`] naming the instance URL when it cannot take the API path, or when the
+    /// HTTP client cannot be built.
     pub fn new(
         instance: &Url,
         token: SecretString,
         channel: &str,
         timeout: Duration,
         connect_timeout: Duration,
-    ) -> Result<MastodonClient, String> {
+    ) -> Result<MastodonClient, ClientError> {
         Ok(MastodonClient {
             http: sink::http_client(timeout, connect_timeout)?,
             statuses: sink::join(instance, "api/v1/statuses", "the Mastodon instance URL")?,

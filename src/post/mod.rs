@@ -16,8 +16,8 @@ pub use discord::DiscordClient;
 pub use mastodon::MastodonClient;
 pub use pace::{NotUntil, PostPace, RateGate, RateLimits, DEFAULT_429_BACKOFF};
 pub use sink::{
-    is_loopback, LengthRule, Receipt, Refusal, Sink, SinkError, SinkKind, DISCORD_LENGTH, MASTODON_DEFAULT,
-    MASTODON_DEFAULT_MAX_CHARACTERS, MASTODON_DEFAULT_URL_CHARACTERS, TELEGRAM_LENGTH,
+    is_loopback, ClientError, LengthRule, Receipt, Refusal, Sink, SinkError, SinkKind, DISCORD_LENGTH,
+    MASTODON_DEFAULT, MASTODON_DEFAULT_MAX_CHARACTERS, MASTODON_DEFAULT_URL_CHARACTERS, TELEGRAM_LENGTH,
 };
 pub use telegram::TelegramClient;
 pub use x::{Found, XClient, XCredentials, RECONCILE_MAX_POSTS};

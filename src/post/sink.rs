@@ -608,6 +608,28 @@ pub(crate) fn match_channel_digest(key: &MatchKey, channel: &str) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// Why a sink's client cannot be made. No variant ever holds a secret: a credential of the
+/// wrong shape is described, never shown.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// A base URL setting that cannot take the API's path (`mailto:`, `data:`, not http(s)).
+    #[error("{what} {base} cannot take the path /{path} (an http:// or https:// URL is needed)")]
+    BadBase {
+        /// The setting, in words: `the Mastodon instance URL`.
+        what: &'static str,
+        /// The base URL as given (never one that holds a secret).
+        base: String,
+        /// The path it was to take.
+        path: String,
+    },
+    /// A credential or address of the wrong shape: what is wrong with it, never its value.
+    #[error("{0}")]
+    Refused(String),
+    /// The HTTP client cannot be built (its TLS roots cannot be loaded).
+    #[error("cannot build the HTTP client")]
+    Http(#[source] reqwest::Error),
+}
+
 /// The HTTP client every sink uses: the bot's User-Agent, a bound on the whole request (past it
 /// the outcome is unknown) and on connecting, and no redirects (a redirected POST could be sent
 /// twice, or a secret sent elsewhere). One client per pair of bounds for the whole process,
@@ -617,7 +639,7 @@ pub(crate) fn match_channel_digest(key: &MatchKey, channel: &str) -> [u8; 32] {
 pub(crate) fn http_client(
     timeout: std::time::Duration,
     connect_timeout: std::time::Duration,
-) -> Result<reqwest::Client, String> {
+) -> Result<reqwest::Client, ClientError> {
     type Clients = Vec<((std::time::Duration, std::time::Duration), reqwest::Client)>;
     static CLIENTS: std::sync::OnceLock<std::sync::Mutex<Clients>> = std::sync::OnceLock::new();
     let mut clients = CLIENTS
@@ -633,7 +655,7 @@ pub(crate) fn http_client(
         .connect_timeout(connect_timeout)
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        .map_err(ClientError::Http)?;
     clients.push(((timeout, connect_timeout), client.clone()));
     Ok(client)
 }
@@ -653,8 +675,9 @@ pub fn is_loopback(url: &url::Url) -> bool {
 /// (`https://host/prefix` + `api/v1/statuses` = `https://host/prefix/api/v1/statuses`).
 ///
 /// # Errors
-/// A message naming `what` (the setting) when `base` cannot take a path (`mailto:`, `data:`).
-pub(crate) fn join(base: &url::Url, path: &str, what: &str) -> Result<url::Url, String> {
+/// [`ClientError::BadBase`] naming `what` (the setting) when `base` cannot take a path
+/// (`mailto:`, `data:`).
+pub(crate) fn join(base: &url::Url, path: &str, what: &'static str) -> Result<url::Url, ClientError> {
     let mut base = base.clone();
     if !base.path().ends_with('/') {
         let with_slash = format!("{}/", base.path());
@@ -664,7 +687,11 @@ pub(crate) fn join(base: &url::Url, path: &str, what: &str) -> Result<url::Url, 
     base.join(&format!("./{path}"))
         .ok()
         .filter(|u| matches!(u.scheme(), "http" | "https"))
-        .ok_or_else(|| format!("{what} {base} cannot take the path /{path} (an http:// or https:// URL is needed)"))
+        .ok_or_else(|| ClientError::BadBase {
+            what,
+            base: base.to_string(),
+            path: path.to_string(),
+        })
 }
 
 /// One answer, read whole.

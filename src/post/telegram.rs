@@ -9,7 +9,7 @@
 //! <https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this>.
 
 use super::pace::{RateGate, RateLimits};
-use super::sink::{self, Receipt, Refusal, SinkError, SinkKind, TELEGRAM_LENGTH};
+use super::sink::{self, ClientError, Receipt, Refusal, SinkError, SinkKind, TELEGRAM_LENGTH};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use std::time::Duration;
@@ -126,7 +126,7 @@ impl TelegramClient {
     /// `chat_id`.
     ///
     /// # Errors
-    /// A message (without the token) when the token is not a bot token's shape
+    /// [`ClientError`] (never showing the token) when the token is not a bot token's shape
     /// ([`check_bot_token`]), when `api` cannot take the method path, or when the HTTP client
     /// cannot be built.
     pub fn new(
@@ -135,8 +135,9 @@ impl TelegramClient {
         chat_id: ChatId,
         timeout: Duration,
         connect_timeout: Duration,
-    ) -> Result<TelegramClient, String> {
-        check_bot_token(token.expose_secret()).map_err(|why| format!("the Telegram bot token is refused: {why}"))?;
+    ) -> Result<TelegramClient, ClientError> {
+        check_bot_token(token.expose_secret())
+            .map_err(|why| ClientError::Refused(format!("the Telegram bot token is refused: {why}")))?;
         let shown = sink::join(api, "bot[REDACTED]/sendMessage", "the Telegram API URL")?.to_string();
         let endpoint = sink::join(
             api,
@@ -144,7 +145,9 @@ impl TelegramClient {
             "the Telegram API URL",
         )
         .map_err(|_| {
-            "the Telegram bot token cannot be part of a URL path (it has a character a URL cannot hold)".to_string()
+            ClientError::Refused(
+                "the Telegram bot token cannot be part of a URL path (it has a character a URL cannot hold)".into(),
+            )
         })?;
         Ok(TelegramClient {
             http: sink::http_client(timeout, connect_timeout)?,
@@ -304,7 +307,8 @@ mod tests {
                 Duration::from_secs(1),
                 Duration::from_secs(1),
             )
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
             assert!(e.starts_with("the Telegram bot token is refused"), "{bad}: {e}");
             assert!(!e.contains("secret"), "{e}");
         }

@@ -5,6 +5,7 @@
 //! request is signed with no parameters.
 
 use super::pace::{self, RateGate};
+use super::sink::ClientError;
 use super::{Post, PostError, PostReceipt};
 use crate::claim::ClaimToken;
 use secrecy::{ExposeSecret, SecretString};
@@ -61,17 +62,19 @@ impl XClient {
     /// `timeout` bounds the whole request; past it the outcome is unknown.
     ///
     /// # Errors
-    /// A message naming the base URL when it cannot be joined with `/2/tweets`, or when the
-    /// HTTP client cannot be built.
+    /// [`ClientError`] naming `X_API_BASE_URL` when it cannot take the path `/2/tweets`, or when
+    /// the HTTP client cannot be built.
     pub fn new(
         base: &Url,
         credentials: XCredentials,
         timeout: Duration,
         connect_timeout: Duration,
-    ) -> Result<XClient, String> {
-        let endpoint = base
-            .join("2/tweets")
-            .map_err(|e| format!("X_API_BASE_URL {base} cannot take the path /2/tweets: {e}"))?;
+    ) -> Result<XClient, ClientError> {
+        let endpoint = base.join("2/tweets").map_err(|_| ClientError::BadBase {
+            what: "X_API_BASE_URL",
+            base: base.to_string(),
+            path: "2/tweets".into(),
+        })?;
         let http = super::sink::http_client(timeout, connect_timeout)?;
         Ok(XClient {
             http,
