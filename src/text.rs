@@ -108,7 +108,7 @@ fn is_plain_already(raw: &str) -> bool {
     // for every field of every match, and nearly every field passes.
     let printable = bytes
         .iter()
-        .fold(true, |ok, &b| ok & (b' '..=b'~').contains(&b) & (b != b'&'));
+        .fold(true, |ok, &b| ok & (b.wrapping_sub(b' ') <= b'~' - b' ') & (b != b'&'));
     let next = bytes.get(1..).unwrap_or_default();
     let double_space = bytes
         .iter()

@@ -298,7 +298,9 @@ fn comma_segments(text: &str) -> impl Iterator<Item = &str> + Clone {
     std::iter::from_fn(move || {
         let text = rest?;
         let mut from = 0;
-        while let Some(at) = text.get(from..).and_then(|t| t.find(',')).map(|i| from + i) {
+        // A byte search: these texts are short, and `str::find` sets up a `memchr` per call.
+        let comma = |t: &str| t.bytes().position(|b| b == b',');
+        while let Some(at) = text.get(from..).and_then(comma).map(|i| from + i) {
             if text.as_bytes().get(at + 1) == Some(&b' ') {
                 rest = text.get(at + 2..);
                 return text.get(..at);
