@@ -69,24 +69,25 @@ impl Format {
     /// The format of a match from what its source says, by the table in the module
     /// documentation. Every parser calls this, so the same facts give the same format.
     pub fn classify(clues: &FormatClues<'_>) -> Format {
+        // The description and the series are each read once, for every question the table
+        // asks of them (this runs for every match of every page).
+        let description = clues.description.map(Said::of).unwrap_or_default();
+        let series = clues.series.map(Said::of).unwrap_or_default();
         let said = match clues.word.map(str::trim).filter(|w| !w.is_empty()) {
             Some(word) => Format::parse(word),
-            None => match clues.description.and_then(format_word_in) {
+            None => match description.format() {
                 Some(format) => format,
                 None => return Format::Other(String::new()),
             },
         };
-        let second_tier = clues.teams.iter().any(|t| is_second_tier_side(t))
-            || [clues.description, clues.series]
-                .into_iter()
-                .flatten()
-                .any(says_second_tier);
+        let second_tier =
+            clues.teams.iter().any(|t| is_second_tier_side(t)) || description.second_tier || series.second_tier;
         let international = !second_tier
             && match clues.level {
                 Level::International => true,
                 Level::Domestic => false,
                 Level::Unknown => match said {
-                    Format::T20 => says_t20i(clues),
+                    Format::T20 => description.t20i() || series.t20i(),
                     // Test status belongs to matches between ICC full members, and to no other.
                     Format::Test => clues.teams.iter().all(|t| is_full_member(t)),
                     _ => true,
@@ -99,6 +100,67 @@ impl Format {
             (Format::T20, true) => Format::T20i,
             (format, _) => format,
         }
+    }
+}
+
+/// What a description or series name says, read in one pass over its words: the same answers
+/// as `format_word_in`, `says_second_tier` and "names a T20I" asked one at a time (a test
+/// compares them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Said {
+    /// The most specific format word: 4 "T20I"/"IT20", 3 "ODI", 2 "Test", 1 "T20", 0 none.
+    rank: u8,
+    /// "Unofficial", "Youth", "U19", "Under-19"…: below full international level.
+    second_tier: bool,
+}
+
+impl Said {
+    fn of(text: &str) -> Said {
+        let mut said = Said::default();
+        let mut prev = "";
+        for word in words(text) {
+            // Every word the table looks for starts with one of these bytes; the rest are passed
+            // over after a look at their first byte.
+            match word.as_bytes().first().map(u8::to_ascii_lowercase) {
+                Some(b't' | b'i' | b'o') => said.rank = said.rank.max(format_rank(word)),
+                Some(b'u' | b'y') => {
+                    said.second_tier |= is(word, "unofficial") || is(word, "youth") || is_age_group(word);
+                }
+                Some(b'0'..=b'9') => said.second_tier |= is(prev, "under") && is_age(word),
+                _ => {}
+            }
+            prev = word;
+        }
+        said
+    }
+
+    fn format(self) -> Option<Format> {
+        match self.rank {
+            4 => Some(Format::T20i),
+            3 => Some(Format::Odi),
+            2 => Some(Format::Test),
+            1 => Some(Format::T20),
+            _ => None,
+        }
+    }
+
+    fn t20i(self) -> bool {
+        self.rank == 4
+    }
+}
+
+/// Ranked: T20I over ODI over Test over T20, as "T20I" is the most specific word.
+fn format_rank(w: &str) -> u8 {
+    if is(w, "t20i") || is(w, "it20") {
+        4
+    } else if is(w, "odi") {
+        3
+    } else if is(w, "test") {
+        2
+    } else if is(w, "t20") {
+        1
+    } else {
+        0
     }
 }
 
@@ -137,6 +199,18 @@ pub(crate) fn words(text: &str) -> Words<'_> {
     }
 }
 
+/// `u8::is_ascii_alphanumeric` as a table: one load per byte instead of three range checks
+/// (every word of every description, series, team name and status line is found this way).
+const ALPHANUMERIC: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = (byte as u8).is_ascii_alphanumeric();
+        byte += 1;
+    }
+    table
+};
+
 /// The iterator of [`words`].
 pub(crate) struct Words<'a> {
     rest: &'a str,
@@ -147,17 +221,18 @@ pub(crate) struct Words<'a> {
 impl<'a> Iterator for Words<'a> {
     type Item = &'a str;
 
+    #[inline]
     fn next(&mut self) -> Option<&'a str> {
         let text = self.rest;
         let (start, end) = if self.ascii {
             let bytes = text.as_bytes();
-            let start = bytes.iter().position(u8::is_ascii_alphanumeric);
+            let start = bytes.iter().position(|&b| ALPHANUMERIC[usize::from(b)]);
             let start = start.unwrap_or(bytes.len());
             let len = bytes
                 .get(start..)
                 .unwrap_or_default()
                 .iter()
-                .position(|b| !b.is_ascii_alphanumeric());
+                .position(|&b| !ALPHANUMERIC[usize::from(b)]);
             (start, len.map_or(bytes.len(), |len| start + len))
         } else {
             let mut chars = text.char_indices().skip_while(|(_, c)| !c.is_alphanumeric());
@@ -174,48 +249,32 @@ fn is(word: &str, wanted: &str) -> bool {
     word.eq_ignore_ascii_case(wanted)
 }
 
-/// The format a description names ("1st Test", "3rd ODI", "2nd T20I", "Match 12 (T20)").
-/// The most specific word wins, wherever it stands; "22nd Match" names none.
-fn format_word_in(description: &str) -> Option<Format> {
-    // Ranked: T20I over ODI over Test over T20, as "T20I" is the most specific word.
-    let rank = |w: &str| {
-        if is(w, "t20i") || is(w, "it20") {
-            4
-        } else if is(w, "odi") {
-            3
-        } else if is(w, "test") {
-            2
-        } else if is(w, "t20") {
-            1
-        } else {
-            0
-        }
-    };
-    match words(description).map(rank).max().unwrap_or(0) {
-        4 => Some(Format::T20i),
-        3 => Some(Format::Odi),
-        2 => Some(Format::Test),
-        1 => Some(Format::T20),
-        _ => None,
-    }
-}
-
-fn says_t20i(clues: &FormatClues<'_>) -> bool {
-    [clues.description, clues.series]
-        .into_iter()
-        .flatten()
-        .any(|t| words(t).any(|w| is(w, "t20i") || is(w, "it20")))
-}
-
 /// "India A", "Sri Lanka A Women", "India U19", "Australia Under-19s", "Prime Minister's XI",
 /// "India Emerging", "England Lions", "Pakistan Shaheens". One pass over the name's words.
 fn is_second_tier_side(name: &str) -> bool {
+    second_tier_side(name, may_mark_second_tier)
+}
+
+/// False for a word that cannot make a side second-tier whatever came before it: every such
+/// word ("XI", "Emerging", "Shaheens", "Youth", "Academy", "U19", "Under19s", the "19" of
+/// "Under 19", the "Lions" of "England Lions") starts with one of these.
+fn may_mark_second_tier(word: &str) -> bool {
+    matches!(
+        word.as_bytes().first().map(u8::to_ascii_lowercase),
+        Some(b'x' | b'e' | b's' | b'y' | b'a' | b'u' | b'l' | b'0'..=b'9')
+    )
+}
+
+/// [`is_second_tier_side`], looking only at the words `consider` lets through for the words
+/// that mark a side (all of them are counted for the "A" rule).
+fn second_tier_side(name: &str, consider: impl Fn(&str) -> bool) -> bool {
     let (mut prev, mut last, mut before_last) = ("", "", "");
     let mut count = 0usize;
     for word in words(name) {
-        if is_second_tier_word(word)
-            || (is(prev, "under") && is_age(word))
-            || (is(prev, "england") && is(word, "lions"))
+        if consider(word)
+            && (is_second_tier_word(word)
+                || (is(prev, "under") && is_age(word))
+                || (is(prev, "england") && is(word, "lions")))
         {
             return true;
         }
@@ -259,22 +318,87 @@ fn is_age(text: &str) -> bool {
     (1..=2).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// A description or series that says the match is below full international level
-/// ("2nd Unofficial ODI", "1st Youth Test", "Under-19 World Cup"). One pass over its words.
-fn says_second_tier(text: &str) -> bool {
-    let mut prev = "";
-    for word in words(text) {
-        if is(word, "unofficial") || is(word, "youth") || is_age_group(word) || (is(prev, "under") && is_age(word)) {
-            return true;
-        }
-        prev = word;
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The format a description names, asked on its own ([`Said::of`] reads it with the rest).
+    fn format_word_in(description: &str) -> Option<Format> {
+        let rank = words(description).map(format_rank).max().unwrap_or(0);
+        Said {
+            rank,
+            second_tier: false,
+        }
+        .format()
+    }
+
+    /// "2nd Unofficial ODI", "1st Youth Test", "Under-19 World Cup", asked on its own.
+    fn says_second_tier(text: &str) -> bool {
+        let mut prev = "";
+        for word in words(text) {
+            if is(word, "unofficial") || is(word, "youth") || is_age_group(word) || (is(prev, "under") && is_age(word))
+            {
+                return true;
+            }
+            prev = word;
+        }
+        false
+    }
+
+    fn says_t20i(text: &str) -> bool {
+        words(text).any(|w| is(w, "t20i") || is(w, "it20"))
+    }
+
+    /// [`Format::parse`] through a lower-cased copy, as it was written first.
+    fn parse_by_copy(raw: &str) -> Format {
+        let t = raw.trim();
+        match t.to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+            "test" | "tests" => Format::Test,
+            "odi" | "odis" | "one-day-international" => Format::Odi,
+            "t20i" | "t20is" | "twenty20-international" | "it20" => Format::T20i,
+            "t20" | "twenty20" => Format::T20,
+            "first-class" | "firstclass" | "fc" | "multi-day" => Format::FirstClass,
+            "list-a" | "lista" | "one-day" => Format::ListA,
+            "the-hundred" | "hundred" | "100-ball" => Format::Hundred,
+            _ => Format::Other(t.to_string()),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parsing_a_word_on_the_stack_agrees_with_a_lower_cased_copy(
+            raw in "[ ]?(Twenty20[_ -]International|ONE DAY_international|first_class|The Hundred|100-ball|T20Is|List A|ODI|fc|x{20,30}|[a-zA-Z0-9_ é-]{0,26})[ ]?"
+        ) {
+            proptest::prop_assert_eq!(Format::parse(&raw), parse_by_copy(&raw));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn skipping_words_by_first_letter_never_changes_a_side(
+            name in "((India|Sri|Lanka|A|a|Women|W|XI|Emerging|Shaheens|Youth|Academy|U19|under19s|Under|19|19s|England|Lions|x|é)[ -]?){0,5}"
+        ) {
+            proptest::prop_assert_eq!(is_second_tier_side(&name), second_tier_side(&name, |_| true));
+        }
+
+        #[test]
+        fn one_pass_over_a_text_answers_as_each_question_asked_alone(
+            text in "((T20I|it20|ODI|test|T20|t20s|Unofficial|YOUTH|u19|U-19|Under|under-19s|19s|19|Ünder|Test|odi|x|é)[ ,-]?){0,6}"
+        ) {
+            let said = Said::of(&text);
+            proptest::prop_assert_eq!(said.format(), format_word_in(&text));
+            proptest::prop_assert_eq!(said.second_tier, says_second_tier(&text));
+            proptest::prop_assert_eq!(said.t20i(), says_t20i(&text));
+        }
+
+        #[test]
+        fn one_pass_agrees_on_any_text(text in "\\PC{0,40}") {
+            let said = Said::of(&text);
+            proptest::prop_assert_eq!(said.format(), format_word_in(&text));
+            proptest::prop_assert_eq!(said.second_tier, says_second_tier(&text));
+            proptest::prop_assert_eq!(said.t20i(), says_t20i(&text));
+        }
+    }
 
     #[test]
     fn words_are_the_alphanumeric_runs_as_a_char_split_gives_them() {

@@ -103,7 +103,19 @@ impl Format {
     /// Unknown words become [`Format::Other`] holding the trimmed original.
     pub fn parse(raw: &str) -> Format {
         let t = raw.trim();
-        match t.to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+        // The word lower-cased, with `_` and ` ` as `-`, in a buffer on the stack: every word of
+        // the table fits, and a longer one is none of them (this runs for every match).
+        let mut buf = [0u8; 24];
+        let key = buf.get_mut(..t.len()).and_then(|key| {
+            for (to, from) in key.iter_mut().zip(t.bytes()) {
+                *to = match from.to_ascii_lowercase() {
+                    b'_' | b' ' => b'-',
+                    other => other,
+                };
+            }
+            std::str::from_utf8(key).ok()
+        });
+        match key.unwrap_or_default() {
             "test" | "tests" => Format::Test,
             "odi" | "odis" | "one-day-international" => Format::Odi,
             "t20i" | "t20is" | "twenty20-international" | "it20" => Format::T20i,

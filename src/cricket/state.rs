@@ -43,11 +43,30 @@ impl MatchState {
 /// or two words), strongest evidence kept: abandoned, then complete, then upcoming, then live.
 /// No copy of the line is made: this runs for every match of every page.
 pub fn state_from_status(status: &str) -> Option<MatchState> {
+    weigh(status, may_be_evidence)
+}
+
+/// False for a word that is no phrase's last word, so that [`evidence`] need not look at it:
+/// every phrase ends in a word starting with one of these letters ("abandoned", "by", "result",
+/// "toss"…); "Jun", "GMT", "won", "runs" and numbers do not.
+fn may_be_evidence(word: &str) -> bool {
+    matches!(
+        word.as_bytes().first().map(u8::to_ascii_lowercase),
+        Some(b'a' | b'b' | b'c' | b'd' | b'i' | b'n' | b'o' | b'r' | b's' | b't')
+    )
+}
+
+/// The strongest evidence among the words `consider` lets through.
+fn weigh(status: &str, consider: impl Fn(&str) -> bool) -> Option<MatchState> {
     let mut strongest: Option<MatchState> = None;
     let mut prev = "";
     let mut saw_won = false;
     for word in super::format::words(status) {
-        let found = evidence(prev, word, saw_won);
+        let found = if consider(word) {
+            evidence(prev, word, saw_won)
+        } else {
+            None
+        };
         if found.is_some_and(|f| strongest.is_none_or(|s| rank(f) > rank(s))) {
             strongest = found;
         }
@@ -110,6 +129,21 @@ fn evidence(prev: &str, word: &str, saw_won: bool) -> Option<MatchState> {
 mod tests {
     use super::*;
     use MatchState::*;
+
+    proptest::proptest! {
+        /// The first-letter filter never hides evidence: same answer as looking at every word.
+        #[test]
+        fn skipping_words_by_first_letter_changes_no_answer(
+            status in "((no|No|result|RESULT|called|off|won|wins|win|by|match|Match|drawn|tied|beat|boundary|count|super|over|not|started|to|begin|starts|at|in|opt|opted|elected|chose|the|toss|need|needs|stumps|lead|trail|innings|break|abandoned|Abandonment|cancelled|canceled|Jun|16|x|é)[ ,:-]{1,2}){0,8}"
+        ) {
+            proptest::prop_assert_eq!(state_from_status(&status), weigh(&status, |_| true));
+        }
+
+        #[test]
+        fn skipping_words_changes_no_answer_on_any_text(status in "\\PC{0,60}") {
+            proptest::prop_assert_eq!(state_from_status(&status), weigh(&status, |_| true));
+        }
+    }
 
     #[test]
     fn the_status_line_settles_what_the_state_word_gets_wrong() {

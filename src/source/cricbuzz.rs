@@ -87,7 +87,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
         };
         let Some(record) = serde_json::from_str::<RawMatchInfo>(&object)
             .ok()
-            .and_then(Record::from_raw)
+            .and_then(|raw| Record::from_raw(&raw))
         else {
             continue;
         };
@@ -127,13 +127,13 @@ pub(crate) fn match_from_info(
     series_name: Option<&str>,
     urls: &MatchUrls,
 ) -> Option<Match> {
-    match_from_raw(serde_json::from_str(info).ok()?, match_type, series_name, urls)
+    match_from_raw(&serde_json::from_str(info).ok()?, match_type, series_name, urls)
 }
 
 /// [`match_from_info`] for a `matchInfo` already deserialised, e.g. in the same pass as the
 /// answer around it.
 pub(crate) fn match_from_raw(
-    raw: RawMatchInfo<'_>,
+    raw: &RawMatchInfo<'_>,
     match_type: Option<&str>,
     series_name: Option<&str>,
     urls: &MatchUrls,
@@ -584,17 +584,22 @@ fn text(field: Option<&Scalar<'_>>) -> Option<String> {
 
 impl Record {
     /// `None` unless the record has an id and two named teams: without those it is no match.
-    fn from_raw(raw: RawMatchInfo<'_>) -> Option<Record> {
+    fn from_raw(raw: &RawMatchInfo<'_>) -> Option<Record> {
         let id = raw.match_id.as_ref()?.match_id()?;
-        let team = |t: Option<Loose<RawTeam<'_>>>| -> Option<Team> {
-            let t = t?.object()?;
+        let team = |t: &Option<Loose<RawTeam<'_>>>| -> Option<Team> {
+            let Some(Loose::Object(t)) = t else {
+                return None;
+            };
             Some(Team {
                 name: text(t.name.as_ref())?,
                 short_name: text(t.short_name.as_ref()),
             })
         };
-        let teams = [team(raw.team1)?, team(raw.team2)?];
-        let venue = raw.venue_info.and_then(Loose::object);
+        let teams = [team(&raw.team1)?, team(&raw.team2)?];
+        let venue = match &raw.venue_info {
+            Some(Loose::Object(venue)) => Some(venue),
+            _ => None,
+        };
         Some(Record {
             id,
             teams,

@@ -71,50 +71,56 @@ struct Listing<I> {
 /// A `matchInfo` as one of the two paths reads it.
 trait Info {
     /// The match, with the group's `matchType` and the wrapper's `seriesName` filling gaps.
-    fn into_match(self, group_type: Option<&str>, series_name: Option<&str>, urls: &MatchUrls) -> Option<Match>;
+    fn to_match(&self, group_type: Option<&str>, series_name: Option<&str>, urls: &MatchUrls) -> Option<Match>;
 }
 
 /// The fast path: read in the same pass as the answer.
 impl Info for Loose<RawMatchInfo<'_>> {
-    fn into_match(self, group_type: Option<&str>, series_name: Option<&str>, urls: &MatchUrls) -> Option<Match> {
-        match_from_raw(self.object()?, group_type, series_name, urls)
+    fn to_match(&self, group_type: Option<&str>, series_name: Option<&str>, urls: &MatchUrls) -> Option<Match> {
+        match self {
+            Loose::Object(info) => match_from_raw(info, group_type, series_name, urls),
+            Loose::Other => None,
+        }
     }
 }
 
 /// The fallback: the raw text, read on its own.
 impl Info for &RawValue {
-    fn into_match(self, group_type: Option<&str>, series_name: Option<&str>, urls: &MatchUrls) -> Option<Match> {
+    fn to_match(&self, group_type: Option<&str>, series_name: Option<&str>, urls: &MatchUrls) -> Option<Match> {
         match_from_info(self.get(), group_type, series_name, urls)
     }
 }
 
-fn list<T>(field: Option<List<Loose<T>>>) -> impl Iterator<Item = T> {
-    field
-        .map(List::into_vec)
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(Loose::object)
+/// The objects of a list field, read in place: the listings are large, and moving each out of
+/// its list cost a copy per level.
+fn list<T>(field: &Option<List<Loose<T>>>) -> impl Iterator<Item = &T> {
+    match field {
+        Some(List::Array(items)) => objects(items),
+        _ => objects(&[]),
+    }
+}
+
+fn objects<T>(items: &[Loose<T>]) -> impl Iterator<Item = &T> {
+    items.iter().filter_map(|item| match item {
+        Loose::Object(item) => Some(item),
+        Loose::Other => None,
+    })
 }
 
 /// How many listings the groups hold: room for every match, reserved once.
 fn listings<I>(groups: &[Loose<Group<'_, I>>]) -> usize {
-    fn objects<T>(list: &Option<List<T>>) -> &[T] {
+    fn items<T>(list: &Option<List<T>>) -> &[T] {
         match list {
             Some(List::Array(items)) => items,
             _ => &[],
         }
     }
-    groups
-        .iter()
-        .filter_map(|g| match g {
-            Loose::Object(g) => Some(g),
-            Loose::Other => None,
-        })
-        .flat_map(|g| objects(&g.series_matches))
+    objects(groups)
+        .flat_map(|g| items(&g.series_matches))
         .filter_map(|w| match w {
             Loose::Object(Wrapper {
                 series: Some(Loose::Object(series)),
-            }) => Some(objects(&series.matches).len()),
+            }) => Some(items(&series.matches).len()),
             _ => None,
         })
         .sum()
@@ -160,9 +166,9 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 
 fn matches_of<I: Info>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> {
     let answered_empty = answer.response_last_updated.is_some() || answer.app_index.is_some();
-    let groups = match answer.type_matches {
-        Some(List::Array(groups)) => groups,
-        None if answered_empty => Vec::new(),
+    let groups = match &answer.type_matches {
+        Some(List::Array(groups)) => groups.as_slice(),
+        None if answered_empty => &[],
         _ => {
             return Err(ParseError::LayoutNotRecognised {
                 what: "no `typeMatches` array (Cricbuzz `matches/v1` answer)".to_string(),
@@ -171,17 +177,22 @@ fn matches_of<I: Info>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> 
     };
 
     let urls = MatchUrls::new();
-    let mut matches = Vec::with_capacity(listings(&groups));
-    for group in groups.into_iter().filter_map(Loose::object) {
+    let mut matches = Vec::with_capacity(listings(groups));
+    for group in objects(groups) {
         let group_type = text(&group.match_type);
-        for series in list(group.series_matches).filter_map(|w| w.series.and_then(Loose::object)) {
+        let series = list(&group.series_matches).filter_map(|w| match &w.series {
+            Some(Loose::Object(series)) => Some(series),
+            _ => None,
+        });
+        for series in series {
             let series_name = text(&series.series_name);
-            for listing in list(series.matches) {
+            for listing in list(&series.matches) {
                 // The group's and the wrapper's values only fill gaps: the match's own word wins.
                 matches.extend(
                     listing
                         .info
-                        .and_then(|info| info.into_match(group_type, series_name, &urls)),
+                        .as_ref()
+                        .and_then(|info| info.to_match(group_type, series_name, &urls)),
                 );
             }
         }

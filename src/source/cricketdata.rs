@@ -268,7 +268,27 @@ fn description_and_series(name: &str, team1: &str, team2: &str) -> Option<(Optio
         (Some(_), Some(second), Some(_)) if looks_like_place(second) => 2,
         _ => 1,
     };
+    // Usually no segment has spaces to trim (cleaned text has no double spaces): then the
+    // segments joined again are the text itself, cut at the `take`-th ", ".
+    if comma_segments(rest).all(|s| s.len() == s.trim().len()) {
+        let (description, series) = split_after_segments(rest, take);
+        let owned = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        return Some((owned(description), series.and_then(owned)));
+    }
     Some((join(segments().take(take)), join(segments().skip(take))))
+}
+
+/// `text` cut at its `n`-th ", ": the part before, and the part after when there is one.
+fn split_after_segments(text: &str, n: usize) -> (&str, Option<&str>) {
+    let mut end = 0;
+    for (i, segment) in comma_segments(text).enumerate() {
+        end += segment.len();
+        if i + 1 == n {
+            return (text.get(..end).unwrap_or(text), text.get(end + 2..));
+        }
+        end += 2;
+    }
+    (text, None)
 }
 
 /// `text.split(", ")`, found by looking for the comma alone (a two-byte pattern costs a
@@ -278,7 +298,9 @@ fn comma_segments(text: &str) -> impl Iterator<Item = &str> + Clone {
     std::iter::from_fn(move || {
         let text = rest?;
         let mut from = 0;
-        while let Some(at) = text.get(from..).and_then(|t| t.find(',')).map(|i| from + i) {
+        // A byte search: these texts are short, and `str::find` sets up a `memchr` per call.
+        let comma = |t: &str| t.bytes().position(|b| b == b',');
+        while let Some(at) = text.get(from..).and_then(comma).map(|i| from + i) {
             if text.as_bytes().get(at + 1) == Some(&b' ') {
                 rest = text.get(at + 2..);
                 return text.get(..at);
@@ -722,6 +744,20 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn cutting_the_text_agrees_with_joining_its_trimmed_segments(
+            rest in "[a ,,]{0,14}|((5th|Super|Six|Match|10|Final|Cup|2026| )[ ]?,? ?){0,6}",
+            take in 1usize..3
+        ) {
+            let segments = || comma_segments(&rest).map(str::trim);
+            if comma_segments(&rest).all(|s| s.len() == s.trim().len()) {
+                let (description, series) = split_after_segments(&rest, take);
+                let owned = |s: &str| (!s.is_empty()).then(|| s.to_string());
+                proptest::prop_assert_eq!(owned(description), join(segments().take(take)));
+                proptest::prop_assert_eq!(series.and_then(owned), join(segments().skip(take)));
+            }
+        }
+
         #[test]
         fn comma_segments_are_a_split_on_comma_space(text in "[a ,,]{0,12}") {
             let want: Vec<&str> = text.split(", ").collect();

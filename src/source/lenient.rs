@@ -199,16 +199,6 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
     }
 }
 
-impl<T> List<T> {
-    /// The elements; none when it was not an array.
-    pub(crate) fn into_vec(self) -> Vec<T> {
-        match self {
-            List::Array(v) => v,
-            List::Other => Vec::new(),
-        }
-    }
-}
-
 /// How a JSON answer was read by [`read_answer`].
 pub(crate) enum Reading<F, S> {
     /// In one pass, every listing straight into its struct (the usual case).
