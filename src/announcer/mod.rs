@@ -540,8 +540,15 @@ impl Announcer {
             }
         }
         let claim_kept = match verdict {
-            Verdict::NotPosted if error.is_rate_limited() => {
-                tracing::warn!(error.message = %error, "{on} answered 429; claim released without counting an attempt, posting resumes after the reset");
+            // Neither a rate limit nor a refused credential says anything about this match: an
+            // attempt counted for them would give matches up (`failed`, for good) while the
+            // operator fixes a token, one restart after another.
+            Verdict::NotPosted if error.is_rate_limited() || error.halts_channel() => {
+                if error.is_rate_limited() {
+                    tracing::warn!(error.message = %error, "{on} answered 429; claim released without counting an attempt, posting resumes after the reset");
+                } else {
+                    tracing::warn!(error.message = %error, "claim released without counting an attempt: the refusal was of the credentials, not of this post");
+                }
                 match self.store.release(token).await {
                     Ok(Checked::Applied(_)) | Ok(Checked::Gone) => false,
                     Ok(other) => {

@@ -127,7 +127,8 @@ async fn x_401_releases_the_claim_and_stops_posting(kind: Kind) {
     )
     .await;
     assert_eq!(failed(&o), (false, Verdict::NotPosted));
-    assert_eq!((o.posts, o.state, o.halted), (1, None, true));
+    // A refused credential says nothing of this match: no attempt is counted against it.
+    assert_eq!((o.posts, o.state, o.attempts, o.halted), (1, None, 0, true));
     assert!(o.log.contains("posting stops for this process"), "{}", o.log);
 }
 
@@ -143,7 +144,8 @@ async fn x_402_credits_depleted_releases_the_claim_and_stops_posting(kind: Kind)
     )
     .await;
     assert_eq!(failed(&o), (false, Verdict::NotPosted));
-    assert_eq!((o.posts, o.state, o.halted), (1, None, true));
+    // A refused credential says nothing of this match: no attempt is counted against it.
+    assert_eq!((o.posts, o.state, o.attempts, o.halted), (1, None, 0, true));
 }
 
 async fn x_403_duplicate_content_records_posted_without_an_id(kind: Kind) {
@@ -169,7 +171,8 @@ async fn x_403_other_releases_the_claim_and_stops_posting(kind: Kind) {
     .await;
     let o = announce_once(kind, &x).await;
     assert_eq!(failed(&o), (false, Verdict::NotPosted));
-    assert_eq!((o.posts, o.state, o.halted), (1, None, true));
+    // A refused credential says nothing of this match: no attempt is counted against it.
+    assert_eq!((o.posts, o.state, o.attempts, o.halted), (1, None, 0, true));
 }
 
 async fn x_429_releases_the_claim_without_counting_an_attempt(kind: Kind) {
