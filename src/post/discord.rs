@@ -122,6 +122,10 @@ impl DiscordClient {
     }
 }
 
+/// The hosts a webhook URL may name (and their subdomains): Discord's, as it shows webhook URLs
+/// (`https://discord.com/api/webhooks/ID/TOKEN`; `discordapp.com` in URLs made before 2020).
+const DISCORD_HOSTS: [&str; 2] = ["discord.com", "discordapp.com"];
+
 /// Checks that `raw` has the shape of a webhook URL as Discord shows it (Server Settings →
 /// Integrations → Webhooks → Copy Webhook URL): `https://discord.com/api/webhooks/{id}/{token}`,
 /// optionally with an API version (`/api/v10/webhooks/…`); the id is a number (a snowflake),
@@ -143,6 +147,18 @@ pub fn check_webhook_url(raw: &str) -> Result<(), &'static str> {
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err("it holds a user name or password");
+    }
+    // The URL is the credential: a look-alike host (`discord.com.evil.example`) would be
+    // handed every post. Discord's own hosts (`discord.com`, the legacy `discordapp.com`, and
+    // their `canary.`/`ptb.` clients) or this machine (a local stand-in).
+    let discord = |h: &str| {
+        let h = h.to_ascii_lowercase();
+        DISCORD_HOSTS
+            .iter()
+            .any(|d| h == *d || h.strip_suffix(d).is_some_and(|sub| sub.ends_with('.')))
+    };
+    if !sink::is_loopback(&url) && !url.host_str().is_some_and(discord) {
+        return Err("its host is not discord.com (or discordapp.com)");
     }
     let segments: Vec<&str> = url.path_segments().map(Iterator::collect).unwrap_or_default();
     let is_version = |v: &str| {
@@ -273,6 +289,8 @@ mod tests {
         for good in [
             "https://discord.com/api/webhooks/1180000000000000000/tok-Secret_9",
             "https://discordapp.com/api/v10/webhooks/1/t?thread_id=9",
+            "https://canary.discord.com/api/webhooks/1/t",
+            "https://PTB.Discord.com/api/webhooks/1/t",
             "http://127.0.0.1:8080/api/webhooks/1/t",
             "http://localhost/api/webhooks/1/t",
         ] {
@@ -289,7 +307,10 @@ mod tests {
             ("https://discord.com/api/webhooks/x1/tok-secret", "its path is not"),
             ("https://discord.com/api/webhooks/1/tok-secret/slack", "its path is not"),
             ("https://discord.com/api/webhooks/1/tok%2Fsecret", "its path is not"),
-            ("https://hooks.slack.com/services/T0/B0/tok-secret", "its path is not"),
+            ("https://hooks.slack.com/services/T0/B0/tok-secret", "its host is not"),
+            ("https://evil.example/api/webhooks/1/tok-secret", "its host is not"),
+            ("https://discord.com.evil.example/api/webhooks/1/tok-secret", "its host is not"),
+            ("https://notdiscord.com/api/webhooks/1/tok-secret", "its host is not"),
             (
                 "https://u:tok-secret@discord.com/api/webhooks/1/t",
                 "it holds a user name or password",

@@ -858,6 +858,11 @@ async fn a_dry_run_refuses_a_secret_of_the_wrong_shape_a_blank_filter_plain_http
         ),
         (
             discord.into(),
+            vec![("DISCORD_WEBHOOK_URL", "https://discord.com.evil.example/api/webhooks/1180000000000000000/tok-secret")],
+            "channel \"club\": field `webhook_url_env`: the value of DISCORD_WEBHOOK_URL is not a Discord webhook URL: its host is not discord.com (or discordapp.com)".into(),
+        ),
+        (
+            discord.into(),
             vec![("DISCORD_WEBHOOK_URL", "tok-secret")],
             "channel \"club\": field `webhook_url_env`: the value of DISCORD_WEBHOOK_URL is not a Discord webhook URL: it is not a URL".into(),
         ),
