@@ -309,7 +309,10 @@ mod tests {
             ("https://discord.com/api/webhooks/1/tok%2Fsecret", "its path is not"),
             ("https://hooks.slack.com/services/T0/B0/tok-secret", "its host is not"),
             ("https://evil.example/api/webhooks/1/tok-secret", "its host is not"),
-            ("https://discord.com.evil.example/api/webhooks/1/tok-secret", "its host is not"),
+            (
+                "https://discord.com.evil.example/api/webhooks/1/tok-secret",
+                "its host is not",
+            ),
             ("https://notdiscord.com/api/webhooks/1/tok-secret", "its host is not"),
             (
                 "https://u:tok-secret@discord.com/api/webhooks/1/t",

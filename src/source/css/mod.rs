@@ -242,7 +242,7 @@ impl CompiledProfile {
     ///
     /// As [`load_profile`].
     pub fn from_toml(toml_text: &str) -> Result<CompiledProfile, ProfileError> {
-        CompiledProfile::new(toml::from_str(toml_text)?)
+        CompiledProfile::new(toml::from_str(toml_text).map_err(|e| schema::toml_error(toml_text, &e))?)
     }
 
     /// The profile as read.

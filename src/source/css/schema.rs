@@ -172,9 +172,15 @@ fn other_state() -> MatchState {
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
     /// The text is not TOML, or does not fit the schema (missing `card`, unknown key, bad state
-    /// word, bad URL…); the message names the key.
-    #[error("profile is not valid: {0}")]
-    Toml(#[from] toml::de::Error),
+    /// word, bad URL…); the message names the key. Never the text itself: a profile path
+    /// that names another file (a `.env`, a key file) must not have its lines printed.
+    #[error("profile is not valid: {message}{}", place(.at))]
+    Toml {
+        /// The TOML reader's reason, without the quoted line it points at.
+        message: String,
+        /// Where (line, column; from 1), when the reader says.
+        at: Option<(usize, usize)>,
+    },
     /// A CSS selector does not compile.
     #[error("profile field `{field}`: selector `{selector}` is invalid: {reason}")]
     BadSelector {
@@ -204,9 +210,28 @@ pub enum ProfileError {
 /// [`ProfileError::BadSelector`] naming the field and selector that do not compile,
 /// [`ProfileError::Invalid`] for the other checks above.
 pub fn load_profile(toml_text: &str) -> Result<Profile, ProfileError> {
-    let profile: Profile = toml::from_str(toml_text)?;
+    let profile: Profile = toml::from_str(toml_text).map_err(|e| toml_error(toml_text, &e))?;
     validate(&profile)?;
     Ok(profile)
+}
+
+/// `error` reading `text`, said by its message and place only (see [`ProfileError::Toml`]).
+pub(super) fn toml_error(text: &str, error: &toml::de::Error) -> ProfileError {
+    let at = error.span().map(|span| {
+        let before = text.get(..span.start).unwrap_or(text);
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (line, column)
+    });
+    ProfileError::Toml {
+        message: error.message().trim().to_string(),
+        at,
+    }
+}
+
+fn place(at: &Option<(usize, usize)>) -> String {
+    at.map(|(line, column)| format!(" (line {line}, column {column})"))
+        .unwrap_or_default()
 }
 
 fn invalid(what: impl Into<String>) -> ProfileError {

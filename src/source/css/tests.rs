@@ -320,6 +320,21 @@ fn a_bad_selector_is_reported_with_its_field_and_text() {
     );
 }
 
+/// A profile path that names another file (a `.env`, a key file) is refused by where it stops
+/// being a profile, never by quoting the file's lines; and on one line, not the TOML reader's
+/// multi-line report.
+#[test]
+fn a_file_that_is_not_a_profile_is_refused_without_its_text() {
+    let env = "# settings\nX_API_SECRET=supersecretvalue123\n";
+    let said = load_profile(env).unwrap_err().to_string();
+    assert!(!said.contains("supersecret"), "{said}");
+    assert!(!said.contains('\n'), "{said}");
+    assert!(said.starts_with("profile is not valid: "), "{said}");
+    assert!(said.contains("(line 2, column"), "{said}");
+    let compiled = CompiledProfile::from_toml(env).map(|_| ()).unwrap_err().to_string();
+    assert_eq!(compiled, said);
+}
+
 #[test]
 fn a_profile_without_card_is_refused_naming_card() {
     let text = CRICBUZZ_PROFILE.replace(
@@ -327,7 +342,7 @@ fn a_profile_without_card_is_refused_naming_card() {
         "",
     );
     let err = load_profile(&text).unwrap_err();
-    assert!(matches!(err, ProfileError::Toml(_)), "{err:?}");
+    assert!(matches!(err, ProfileError::Toml { .. }), "{err:?}");
     assert!(err.to_string().contains("card"), "{err}");
 }
 
@@ -337,7 +352,7 @@ fn misspelt_keys_unknown_states_and_inconsistent_teams_are_refused() {
     assert!(load_profile(&typo).unwrap_err().to_string().contains("atr"));
 
     let state = CRICBUZZ_PROFILE.replace("stumps = \"live\"", "stumps = \"sleeping\"");
-    assert!(matches!(load_profile(&state), Err(ProfileError::Toml(_))));
+    assert!(matches!(load_profile(&state), Err(ProfileError::Toml { .. })));
 
     let both = ESPN_PROFILE.replace("[fields]", "[fields]\ntitle = { }\nteams_separator = \" v \"");
     assert!(matches!(load_profile(&both), Err(ProfileError::Invalid { .. })));
@@ -885,7 +900,7 @@ fn a_profile_is_found_by_builtin_name_or_path_and_refused_naming_it_and_what_to_
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/rustfmt.toml");
     let err = CompiledProfile::named(manifest).unwrap_err();
     assert!(
-        matches!(&err, LoadError::Invalid { profile, error: ProfileError::Toml(_) } if profile == manifest),
+        matches!(&err, LoadError::Invalid { profile, error: ProfileError::Toml { .. } } if profile == manifest),
         "{err:?}"
     );
     let text = err.to_string();
