@@ -17,7 +17,7 @@ pub use filter::{FilterSettings, StateSetting};
 pub use posting::{Posting, PostingSettings};
 pub use service::{LogSettings, Service, ServiceSettings};
 pub use sources::{SourceSettings, Sources};
-pub use store::{Store, StoreSettings, DEFAULT_CLAIM_TTL_SECS, MIN_CLAIM_TTL_SECS};
+pub use store::{Store, StoreSettings, DEFAULT_CLAIM_TTL_SECS, DEFAULT_KEY_PREFIX, MIN_CLAIM_TTL_SECS};
 pub use text::{PostText, ShortenerConfig, ShortenerSetting, TextSettings};
 pub use value::{Blankable, EnumList, EnumListParser, OrBlank, Whole};
 
@@ -118,7 +118,7 @@ pub enum Problem {
     #[error("expected a whole number of seconds")]
     NotSeconds,
     /// Fewer seconds than the setting's least.
-    #[error("must be at least {0} seconds")]
+    #[error("must be at least {} {}", .0, if *.0 == 1 { "second" } else { "seconds" })]
     TooFewSeconds(u64),
     /// More seconds than [`MAX_SECS`].
     #[error("must be at most {MAX_SECS} seconds (ten years)")]
@@ -342,6 +342,22 @@ mod tests {
         assert_eq!(
             s.sources.fetch_per_host_per_minute,
             crate::source::fetch::DEFAULT_PER_HOST_PER_MINUTE
+        );
+    }
+
+    #[test]
+    fn a_blank_key_prefix_is_the_default_and_one_second_is_singular() {
+        let s = Only::try_parse_from(["x", "--key-prefix", " "]).unwrap().settings;
+        assert_eq!(s.store.validate().unwrap().key_prefix, super::DEFAULT_KEY_PREFIX);
+        let s = Only::try_parse_from(["x", "--key-prefix", "club:"]).unwrap().settings;
+        assert_eq!(s.store.validate().unwrap().key_prefix, "club:");
+        assert_eq!(
+            super::Problem::TooFewSeconds(1).to_string(),
+            "must be at least 1 second"
+        );
+        assert_eq!(
+            super::Problem::TooFewSeconds(60).to_string(),
+            "must be at least 60 seconds"
         );
     }
 

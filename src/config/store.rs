@@ -26,8 +26,8 @@ pub struct StoreSettings {
     /// Embedded store file, used when neither REDIS_URL nor DATABASE_URL is set.
     #[arg(long, env = "STORE_PATH", default_value = "cricket-announcer.db", global = true)]
     pub store_path: PathBuf,
-    /// Prefix of every store key (keys are PREFIXmatch:MATCH_KEY).
-    #[arg(long, env = "KEY_PREFIX", default_value = "cricket-announcer:", global = true)]
+    /// Prefix of every store key (keys are PREFIXmatch:MATCH_KEY); blank: the default.
+    #[arg(long, env = "KEY_PREFIX", default_value = DEFAULT_KEY_PREFIX, global = true)]
     pub key_prefix: String,
     /// Claim time to live, seconds (at least 86400).
     // The default is DEFAULT_CLAIM_TTL_SECS (a test checks they agree).
@@ -49,6 +49,9 @@ pub struct StoreSettings {
     #[arg(long, env = "DATABASE_CA_FILE", global = true)]
     pub database_ca_file: Option<String>,
 }
+
+/// The key prefix when `KEY_PREFIX` is unset or blank.
+pub const DEFAULT_KEY_PREFIX: &str = "cricket-announcer:";
 
 /// The store section, validated.
 #[derive(Clone)]
@@ -92,7 +95,12 @@ impl StoreSettings {
             (None, Some(_)) => return Err(ConfigError::hidden("DATABASE_URL", Problem::NotPostgresUrl)),
             (None, None) => StoreConfig::Embedded(self.store_path.clone()),
         };
-        let key_prefix = self.key_prefix.clone();
+        // Blank means the default, as every other blank setting does: an empty prefix would
+        // write the bot's keys among everything else in the database.
+        let key_prefix = match self.key_prefix.trim() {
+            "" => DEFAULT_KEY_PREFIX.to_string(),
+            _ => self.key_prefix.clone(),
+        };
         if key_prefix.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(ConfigError::invalid("KEY_PREFIX", &key_prefix, Problem::KeyPrefixChars));
         }
