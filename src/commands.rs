@@ -802,8 +802,13 @@ async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u
         tracing::error!(reason = %why, "stopped: this bot may not post; exiting");
         return Ok(ExitCode::from(EXIT_NOT_POSTING));
     }
-    // A bounded run (`--cycles N`) ends as a backfill does when a post failed: a scheduler
-    // running it must see it. A service stopped by a signal had its failures logged as they came.
+    // A bounded run (`--cycles N`) ends as a backfill does: 4 when a channel halted (while
+    // the others went on), else 5 when a post failed; a scheduler running it must see it. A
+    // service stopped by a signal had its failures logged as they came.
+    if cycles.is_some() && app.channels().iter().any(|c| c.announcer.halted().is_some()) {
+        tracing::error!("stopped: a channel may not post (see its error above)");
+        return Ok(ExitCode::from(EXIT_NOT_POSTING));
+    }
     if cycles.is_some() && end.failed_posts > 0 {
         tracing::warn!(
             failed_posts = end.failed_posts,

@@ -228,6 +228,18 @@ async fn a_channel_that_halts_neither_blocks_nor_repeats_the_others() {
     let (stdout, _) = text(&o);
     assert!(stdout.contains("x: posted 0, skipped 4, failed 0"), "{stdout}");
     assert!(stdout.contains("mastodon: posted 0, skipped 4, failed 0"), "{stdout}");
+
+    // A bounded run ends as the backfill did: exit 4 for the halted channel, not 5 for its
+    // failed post, and still nothing repeated elsewhere.
+    let o = bot_with(dir.path(), &p, &file, &store, &source)
+        .env("KEY_PREFIX", &*prefix)
+        .args(["run", "--cycles", "1"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{stdout}{stderr}");
+    assert_eq!(p.discord_posts().await, 3);
     p.verify().await;
 }
 
