@@ -183,6 +183,8 @@ pub struct Announcer {
     mode: Mode,
     policy: ClaimPolicy,
     halted: Arc<Mutex<Option<String>>>,
+    /// Outcomes the store did not take since the cycle last asked ([`Announcer::take_unrecorded`]).
+    unrecorded: Arc<std::sync::atomic::AtomicUsize>,
     refreshes: Arc<Mutex<Refreshes>>,
     /// The records the last batch look-up read (see [`Announcer::holders`]).
     last_records: Arc<Mutex<LastRecords>>,
@@ -214,6 +216,7 @@ impl Announcer {
             mode,
             policy,
             halted: Arc::new(Mutex::new(None)),
+            unrecorded: Arc::default(),
             refreshes: Arc::new(Mutex::new(Refreshes::default())),
             last_records: Arc::new(Mutex::new(LastRecords::default())),
             hints: Arc::new(Mutex::new(HashMap::new())),
@@ -263,6 +266,13 @@ impl Announcer {
     /// The store this announcer claims in.
     pub fn store(&self) -> &ClaimStore {
         &self.store
+    }
+
+    /// How many post outcomes the store did not take (it did not answer) since the last call,
+    /// and starts counting again: the cycle counts them as store errors, so a command whose
+    /// records were not written does not end as if the store had answered.
+    pub fn take_unrecorded(&self) -> usize {
+        self.unrecorded.swap(0, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Why posting stopped for this process (bad credentials, credits depleted, permission),
@@ -616,7 +626,9 @@ impl Announcer {
             Ok(Checked::Applied(_)) => {}
             Ok(other) => warn_not_ours(token, &other),
             Err(e) => {
-                tracing::error!(error.message = %e, "could not record the post's outcome; the claim stays `claimed`")
+                // A time-out does not say the write was lost: it may land after.
+                self.unrecorded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tracing::error!(error.message = %e, "could not record the post's outcome: the store did not answer; unless the write landed late, the claim stays `claimed` and shows as stuck after its deadline (`claims list --state stuck`)")
             }
         }
     }

@@ -354,7 +354,9 @@ impl App {
                 Some(c) => metrics::counter!(names::POSTS, "outcome" => outcome, "channel" => c.clone()).increment(1),
                 None => metrics::counter!(names::POSTS, "outcome" => outcome).increment(1),
             };
-            match announcer.announce(sighting, holder).await {
+            let announced_now = announcer.announce(sighting, holder).await;
+            summary.store_errors += announcer.take_unrecorded();
+            match announced_now {
                 Ok(outcome @ (Outcome::Posted(_) | Outcome::WouldPost(_))) => {
                     let outcome = if matches!(outcome, Outcome::Posted(_)) {
                         "posted"

@@ -588,3 +588,63 @@ async fn a_run_whose_store_loses_its_data_exits_4_instead_of_idling() {
         "nothing was claimed again"
     );
 }
+
+/// The store takes the claim, then stops answering while the post is out (writes paused for
+/// longer than the store's response time-out): the post went out, its outcome could not be
+/// recorded. The backfill says so and exits 1 ("a store that did not answer"), not 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backfill_whose_post_outcome_the_store_did_not_take_exits_1() {
+    let redis = crate::helpers::OwnRedis::start();
+    let x = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/2/tweets"))
+        .respond_with(
+            ResponseTemplate::new(201)
+                .set_body_json(serde_json::json!({"data": {"id": "1", "text": "t"}}))
+                .set_delay(Duration::from_secs(2)),
+        )
+        .mount(&x)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = bot(dir.path());
+    with_x(&mut cmd, &x);
+    let child = cmd
+        .env("REDIS_URL", redis.url())
+        .env("MAX_POSTS_PER_CYCLE", "1")
+        .args(["backfill", "--init-store", "--source"])
+        .arg(fixture_page())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the claim is written (X is then holding the post for 2 s), writes pause for 8 s.
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let started = Instant::now();
+    loop {
+        let keys: Vec<String> = redis::cmd("KEYS").arg("*match:*").query_async(&mut conn).await.unwrap();
+        if !keys.is_empty() {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "no claim was written");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(8000)
+        .arg("WRITE")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let o = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("the backfill never ended")
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("could not record the post's outcome: the store did not answer"),
+        "{stderr}"
+    );
+    assert_eq!(x.received_requests().await.unwrap().len(), 1);
+}
