@@ -5,7 +5,7 @@ use crate::tables::{self, Column};
 use anyhow::Context;
 use chrono::Utc;
 use cricket_announcer::announcer::{ClaimPolicy, Output};
-use cricket_announcer::app::{check_eviction, check_sources, open_store, App, Summary};
+use cricket_announcer::app::{check_eviction, check_sources, open_store, open_store_for, Access, App, Summary};
 use cricket_announcer::claim::{known_time, ClaimState, EvictionSafety, ListedClaim, OperatorRelease};
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, ConfigError, Invocation, Needs, Printing, Sending, StoreConfig};
@@ -321,7 +321,12 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
 
-            let base = open_store(&config).await?;
+            // Listing and showing read; only `release` and `reconcile` write.
+            let access = match action {
+                ClaimsCommand::List { .. } | ClaimsCommand::Show { .. } => Access::ReadOnly,
+                _ => Access::ReadWrite,
+            };
+            let base = open_store_for(&config, access).await?;
             let stuck_after = ClaimPolicy::new(
                 config.store.claim_ttl,
                 config.posting.max_post_attempts,

@@ -14,7 +14,7 @@ mod summary;
 
 pub use error::StartError;
 pub use sources::{check_sources, source_reader, SourceCheck, CHECK_SHOWS};
-pub use store::{check_eviction, open_store, StoreReadiness};
+pub use store::{check_eviction, open_store, open_store_for, Access, StoreReadiness};
 pub use summary::{ChannelSummary, Summary};
 
 use crate::announcer::{Announcer, ClaimPolicy, DryRun, Mode, Output};

@@ -4,7 +4,7 @@
 use super::StartError;
 use super::{App, MARKER_TTL_FACTOR};
 use crate::claim::{
-    ClaimError, ClaimStore, EmbeddedClaims, EvictionRefusal, EvictionSafety, PostgresClaims, RedisClaims,
+    ClaimError, ClaimStore, EmbeddedClaims, EvictionRefusal, EvictionSafety, PostgresClaims, PostgresError, RedisClaims,
 };
 use crate::config::{Config, StoreConfig};
 use secrecy::ExposeSecret;
@@ -34,12 +34,38 @@ pub async fn check_eviction(store: &ClaimStore, asserted: bool) -> Result<Evicti
     Ok(safety)
 }
 
-/// Opens the store `config` names.
+/// What a command does with the store it opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Claims and records: PostgreSQL's ledger is created or migrated as needed.
+    ReadWrite,
+    /// Reads only (a dry run, `claims list` and `show`): nothing is created, on any store.
+    ReadOnly,
+}
+
+/// Opens the store `config` names, read-only for a dry run (see [`open_store_for`]).
+///
+/// # Errors
+/// As [`open_store_for`].
+pub async fn open_store(config: &Config) -> Result<ClaimStore, StartError> {
+    let access = if config.dry_run() {
+        Access::ReadOnly
+    } else {
+        Access::ReadWrite
+    };
+    open_store_for(config, access).await
+}
+
+/// Opens the store `config` names for `access`. Read-only, a PostgreSQL schema without the
+/// claims ledger is neither created nor migrated: a dry run reads every match as unclaimed (as
+/// it does from an embedded file that does not exist), and `claims list` refuses (a mistyped
+/// schema must not read as "no claims").
 ///
 /// # Errors
 /// [`StartError::Store`] when Redis or PostgreSQL cannot be reached (or PostgreSQL's
-/// migrations fail), or the embedded file cannot be opened.
-pub async fn open_store(config: &Config) -> Result<ClaimStore, StartError> {
+/// migrations fail, or a read-only listing finds no ledger), or the embedded file cannot be
+/// opened.
+pub async fn open_store_for(config: &Config, access: Access) -> Result<ClaimStore, StartError> {
     let failed = |what: String| move |source| StartError::Store { what, source };
     Ok(match &config.store.backend {
         StoreConfig::Redis(url) => ClaimStore::Redis(
@@ -52,10 +78,33 @@ pub async fn open_store(config: &Config) -> Result<ClaimStore, StartError> {
             .await
             .map_err(failed("connect to REDIS_URL".into()))?,
         ),
-        StoreConfig::Embedded(path) if config.dry_run() => ClaimStore::Embedded(
+        StoreConfig::Embedded(path) if access == Access::ReadOnly => ClaimStore::Embedded(
             EmbeddedClaims::open_read_only(path, &config.store.key_prefix, &config.store.instance_id)
                 .map_err(failed(format!("open the embedded store STORE_PATH={}", path.display())))?,
         ),
+        StoreConfig::Postgres(url) if access == Access::ReadOnly => {
+            let read = PostgresClaims::connect_read_only(
+                url.expose_secret(),
+                &config.store.key_prefix,
+                &config.store.instance_id,
+                config.store.database_ca_file.as_deref(),
+            )
+            .await;
+            match read {
+                Ok(store) => ClaimStore::Postgres(store),
+                Err(ClaimError::Postgres {
+                    source: PostgresError::NoLedger { schema },
+                    ..
+                }) if config.dry_run() => {
+                    tracing::warn!(%schema, "DATABASE_URL has no claims ledger there: the dry run reads every match as unclaimed, and creates nothing");
+                    ClaimStore::Embedded(
+                        EmbeddedClaims::empty(&config.store.key_prefix, &config.store.instance_id)
+                            .map_err(failed("make an empty store for the dry run".into()))?,
+                    )
+                }
+                Err(e) => return Err(failed("open the PostgreSQL store DATABASE_URL".into())(e)),
+            }
+        }
         StoreConfig::Postgres(url) => ClaimStore::Postgres(
             PostgresClaims::connect_with(
                 url.expose_secret(),

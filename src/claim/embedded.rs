@@ -120,6 +120,15 @@ impl EmbeddedClaims {
         })
     }
 
+    /// An empty store in memory, read as [`EmbeddedClaims::open_read_only`] reads a missing
+    /// file: every match unclaimed. For a dry run on a store that holds no claims yet.
+    ///
+    /// # Errors
+    /// [`ClaimError::Embedded`] when SQLite cannot make the in-memory database.
+    pub fn empty(prefix: &str, owner: &str) -> Result<EmbeddedClaims, ClaimError> {
+        EmbeddedClaims::open_read_only(Path::new(""), prefix, owner)
+    }
+
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
         &self.path

@@ -67,6 +67,12 @@ pub enum PostgresError {
     /// The server refused or failed a statement, or the connection failed.
     #[error(transparent)]
     Query(#[from] tokio_postgres::Error),
+    /// A command that only reads found no claims ledger, and does not create one.
+    #[error("no claims ledger in the schema {schema} (nothing was ever claimed there): check the search_path of DATABASE_URL, or run `seed` or a command that posts first")]
+    NoLedger {
+        /// The schema searched (`search_path`'s first, or the default).
+        schema: String,
+    },
     /// A migration could not be applied.
     #[error("migration failed: {0}")]
     Migrate(#[from] refinery::Error),
@@ -167,6 +173,31 @@ impl PostgresClaims {
         owner: &str,
         ca_file: Option<&std::path::Path>,
     ) -> Result<PostgresClaims, ClaimError> {
+        PostgresClaims::connect_as(url, prefix, owner, ca_file, true).await
+    }
+
+    /// As [`PostgresClaims::connect_with`] for a command that only reads (a dry run, `claims
+    /// list`): nothing is created or migrated.
+    ///
+    /// # Errors
+    /// As [`PostgresClaims::connect_with`]; [`PostgresError::NoLedger`] when the schema holds
+    /// no claims ledger (a mistyped schema must not read as "no claims").
+    pub async fn connect_read_only(
+        url: &str,
+        prefix: &str,
+        owner: &str,
+        ca_file: Option<&std::path::Path>,
+    ) -> Result<PostgresClaims, ClaimError> {
+        PostgresClaims::connect_as(url, prefix, owner, ca_file, false).await
+    }
+
+    async fn connect_as(
+        url: &str,
+        prefix: &str,
+        owner: &str,
+        ca_file: Option<&std::path::Path>,
+        migrating: bool,
+    ) -> Result<PostgresClaims, ClaimError> {
         let (url, sslmode) = super::tls::split_sslmode(url)?;
         let tls = MakeRustlsConnect::new(super::tls::postgres_client_config(sslmode, ca_file)?);
         let mut config: tokio_postgres::Config = url.parse().map_err(|e| err("connect")(PostgresError::Url(e)))?;
@@ -190,7 +221,11 @@ impl PostgresClaims {
             warn_if_plain_text(&client).await;
         }
         let schema = search_path_schema(config.get_options());
-        let migrated = tokio::time::timeout(MIGRATE_TIMEOUT, migrate(client, schema.as_deref())).await;
+        let migrated = if migrating {
+            tokio::time::timeout(MIGRATE_TIMEOUT, migrate(client, schema.as_deref())).await
+        } else {
+            tokio::time::timeout(MIGRATE_TIMEOUT, ledger_exists(client, schema.as_deref())).await
+        };
         // The client is gone (dropped by `migrate`, or with its future): the driver ends.
         let _ = driver.await;
         match migrated {
@@ -730,6 +765,24 @@ fn search_path_schema(options: Option<&str>) -> Option<String> {
 /// to do). The lock is released when the connection closes, also on failure. The schema
 /// `search_path` names is created first when missing: the migrations would otherwise fail on
 /// a new database with "no schema has been selected to create in".
+/// Whether the claims ledger exists where the connection's `search_path` finds it (both tables),
+/// without creating anything.
+async fn ledger_exists(client: tokio_postgres::Client, schema: Option<&str>) -> Result<(), PostgresError> {
+    let found = client
+        .query_one(
+            "SELECT to_regclass('claims') IS NOT NULL AND to_regclass('store_keys') IS NOT NULL",
+            &[],
+        )
+        .await?
+        .get::<_, bool>(0);
+    if found {
+        return Ok(());
+    }
+    Err(PostgresError::NoLedger {
+        schema: schema.unwrap_or("public").to_string(),
+    })
+}
+
 async fn migrate(mut client: tokio_postgres::Client, schema: Option<&str>) -> Result<(), PostgresError> {
     client
         .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])

@@ -453,36 +453,54 @@ async fn claims_tables_fit_100_columns_escape_store_text_say_when_empty_and_end_
     }
 }
 
+/// A command that writes creates the schema `search_path` names, then the ledger; the commands
+/// that only read create nothing: a dry run reads every match as unclaimed, and `claims list`
+/// refuses (a mistyped schema must not read as "no claims").
 #[tokio::test]
-async fn a_postgres_url_naming_a_missing_schema_creates_it_before_the_migrations() {
+async fn a_missing_postgres_schema_is_created_by_a_command_that_writes_and_by_no_reader() {
     let dir = tempfile::tempdir().unwrap();
     let schema = format!("t_new_{}", uuid::Uuid::new_v4().simple());
     let base = database_url();
     let sep = if base.contains('?') { '&' } else { '?' };
     let url = format!("{base}{sep}options=-csearch_path%3D{schema}");
-    let o = bot(dir.path())
+    let admin = raw_postgres("public").await;
+    let tables = || async {
+        admin
+            .query_one(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ('claims', 'store_keys')",
+                &[&schema],
+            )
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    };
+    let list = bot(dir.path())
         .env("DATABASE_URL", &url)
         .args(["claims", "list"])
         .output()
         .await
         .unwrap();
-    let (stdout, stderr) = text(&o);
-    let admin = raw_postgres("public").await;
-    let tables = admin
-        .query_one(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'claims'",
-            &[&schema],
-        )
-        .await
-        .unwrap()
-        .get::<_, i64>(0);
+    let dry = on_fixture(bot(dir.path()).env("DATABASE_URL", &url), &["--dry-run", "backfill"]).await;
+    let before_seed = tables().await;
+    let seed = on_fixture(bot(dir.path()).env("DATABASE_URL", &url), &["seed"]).await;
+    let after_seed = tables().await;
     admin
         .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
         .await
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{stderr}");
-    assert!(stdout.starts_with("no claims (store postgres postgres://"), "{stdout}");
-    assert_eq!(tables, 1, "{stderr}");
+    let (stdout, stderr) = text(&list);
+    assert_eq!(list.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "no claims ledger in the schema {schema} (nothing was ever claimed there)"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(dry.0, Some(0), "{}{}", dry.1, dry.2);
+    assert!(dry.1.contains("would post 4, skipped 0"), "{}", dry.1);
+    assert_eq!(before_seed, 0, "a reader created the ledger");
+    assert_eq!(seed.0, Some(0), "{}", seed.2);
+    assert_eq!(after_seed, 2, "{}", seed.2);
 }
 
 #[tokio::test]
