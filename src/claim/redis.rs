@@ -49,6 +49,32 @@ pub struct RedisClaims {
     min_replicas: Option<u32>,
 }
 
+/// The name of a claim's record (`<prefix>match:<key>`, as [`super::ClaimStore`] names it),
+/// written into a command from its parts: a held cycle's `MGET` names every match of every
+/// channel, and building each name as a `String` first cost an allocation and a copy each.
+pub(super) struct RecordName<'a> {
+    /// The store's key prefix (a channel's, under the deployment's).
+    pub(super) prefix: &'a str,
+    /// The match key.
+    pub(super) key: &'a str,
+}
+
+impl redis::ToRedisArgs for RecordName<'_> {
+    fn write_redis_args<W: ?Sized + redis::RedisWrite>(&self, out: &mut W) {
+        use std::io::Write;
+        let mut arg = out.writer_for_next_arg();
+        // A command's buffer is a `Vec`: writing to it cannot fail.
+        let _ = arg.write_all(self.prefix.as_bytes());
+        let _ = arg.write_all(RECORD_INFIX.as_bytes());
+        let _ = arg.write_all(self.key.as_bytes());
+    }
+}
+
+impl redis::ToSingleRedisArg for RecordName<'_> {}
+
+/// What sits between the prefix and the match key in a record's name.
+pub(super) const RECORD_INFIX: &str = "match:";
+
 fn err(op: &'static str) -> impl FnOnce(redis::RedisError) -> ClaimError {
     move |source| ClaimError::Redis { op, source }
 }
@@ -239,8 +265,9 @@ impl RedisClaims {
     }
 
     /// Several look-ups in ONE round trip (see [`super::ClaimStore::holders_across`]): for each
-    /// `(keys, touch, refresh)`, what [`RedisClaims::get_many`] sends, all in one pipeline; a
-    /// single `MGET` of every key when none refreshes. The values, per look-up, in order.
+    /// `(keys, touch, refresh)`, what [`RedisClaims::get_many`] sends, all in one pipeline (a
+    /// look-up that does not refresh reads with `GET`; when none refreshes,
+    /// [`RedisClaims::mget_across`] is the one `MGET`). The values, per look-up, in order.
     pub(super) async fn get_many_across(
         &self,
         reads: &[(Vec<String>, Vec<String>, Option<u64>)],
@@ -249,18 +276,7 @@ impl RedisClaims {
         if reads.iter().all(|(keys, _, _)| keys.is_empty()) {
             return Ok(vec![Vec::new(); reads.len()]);
         }
-        let values: Vec<Option<Vec<u8>>> = if reads.iter().all(|(_, _, r)| r.is_none()) {
-            let all: Vec<&String> = reads.iter().flat_map(|(k, _, _)| k).collect();
-            if all.is_empty() {
-                Vec::new()
-            } else {
-                redis::cmd("MGET")
-                    .arg(&all)
-                    .query_async(&mut self.conn.clone())
-                    .await
-                    .map_err(err("peek"))?
-            }
-        } else {
+        let values: Vec<Option<Vec<u8>>> = {
             let mut pipe = redis::pipe();
             for (keys, touch, refresh) in reads {
                 for key in keys {
@@ -292,6 +308,29 @@ impl RedisClaims {
         Ok(reads
             .iter()
             .map(|(keys, _, _)| values.by_ref().take(keys.len()).collect())
+            .collect())
+    }
+
+    /// The values of several look-ups' keys in ONE `MGET` (a held cycle: no look-up refreshes),
+    /// each key's name written straight into the command from its parts (a key of another type
+    /// reads as nil): the values per look-up (`names`, one list a look-up), in order.
+    pub(super) async fn mget_across(
+        &self,
+        names: &[Vec<RecordName<'_>>],
+    ) -> Result<Vec<Vec<Option<Vec<u8>>>>, ClaimError> {
+        // Nothing to read: no round trip (MGET needs a key).
+        if names.iter().all(Vec::is_empty) {
+            return Ok(vec![Vec::new(); names.len()]);
+        }
+        let mut mget = redis::cmd("MGET");
+        for name in names.iter().flatten() {
+            mget.arg(name);
+        }
+        let values: Vec<Option<Vec<u8>>> = mget.query_async(&mut self.conn.clone()).await.map_err(err("peek"))?;
+        let mut values = values.into_iter();
+        Ok(names
+            .iter()
+            .map(|keys| values.by_ref().take(keys.len()).collect())
             .collect())
     }
 
