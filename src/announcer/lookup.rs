@@ -17,14 +17,26 @@ pub const REFRESHES_PER_TTL: u32 = 8;
 pub(super) struct Refreshes {
     // tokio's clock, so that tests can advance it instead of waiting a share of a TTL.
     last: Option<tokio::time::Instant>,
-    covered: foldhash::HashSet<MatchKey>,
+    /// The keys that refresh covered, in the order it read them.
+    covered: Vec<MatchKey>,
 }
 
 impl Refreshes {
     /// True when a look-up of `keys` must refresh: never refreshed yet, the last refresh is
     /// `every` old, or a key is one the last refresh did not cover.
     pub(super) fn due(&self, keys: &[&MatchKey], every: Duration) -> bool {
-        self.last.is_none_or(|t| t.elapsed() >= every) || keys.iter().any(|k| !self.covered.contains(*k))
+        self.last.is_none_or(|t| t.elapsed() >= every) || !self.covers(keys)
+    }
+
+    /// True when the last refresh covered every one of `keys`.
+    fn covers(&self, keys: &[&MatchKey]) -> bool {
+        // Cycle after cycle looks up the same keys in the same order: compared in place, with
+        // no hashing, unless the listing changed.
+        if keys.len() <= self.covered.len() && keys.iter().zip(&self.covered).all(|(k, c)| *k == c) {
+            return true;
+        }
+        let covered: foldhash::HashSet<&MatchKey> = self.covered.iter().collect();
+        keys.iter().all(|k| covered.contains(*k))
     }
 }
 

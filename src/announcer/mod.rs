@@ -17,7 +17,8 @@ use lookup::Refreshes;
 pub use lookup::{holders_of_all, REFRESHES_PER_TTL};
 
 use crate::claim::{
-    Checked, ClaimError, ClaimStore, ClaimToken, Holder, LastRecords, MatchClaim, PostIntent, Released, Transition,
+    Checked, ClaimError, ClaimState, ClaimStore, ClaimToken, Holder, LastRecords, MatchClaim, PostIntent, Released,
+    Transition,
 };
 use crate::cricket::{Match, MatchKey, Sighting, CROSS_KEY_IDENTITY};
 use crate::post::{LengthRule, PostPace, Receipt, Sink, SinkError, SinkKind, Verdict, XClient, MAX_WEIGHTED_LENGTH};
@@ -25,6 +26,7 @@ use crate::shorten::Shortener;
 use crate::template::{RenderError, SinkLimit, Template};
 use chrono::Utc;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tracing::Instrument;
@@ -192,6 +194,10 @@ pub struct Announcer {
     /// its sighting derives now (the listing changed since the claim): learned from the claim
     /// step, so the next batch look-up reads the claim directly (see [`Announcer::holders_of`]).
     hints: Arc<Mutex<HashMap<String, MatchKey>>>,
+    /// Matches skipped as held by the batch look-up since [`Announcer::publish_held`] last
+    /// added them to the claims metric: nearly every sighting of a cycle is one, and a metric
+    /// update each (a registry look-up with a recorder installed) cost more than the skip.
+    held: Arc<AtomicU64>,
     /// Whether a claim requires the first-start marker (see [`Announcer::requiring_marker`]).
     require_marker: bool,
     /// The channel posted on (see [`Announcer::on_channel`]).
@@ -220,6 +226,7 @@ impl Announcer {
             refreshes: Arc::new(Mutex::new(Refreshes::default())),
             last_records: Arc::new(Mutex::new(LastRecords::default())),
             hints: Arc::new(Mutex::new(HashMap::new())),
+            held: Arc::new(AtomicU64::new(0)),
             require_marker: false,
             channel: "x".into(),
         }
@@ -251,6 +258,15 @@ impl Announcer {
     pub fn requiring_marker(mut self, yes: bool) -> Announcer {
         self.require_marker = yes;
         self
+    }
+
+    /// Adds the matches skipped as held since the last call to the claims metric
+    /// (`result="held"`), in one update: the cycle calls it once it has announced.
+    pub fn publish_held(&self) {
+        let held = self.held.swap(0, Ordering::Relaxed);
+        if held > 0 {
+            metrics::counter!(crate::metric_names::CLAIMS, "result" => "held").increment(held);
+        }
     }
 
     /// The claim policy in force.
@@ -374,7 +390,8 @@ impl Announcer {
                 let message = if self.is_dry_run() {
                     "dry run: would skip"
                 } else {
-                    metrics::counter!(crate::metric_names::CLAIMS, "result" => "held").increment(1);
+                    // Counted here, added to the metric once a cycle (see `publish_held`).
+                    self.held.fetch_add(1, Ordering::Relaxed);
                     "skipped: match already claimed"
                 };
                 // Every held match is seen again each cycle: a line each would bury the news.
@@ -665,13 +682,17 @@ fn warn_not_ours(token: &ClaimToken, found: &Checked) {
 /// Logs a skip at `level` (a stuck holder always at WARN), naming the holder, since when and
 /// in which state.
 fn log_skip(key: &MatchKey, holder: &Holder, stuck_after: Duration, message: &'static str, level: Level) {
-    let now = Utc::now();
-    let state = holder.display_state(now, stuck_after);
-    // Nearly every sighting is a held one: build no text for a line nobody will see.
+    // Nearly every sighting is a held one: build no text for a line nobody will see, and read
+    // the clock only for a line shown or a holder that can be stuck (only `claimed` can).
     let shown = match level {
         Level::DEBUG => tracing::enabled!(Level::DEBUG),
         _ => tracing::enabled!(Level::INFO),
     };
+    if !shown && holder.state != ClaimState::Claimed {
+        return;
+    }
+    let now = Utc::now();
+    let state = holder.display_state(now, stuck_after);
     if state != "stuck" && !shown {
         return;
     }

@@ -4,7 +4,7 @@
 use super::{App, ChannelRun, ChannelSummary, StoreReadiness, Summary};
 use crate::announcer::{holders_of_all, Announcer};
 use crate::announcer::{AnnounceError, Outcome};
-use crate::claim::{ClaimError, Holder, MatchClaim, Transition};
+use crate::claim::{ClaimError, ClaimState, Holder, MatchClaim, Transition};
 use crate::cricket::Sighting;
 use crate::metric_names as names;
 use crate::telemetry::CauseChain;
@@ -240,6 +240,7 @@ impl App {
             }
         }
         for (channel, mut counts) in self.channels.iter().zip(counts) {
+            channel.announcer.publish_held();
             counts.halted = channel.announcer.halted();
             summary.posted += counts.posted;
             summary.skipped += counts.skipped;
@@ -324,6 +325,13 @@ impl App {
         let announcer = &channel.announcer;
         let mut holders = holders.into_iter();
         let mut announced = 0usize;
+        // Per channel only with a channels file: the one X channel keeps the series it always
+        // had.
+        let label = self.channels_file.then(|| channel.name().to_string());
+        let count = |outcome: &'static str| match &label {
+            Some(c) => metrics::counter!(names::POSTS, "outcome" => outcome, "channel" => c.clone()).increment(1),
+            None => metrics::counter!(names::POSTS, "outcome" => outcome).increment(1),
+        };
         for (i, s) in seen.iter().enumerate() {
             if cancel.is_cancelled() || announcer.halted().is_some() {
                 break;
@@ -347,13 +355,6 @@ impl App {
                 );
                 break;
             }
-            // Per channel only with a channels file: the one X channel keeps the series it
-            // always had.
-            let label = self.channels_file.then(|| channel.name().to_string());
-            let count = |outcome: &'static str| match &label {
-                Some(c) => metrics::counter!(names::POSTS, "outcome" => outcome, "channel" => c.clone()).increment(1),
-                None => metrics::counter!(names::POSTS, "outcome" => outcome).increment(1),
-            };
             let announced_now = announcer.announce(sighting, holder).await;
             summary.store_errors += announcer.take_unrecorded();
             match announced_now {
@@ -369,7 +370,10 @@ impl App {
                 }
                 Ok(Outcome::Skipped { holder }) => {
                     counts.skipped += 1;
-                    if holder.is_stuck(chrono::Utc::now(), self.policy.stuck_after) {
+                    // Only a `claimed` holder can be stuck: no clock read for the others.
+                    if holder.state == ClaimState::Claimed
+                        && holder.is_stuck(chrono::Utc::now(), self.policy.stuck_after)
+                    {
                         summary.stuck_claims += 1;
                     }
                 }

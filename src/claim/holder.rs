@@ -6,7 +6,6 @@ use super::record::{age, display_state, is_stuck, known_time, opt_rfc3339, rfc33
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -141,20 +140,30 @@ pub(super) fn text_as_bytes(values: Vec<Option<String>>) -> Vec<Option<Vec<u8>>>
     values.into_iter().map(|v| v.map(String::into_bytes)).collect()
 }
 
-/// The records one batch look-up read, each with the holder it reads as (see
-/// [`ClaimStore::holders_since`](super::ClaimStore::holders_since)). Holds each record's text: about 260 bytes a match.
+/// The records one batch look-up read, in the order of its keys, each with the holder it reads
+/// as (see [`ClaimStore::holders_since`](super::ClaimStore::holders_since)): the next look-up
+/// of the same keys compares each record with the one read at the same place (length, then
+/// bytes) and reuses its holder when they are equal, with no hashing. Holds each record's text
+/// (about 260 bytes a match) and nothing the next look-up cannot use.
 #[derive(Debug, Default)]
-pub struct LastRecords(pub(super) HashMap<Vec<u8>, Holder, foldhash::fast::RandomState>);
+pub struct LastRecords(pub(super) Vec<Option<Kept>>);
+
+/// One record a look-up read, and the holder it reads as.
+#[derive(Debug)]
+pub(super) struct Kept {
+    pub(super) record: Box<[u8]>,
+    pub(super) holder: Holder,
+}
 
 impl LastRecords {
-    /// How many distinct records are remembered.
+    /// How many records are remembered.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.0.iter().flatten().count()
     }
 
     /// True when nothing is remembered.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.len() == 0
     }
 }
 

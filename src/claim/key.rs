@@ -110,9 +110,32 @@ impl redis::ToRedisArgs for StoreKey {
 /// A key is one argument: what lets the typed commands (`GET`, `SET … NX`, `EXPIRE`) take it.
 impl redis::ToSingleRedisArg for StoreKey {}
 
+/// The name of a claim's record (`<prefix>match:<key>`, as [`StoreKey::claim`] names it),
+/// written into a command from its parts: a held cycle's `MGET` names every match of every
+/// channel, and building each name as a `String` first cost an allocation and a copy each.
+pub(crate) struct RecordName<'a> {
+    /// The store's key prefix (a channel's, under the deployment's).
+    pub(crate) prefix: &'a str,
+    /// The match key.
+    pub(crate) key: &'a str,
+}
+
+impl redis::ToRedisArgs for RecordName<'_> {
+    fn write_redis_args<W: ?Sized + redis::RedisWrite>(&self, out: &mut W) {
+        use std::io::Write;
+        let mut arg = out.writer_for_next_arg();
+        // A command's buffer is a `Vec`: writing to it cannot fail.
+        let _ = arg.write_all(self.prefix.as_bytes());
+        let _ = arg.write_all(CLAIM_SEGMENT.as_bytes());
+        let _ = arg.write_all(self.key.as_bytes());
+    }
+}
+
+impl redis::ToSingleRedisArg for RecordName<'_> {}
+
 #[cfg(test)]
 mod tests {
-    use super::StoreKey;
+    use super::{RecordName, StoreKey};
     use crate::cricket::MatchKey;
 
     #[test]
@@ -131,5 +154,19 @@ mod tests {
         );
         assert_eq!(StoreKey::marker("bot:").as_str(), "bot:store:initialised");
         assert_eq!(StoreKey::marker("bot:").match_key(), None);
+    }
+
+    #[test]
+    fn a_record_name_is_written_as_its_claim_key_reads() {
+        use redis::ToRedisArgs;
+        let key = MatchKey::parse("2026-07-17:india:zimbabwe").unwrap();
+        let name = RecordName {
+            prefix: "{bot:}ch:x:",
+            key: key.as_str(),
+        };
+        assert_eq!(
+            name.to_redis_args(),
+            vec![StoreKey::claim("{bot:}ch:x:", &key).as_str().as_bytes().to_vec()]
+        );
     }
 }

@@ -36,9 +36,9 @@ mod tls;
 pub use self::durability::{EvictionRefusal, EvictionSafety, NO_EVICTION, REPLICA_ACK_TIMEOUT};
 pub use self::embedded::EmbeddedClaims;
 pub use self::error::ClaimError;
-use self::holder::{text_as_bytes, Owners};
+use self::holder::{text_as_bytes, Kept, Owners};
 pub use self::holder::{Holder, LastRecords};
-pub(crate) use self::key::StoreKey;
+pub(crate) use self::key::{RecordName, StoreKey};
 pub use self::postgres::{PostgresClaims, PostgresError};
 pub use self::record::{known_time, Claim, ClaimState};
 pub use self::redis::{RedisClaims, RedisOptions};
@@ -613,12 +613,12 @@ impl ClaimStore {
         self.holders_since(keys, refresh, &mut LastRecords::default()).await
     }
 
-    /// As [`ClaimStore::holders`], reading only the records that changed since the look-up
-    /// `last` remembers, and remembering the records this one read (`last` is emptied when it
-    /// holds more than twice a look-up's worth). A record's text alone
-    /// decides its holder, so a record read again unchanged (a match posted days ago, seen
-    /// every cycle) gives the same holder without being parsed again. What `last` remembers
-    /// never decides whether a match is held: the store's answer does.
+    /// As [`ClaimStore::holders`], parsing only the records that changed since the look-up
+    /// `last` remembers (compared place by place: the same keys in the same order, as cycle
+    /// after cycle looks them up), and remembering the records this one read, and only those.
+    /// A record's text alone decides its holder, so a record read again unchanged (a match
+    /// posted days ago, seen every cycle) gives the same holder without being parsed again.
+    /// What `last` remembers never decides whether a match is held: the store's answer does.
     ///
     /// # Errors
     /// As [`ClaimStore::holders`]; `last` is then left as it was.
@@ -673,6 +673,29 @@ impl ClaimStore {
     pub async fn holders_across(reads: &mut [BatchRead<'_>]) -> Result<Vec<Vec<Option<Holder>>>, ClaimError> {
         let all_redis = reads.iter().all(|r| matches!(r.store, ClaimStore::Redis(_)));
         match reads.first().map(|r| r.store) {
+            // The held cycle: no look-up refreshes, so ONE `MGET` of every key, each named
+            // in the command without a `String` of its own.
+            Some(ClaimStore::Redis(redis)) if all_redis && reads.iter().all(|r| r.refresh.is_none()) => {
+                let names: Vec<Vec<RecordName<'_>>> = reads
+                    .iter()
+                    .map(|r| {
+                        let prefix = r.store.prefix();
+                        r.keys
+                            .iter()
+                            .map(|k| RecordName {
+                                prefix,
+                                key: k.as_str(),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let raw = redis.mget_across(&names).await?;
+                reads
+                    .iter_mut()
+                    .zip(raw)
+                    .map(|(r, raw)| read_holders(raw, r.keys.len(), r.last))
+                    .collect()
+            }
             Some(ClaimStore::Redis(redis)) if all_redis => {
                 let requests: Vec<(Vec<StoreKey>, Vec<StoreKey>, Option<u64>)> = reads
                     .iter()
@@ -989,11 +1012,11 @@ pub struct BatchRead<'a> {
     pub last: &'a mut LastRecords,
 }
 
-/// The holders of one look-up's raw values (`expected` of them), reusing what `last` parsed
-/// before and adding what it had not. A record's text alone decides its holder, so an entry
-/// never goes wrong, it only goes unused (a record that changed since); `last` is emptied when it
-/// holds more than twice what a look-up reads, which bounds it. Keeping it, rather than
-/// rebuilding it for every look-up, spares a held cycle an insertion and a drop per match.
+/// The holders of one look-up's raw values (`expected` of them), reusing what `last` parsed:
+/// a record equal, byte for byte, to the one the last look-up read at the same place gives the
+/// same holder without being parsed again (a record's text alone decides its holder), and with
+/// no hashing (nearly every record of a held cycle is unchanged). `last` then holds this
+/// look-up's records alone: what the next one can reuse.
 fn read_holders(
     raw: Vec<Option<Vec<u8>>>,
     expected: usize,
@@ -1005,24 +1028,26 @@ fn read_holders(
             detail: format!("{} replies to {expected} reads", raw.len()),
         });
     }
-    if last.0.len() > 2 * expected + 64 {
-        last.0.clear();
-    }
+    // Updated in place: the next look-up of a held cycle keeps nearly every entry as it is.
+    last.0.resize_with(raw.len(), || None);
     let mut owners = Owners::default();
     let holders = raw
         .into_iter()
-        .map(|r| {
-            let r = r?;
-            Some(match last.0.get(r.as_slice()) {
-                Some(known) => known.clone(),
-                None => {
+        .zip(last.0.iter_mut())
+        .map(|(r, slot)| {
+            let Some(r) = r else {
+                *slot = None;
+                return None;
+            };
+            if !matches!(slot, Some(known) if *known.record == *r) {
+                *slot = Some(Kept {
                     // A value that is not UTF-8 is no record of ours; read lossily, it gives
                     // (as any foreign value) an unreadable record, not an error for the batch.
-                    let holder = Holder::from_stored(&String::from_utf8_lossy(&r), &mut owners);
-                    last.0.insert(r, holder.clone());
-                    holder
-                }
-            })
+                    holder: Holder::from_stored(&String::from_utf8_lossy(&r), &mut owners),
+                    record: r.into_boxed_slice(),
+                });
+            }
+            slot.as_ref().map(|known| known.holder.clone())
         })
         .collect();
     Ok(holders)

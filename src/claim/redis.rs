@@ -5,7 +5,7 @@
 //! learns the holder in the same round trip).
 
 use super::redis_conn::{self, Deployment, RedisConn, SentinelConn, SENTINEL_SCHEMES};
-use super::{ClaimError, IdentityClaim, IdentityReply, StoreKey, StoredLookup, Swapped};
+use super::{ClaimError, IdentityClaim, IdentityReply, RecordName, StoreKey, StoredLookup, Swapped};
 use redis::aio::ConnectionManager;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
 use redis::{AsyncCommands, ExistenceCheck, Script, SetExpiry, SetOptions};
@@ -244,8 +244,9 @@ impl RedisClaims {
     }
 
     /// Several look-ups in ONE round trip (see [`super::ClaimStore::holders_across`]): for each
-    /// `(keys, touch, refresh)`, what [`RedisClaims::get_many`] sends, all in one pipeline; a
-    /// single `MGET` of every key when none refreshes. The values, per look-up, in order.
+    /// `(keys, touch, refresh)`, what [`RedisClaims::get_many`] sends, all in one pipeline (a
+    /// look-up that does not refresh reads with `GET`; when none refreshes,
+    /// [`RedisClaims::mget_across`] is the one `MGET`). The values, per look-up, in order.
     pub(super) async fn get_many_across(
         &self,
         reads: &[(Vec<StoreKey>, Vec<StoreKey>, Option<u64>)],
@@ -254,18 +255,7 @@ impl RedisClaims {
         if reads.iter().all(|(keys, _, _)| keys.is_empty()) {
             return Ok(vec![Vec::new(); reads.len()]);
         }
-        let values: Vec<Option<Vec<u8>>> = if reads.iter().all(|(_, _, r)| r.is_none()) {
-            let all: Vec<&StoreKey> = reads.iter().flat_map(|(k, _, _)| k).collect();
-            if all.is_empty() {
-                Vec::new()
-            } else {
-                redis::cmd("MGET")
-                    .arg(&all)
-                    .query_async(&mut self.conn.clone())
-                    .await
-                    .map_err(err("peek"))?
-            }
-        } else {
+        let values: Vec<Option<Vec<u8>>> = {
             let mut pipe = redis::pipe();
             for (keys, touch, refresh) in reads {
                 for key in keys {
@@ -297,6 +287,29 @@ impl RedisClaims {
         Ok(reads
             .iter()
             .map(|(keys, _, _)| values.by_ref().take(keys.len()).collect())
+            .collect())
+    }
+
+    /// The values of several look-ups' keys in ONE `MGET` (a held cycle: no look-up refreshes),
+    /// each key's name written straight into the command from its parts (a key of another type
+    /// reads as nil): the values per look-up (`names`, one list a look-up), in order.
+    pub(super) async fn mget_across(
+        &self,
+        names: &[Vec<RecordName<'_>>],
+    ) -> Result<Vec<Vec<Option<Vec<u8>>>>, ClaimError> {
+        // Nothing to read: no round trip (MGET needs a key).
+        if names.iter().all(Vec::is_empty) {
+            return Ok(vec![Vec::new(); names.len()]);
+        }
+        let mut mget = redis::cmd("MGET");
+        for name in names.iter().flatten() {
+            mget.arg(name);
+        }
+        let values: Vec<Option<Vec<u8>>> = mget.query_async(&mut self.conn.clone()).await.map_err(err("peek"))?;
+        let mut values = values.into_iter();
+        Ok(names
+            .iter()
+            .map(|keys| values.by_ref().take(keys.len()).collect())
             .collect())
     }
 
