@@ -137,7 +137,7 @@ impl Announcer {
         Ok(found)
     }
 
-    /// [`ClaimStore::holders_since`] this process's last look-up: the records read unchanged
+    /// [`ClaimStore::holders_touching`] since this process's last look-up: the records read unchanged
     /// since (nearly all of them, cycle after cycle) are not parsed again.
     async fn holders_since_last(
         &self,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Who holds a claim: what a skip needs to say (who, since when, in which state) and nothing
-/// more. A cycle's batch look-up ([`ClaimStore::holders`](super::ClaimStore::holders)) reads each held record into one of
+/// more. A cycle's batch look-up ([`ClaimStore::holders_touching`](super::ClaimStore::holders_touching)) reads each held record into one of
 /// these rather than into a whole [`Claim`]: nearly every match a cycle sees is held, and the
 /// rest of the record (title, aliases, token…) was most of a held cycle's work
 /// (`docs/benchmarks.md`). The whole record is [`ClaimStore::peek`](super::ClaimStore::peek)'s.
@@ -141,7 +141,7 @@ pub(super) fn text_as_bytes(values: Vec<Option<String>>) -> Vec<Option<Vec<u8>>>
 }
 
 /// The records one batch look-up read, in the order of its keys, each with the holder it reads
-/// as (see [`ClaimStore::holders_since`](super::ClaimStore::holders_since)): the next look-up
+/// as (see [`ClaimStore::holders_touching`](super::ClaimStore::holders_touching)): the next look-up
 /// of the same keys compares each record with the one read at the same place (length, then
 /// bytes) and reuses its holder when they are equal, with no hashing. Holds each record's text
 /// (about 260 bytes a match) and nothing the next look-up cannot use.

@@ -597,47 +597,24 @@ impl ClaimStore {
     /// The [`Holder`] of each of `keys` (`None`: no live claim), in one round trip (Redis: a
     /// pipeline of one `GETEX` per key, or one `MGET`). With `refresh`, each held key's TTL is set to
     /// `refresh` again, as a later sighting must do so a still-listed match never expires into a
-    /// second announcement; without it nothing is written (dry run).
+    /// second announcement, and so is the TTL of each identity in `touch` (`cricbuzz:158062`,
+    /// `key:…`: the identities of the matches looked up), where the identity is recorded, so an
+    /// identity lives as long as its claim; without `refresh` nothing is written (dry run).
     ///
-    /// This is a read, not a claim: `None` only means "try [`ClaimStore::claim`]", whose
-    /// `SET NX` alone decides. A cycle calls this once for every match it sees, so matches
+    /// Only the records that changed since the look-up `last` remembers are parsed (compared
+    /// place by place: the same keys in the same order, as cycle after cycle looks them up),
+    /// and `last` then remembers the records this one read, and only those. A record's text
+    /// alone decides its holder, so a record read again unchanged (a match posted days ago,
+    /// seen every cycle) gives the same holder without being parsed again. What `last`
+    /// remembers never decides whether a match is held: the store's answer does.
+    ///
+    /// This is a read, not a claim: `None` only means "try [`ClaimStore::claim_match`]", whose
+    /// atomic write alone decides. A cycle calls this once for every match it sees, so matches
     /// already claimed cost no round trip of their own.
     ///
     /// # Errors
-    /// [`ClaimError`] when the store cannot answer; then nothing is known about any key.
-    pub async fn holders(
-        &self,
-        keys: &[&MatchKey],
-        refresh: Option<Duration>,
-    ) -> Result<Vec<Option<Holder>>, ClaimError> {
-        self.holders_since(keys, refresh, &mut LastRecords::default()).await
-    }
-
-    /// As [`ClaimStore::holders`], parsing only the records that changed since the look-up
-    /// `last` remembers (compared place by place: the same keys in the same order, as cycle
-    /// after cycle looks them up), and remembering the records this one read, and only those.
-    /// A record's text alone decides its holder, so a record read again unchanged (a match
-    /// posted days ago, seen every cycle) gives the same holder without being parsed again.
-    /// What `last` remembers never decides whether a match is held: the store's answer does.
-    ///
-    /// # Errors
-    /// As [`ClaimStore::holders`]; `last` is then left as it was.
-    pub async fn holders_since(
-        &self,
-        keys: &[&MatchKey],
-        refresh: Option<Duration>,
-        last: &mut LastRecords,
-    ) -> Result<Vec<Option<Holder>>, ClaimError> {
-        self.holders_touching(keys, &[], refresh, last).await
-    }
-
-    /// As [`ClaimStore::holders_since`]; with `refresh`, the TTL of each identity in `touch`
-    /// (`cricbuzz:158062`, `key:…`: the identities of the matches looked up) is set to `refresh`
-    /// again in the same round trip, where the identity is recorded, so an identity lives as
-    /// long as its claim.
-    ///
-    /// # Errors
-    /// As [`ClaimStore::holders`]; `last` is then left as it was.
+    /// [`ClaimError`] when the store cannot answer; then nothing is known about any key, and
+    /// `last` is left as it was.
     pub async fn holders_touching(
         &self,
         keys: &[&MatchKey],
@@ -1008,7 +985,7 @@ pub struct BatchRead<'a> {
     pub touch: Vec<&'a str>,
     /// The TTL to set again on every held key, when due.
     pub refresh: Option<Duration>,
-    /// The records this look-up read last time (see [`ClaimStore::holders_since`]).
+    /// The records this look-up read last time (see [`ClaimStore::holders_touching`]).
     pub last: &'a mut LastRecords,
 }
 

@@ -1,7 +1,7 @@
 //! The store contract, run against Redis, the embedded store and PostgreSQL alike; then what
 //! only the PostgreSQL ledger promises (one row per match, history kept, reconnects).
 
-use crate::helpers::{self, keys, raw_postgres, raw_redis, schema_for, store, unique_prefix, Kind};
+use crate::helpers::{self, keys, raw_postgres, raw_redis, schema_for, store, unique_prefix, Holders, Kind};
 use cricket_announcer::claim::{
     Checked, ClaimError, ClaimOutcome, ClaimState, ClaimStore, Holder, LastRecords, MatchClaim, OperatorRelease,
     PostgresClaims, Transition,

@@ -89,8 +89,9 @@ fn live_run(dir: &Path, x: &MockServer, prefix: &str, redis: &str) -> tokio::pro
     cmd
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_lets_the_post_in_flight_finish_and_record_it_then_exits_zero() {
+/// `command` (`run`, `backfill`) gets `signal` while X holds its first post: the post in flight
+/// finishes and is recorded, no later match is claimed, and the exit is 0.
+async fn a_signal_lets_the_post_in_flight_finish_and_record_it(command: &str, signal: libc::c_int) {
     let site = page_server().await;
     let x = MockServer::start().await;
     // X answers slowly, so the signal arrives while the first post is in flight.
@@ -103,51 +104,14 @@ async fn sigterm_lets_the_post_in_flight_finish_and_record_it_then_exits_zero() 
     let prefix = unique_prefix();
     let mut cmd = live_run(dir.path(), &x, &prefix, &redis_url());
     cmd.env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
-        .args(["run", "--init-store"]);
-    let mut bot = Running::start(&mut cmd, dir.path(), "run");
+        .args([command, "--init-store"]);
+    let mut bot = Running::start(&mut cmd, dir.path(), command);
 
     wait_until("X receives the first post", || async {
         !posts_by_text(&x).await.is_empty()
     })
     .await;
-    bot.signal(libc::SIGTERM);
-
-    assert_eq!(bot.exit_code().await, Some(0), "{}", bot.log());
-    let state = redis_state(&prefix).await;
-    let states: Vec<&str> = state.iter().map(|(_, s, _)| s.as_str()).collect();
-    assert_eq!(
-        states,
-        ["posted"],
-        "the post in flight is recorded and no later match is claimed: {state:?}\n{}",
-        bot.log()
-    );
-    assert_eq!(posts_by_text(&x).await.values().sum::<usize>(), 1);
-}
-
-/// `backfill` stops on SIGINT (Ctrl-C) as `run` does: the post in flight finishes and is
-/// recorded, no later match is claimed, and the exit is 0.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigint_during_backfill_lets_the_post_in_flight_finish_and_record_it_then_exits_zero() {
-    let site = page_server().await;
-    let x = MockServer::start().await;
-    // X answers slowly, so the signal arrives while the first post is in flight.
-    Mock::given(method("POST"))
-        .and(path("/2/tweets"))
-        .respond_with(x_created().set_delay(Duration::from_secs(2)))
-        .mount(&x)
-        .await;
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = unique_prefix();
-    let mut cmd = live_run(dir.path(), &x, &prefix, &redis_url());
-    cmd.env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
-        .args(["backfill", "--init-store"]);
-    let mut bot = Running::start(&mut cmd, dir.path(), "backfill");
-
-    wait_until("X receives the first post", || async {
-        !posts_by_text(&x).await.is_empty()
-    })
-    .await;
-    bot.signal(libc::SIGINT);
+    bot.signal(signal);
 
     assert_eq!(bot.exit_code().await, Some(0), "{}", bot.log());
     let state = redis_state(&prefix).await;
@@ -165,6 +129,17 @@ async fn sigint_during_backfill_lets_the_post_in_flight_finish_and_record_it_the
         "{}",
         bot.log()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_the_post_in_flight_finish_and_record_it_then_exits_zero() {
+    a_signal_lets_the_post_in_flight_finish_and_record_it("run", libc::SIGTERM).await;
+}
+
+/// `backfill` stops on SIGINT (Ctrl-C) as `run` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_during_backfill_lets_the_post_in_flight_finish_and_record_it_then_exits_zero() {
+    a_signal_lets_the_post_in_flight_finish_and_record_it("backfill", libc::SIGINT).await;
 }
 
 /// A backfill whose post in flight outlasts `SHUTDOWN_GRACE_SECS` after SIGTERM exits 1, as

@@ -515,3 +515,41 @@ pub fn listed(stdout: &str) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// The store's one batch read ([`ClaimStore::holders_touching`]) as the tests ask it: no
+/// identities to refresh, and a fresh or a kept record of the last look-up.
+pub trait Holders {
+    /// The holder of each of `keys`, read afresh (nothing remembered).
+    async fn holders(
+        &self,
+        keys: &[&cricket_announcer::cricket::MatchKey],
+        refresh: Option<Duration>,
+    ) -> Result<Vec<Option<cricket_announcer::claim::Holder>>, cricket_announcer::claim::ClaimError>;
+
+    /// The holder of each of `keys`, reusing and then keeping what `last` remembers.
+    async fn holders_since(
+        &self,
+        keys: &[&cricket_announcer::cricket::MatchKey],
+        refresh: Option<Duration>,
+        last: &mut cricket_announcer::claim::LastRecords,
+    ) -> Result<Vec<Option<cricket_announcer::claim::Holder>>, cricket_announcer::claim::ClaimError>;
+}
+
+impl Holders for ClaimStore {
+    async fn holders(
+        &self,
+        keys: &[&cricket_announcer::cricket::MatchKey],
+        refresh: Option<Duration>,
+    ) -> Result<Vec<Option<cricket_announcer::claim::Holder>>, cricket_announcer::claim::ClaimError> {
+        self.holders_touching(keys, &[], refresh, &mut Default::default()).await
+    }
+
+    async fn holders_since(
+        &self,
+        keys: &[&cricket_announcer::cricket::MatchKey],
+        refresh: Option<Duration>,
+        last: &mut cricket_announcer::claim::LastRecords,
+    ) -> Result<Vec<Option<cricket_announcer::claim::Holder>>, cricket_announcer::claim::ClaimError> {
+        self.holders_touching(keys, &[], refresh, last).await
+    }
+}
