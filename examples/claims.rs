@@ -6,13 +6,13 @@
 //!
 //! Rows:
 //! - `cycle_new`: what `App::cycle` does with new matches: one batch look-up
-//!   (`Announcer::holders`) for all sightings, then `Announcer::announce` for each
+//!   (`Announcer::holders_of`) for all sightings, then `Announcer::announce` for each
 //!   (claim, post to a loopback X stand-in, record `posted`);
 //! - `cycle_held`: the same matches seen again, as nearly every later cycle sees them: the batch
 //!   look-up (one `MGET`) answers them all; nothing else is sent. `HELD_CYCLES` cycles per
 //!   repeat, the median over all of them;
 //! - `cycle_held_first`: the first of those held cycles in each repeat, the only one that parses
-//!   every record (`Announcer::holders` remembers the records it read and parses only those that
+//!   every record (`Announcer::holders_of` remembers the records it read and parses only those that
 //!   changed);
 //! - `cycle_held_refresh`: the held matches looked up by a second process on the same store, whose
 //!   refresh of the held claims' TTLs is due (its first look-up; later, once per TTL /

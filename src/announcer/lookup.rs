@@ -44,8 +44,15 @@ impl Announcer {
     /// The current holder of each sighting's claim, in one store round trip. Each is read under
     /// the key its claim was found under when this process last met one of its source ids under
     /// another key (the listing changed since the claim), else the key the sighting derives; a
-    /// miss still goes through the claim step, which tries every identity (see [`Announcer::holders`]); a refresh also refreshes every
-    /// identity of the sightings. Forgets what it learned of source ids no longer listed.
+    /// miss still goes through the claim step, which tries every identity. Forgets what it
+    /// learned of source ids no longer listed.
+    ///
+    /// Live, the look-up also gives every held claim the policy's full TTL again (what a later
+    /// sighting owes a still-listed match, so it never expires into a second announcement), and
+    /// every identity of the sightings with it, but only when due: on this process's first
+    /// look-up, when a key is one the last refresh did not cover, and otherwise once per TTL /
+    /// [`REFRESHES_PER_TTL`]. The look-ups in between only read (Redis: one `MGET` instead of
+    /// a `GETEX` per match). In dry run nothing is written.
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
@@ -70,7 +77,7 @@ impl Announcer {
             .collect()
     }
 
-    /// Whether this look-up of `keys` must refresh TTLs (see [`Announcer::holders`]): the TTL
+    /// Whether this look-up of `keys` must refresh TTLs (see [`Announcer::holders_of`]): the TTL
     /// to set again, or `None` (dry run, or not due).
     fn refresh_due(&self, keys: &[&MatchKey]) -> Option<Duration> {
         if self.is_dry_run() {
@@ -92,65 +99,6 @@ impl Announcer {
             last: Some(started),
             covered: keys.iter().map(|k| (*k).clone()).collect(),
         };
-    }
-
-    /// The current holder of each of `keys` (`None`: unclaimed), in one store round trip:
-    /// the batch a cycle makes before announcing, so matches already claimed cost no round trip
-    /// of their own.
-    ///
-    /// Live, the look-up also gives every held claim the policy's full TTL again (what a later
-    /// sighting owes a still-listed match, so it never expires into a second announcement), but
-    /// only when due: on this process's first look-up, when a key is one the last refresh did not
-    /// cover, and otherwise once per TTL / [`REFRESHES_PER_TTL`]. The look-ups in between only
-    /// read (Redis: one `MGET` instead of a `GETEX` per match). In dry run nothing is written.
-    ///
-    /// # Errors
-    /// [`ClaimError`] when the store cannot answer; the refresh is then still due.
-    pub async fn holders(&self, keys: &[&MatchKey]) -> Result<Vec<Option<Holder>>, ClaimError> {
-        self.holders_with(keys, Vec::new).await
-    }
-
-    /// [`Announcer::holders`], refreshing (when due) the identities `touch` gives too; `touch`
-    /// is only called when a refresh is due.
-    async fn holders_with<'t>(
-        &self,
-        keys: &[&MatchKey],
-        touch: impl FnOnce() -> Vec<&'t str>,
-    ) -> Result<Vec<Option<Holder>>, ClaimError> {
-        if self.is_dry_run() {
-            return self.holders_since_last(keys, &[], None).await;
-        }
-        let every = self.policy.ttl / REFRESHES_PER_TTL;
-        // A poisoned lock only means another task panicked mid-update: refreshing is then the
-        // safe answer, and the log is rebuilt below.
-        let due = self.refreshes.lock().map_or(true, |r| r.due(keys, every));
-        if !due {
-            return self.holders_since_last(keys, &[], None).await;
-        }
-        let started = tokio::time::Instant::now();
-        let found = self.holders_since_last(keys, &touch(), Some(self.policy.ttl)).await?;
-        let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        *log = Refreshes {
-            last: Some(started),
-            covered: keys.iter().map(|k| (*k).clone()).collect(),
-        };
-        Ok(found)
-    }
-
-    /// [`ClaimStore::holders_touching`] since this process's last look-up: the records read unchanged
-    /// since (nearly all of them, cycle after cycle) are not parsed again.
-    async fn holders_since_last(
-        &self,
-        keys: &[&MatchKey],
-        touch: &[&str],
-        refresh: Option<Duration>,
-    ) -> Result<Vec<Option<Holder>>, ClaimError> {
-        // Taken out for the await (a std lock is not held across it), put back after; a
-        // look-up running meanwhile starts from nothing, which only costs it the parsing.
-        let mut last = std::mem::take(&mut *self.last_records.lock().unwrap_or_else(|p| p.into_inner()));
-        let found = self.store.holders_touching(keys, touch, refresh, &mut last).await;
-        *self.last_records.lock().unwrap_or_else(|p| p.into_inner()) = last;
-        found
     }
 }
 

@@ -188,7 +188,7 @@ pub struct Announcer {
     /// Outcomes the store did not take since the cycle last asked ([`Announcer::take_unrecorded`]).
     unrecorded: Arc<std::sync::atomic::AtomicUsize>,
     refreshes: Arc<Mutex<Refreshes>>,
-    /// The records the last batch look-up read (see [`Announcer::holders`]).
+    /// The records the last batch look-up read (see [`Announcer::holders_of`]).
     last_records: Arc<Mutex<LastRecords>>,
     /// Source id → the key its match's claim is stored under, where that differs from the key
     /// its sighting derives now (the listing changed since the claim): learned from the claim

@@ -263,10 +263,9 @@ async fn held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_pe
     let every = policy_ttl / REFRESHES_PER_TTL;
     let long = Duration::from_secs(1_000);
     let announcer = live_announcer_with(s.clone(), &x, ClaimPolicy::new(policy_ttl, 3, Duration::from_secs(5)));
-    let (a, b) = (
-        MatchKey::parse("refresh-a").unwrap(),
-        MatchKey::parse("refresh-b").unwrap(),
-    );
+    // Two matches of a saved page, looked up as the cycle does: by their sightings.
+    let (sa, sb) = two_sightings();
+    let (a, b) = (sa.ids.key.clone(), sb.ids.key.clone());
     for k in [&a, &b] {
         assert!(matches!(
             s.claim(k, "A v B", &[], long).await.unwrap(),
@@ -276,17 +275,22 @@ async fn held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_pe
     let refreshed = |ttl: Option<Duration>| ttl.is_some_and(|t| t <= policy_ttl);
 
     // This process has refreshed nothing yet: the first look-up refreshes.
-    let held = announcer.holders(&[&a]).await.unwrap();
+    let held = announcer.holders_of(&[&sa]).await.unwrap();
     assert!(held[0].as_ref().is_some_and(|c| c.state == ClaimState::Claimed));
     assert!(refreshed(s.ttl(&a).await.unwrap()), "first look-up refreshes");
 
     // Right after, the same key: read only.
     assert!(s.refresh(&a, long).await.unwrap());
-    assert!(announcer.holders(&[&a]).await.unwrap()[0].is_some());
+    assert!(announcer.holders_of(&[&sa]).await.unwrap()[0].is_some());
     assert!(!refreshed(s.ttl(&a).await.unwrap()), "not due yet: read only");
 
     // A key the last refresh did not cover makes the whole batch due.
-    assert!(announcer.holders(&[&a, &b]).await.unwrap().iter().all(Option::is_some));
+    assert!(announcer
+        .holders_of(&[&sa, &sb])
+        .await
+        .unwrap()
+        .iter()
+        .all(Option::is_some));
     assert!(refreshed(s.ttl(&a).await.unwrap()) && refreshed(s.ttl(&b).await.unwrap()));
 
     // Once the share of the TTL has passed, due again. The clock is moved, not waited on; it
@@ -295,7 +299,12 @@ async fn held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_pe
     tokio::time::pause();
     tokio::time::advance(every).await;
     tokio::time::resume();
-    assert!(announcer.holders(&[&a, &b]).await.unwrap().iter().all(Option::is_some));
+    assert!(announcer
+        .holders_of(&[&sa, &sb])
+        .await
+        .unwrap()
+        .iter()
+        .all(Option::is_some));
     assert!(
         refreshed(s.ttl(&a).await.unwrap()),
         "due after TTL / {REFRESHES_PER_TTL}"
@@ -328,10 +337,8 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
         &x,
         ClaimPolicy::new(Duration::from_secs(3_600), 3, Duration::from_secs(5)),
     );
-    let (k, unchanged) = (
-        MatchKey::parse("cached-a").unwrap(),
-        MatchKey::parse("cached-b").unwrap(),
-    );
+    let (sk, su) = two_sightings();
+    let (k, unchanged) = (sk.ids.key.clone(), su.ids.key.clone());
     let seen = |found: &[Option<Holder>]| {
         found
             .iter()
@@ -347,7 +354,7 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
     ));
     let held = |owner: &str, state| Some((owner.to_string(), state));
 
-    let first = announcer.holders(&[&k, &unchanged]).await.unwrap();
+    let first = announcer.holders_of(&[&sk, &su]).await.unwrap();
     same_as_stored(&other, &[&k, &unchanged], &first).await;
     assert_eq!(
         seen(&first),
@@ -364,7 +371,7 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
         )
         .await
         .unwrap();
-    let second = announcer.holders(&[&k, &unchanged]).await.unwrap();
+    let second = announcer.holders_of(&[&sk, &su]).await.unwrap();
     same_as_stored(&other, &[&k, &unchanged], &second).await;
     assert_eq!(
         seen(&second),
@@ -377,14 +384,14 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
         OperatorRelease::Released(_)
     ));
     assert_eq!(
-        seen(&announcer.holders(&[&k, &unchanged]).await.unwrap()),
+        seen(&announcer.holders_of(&[&sk, &su]).await.unwrap()),
         [None, held("other", ClaimState::Claimed)]
     );
     assert!(matches!(
         third.claim(&k, "A v B", &[], DAY).await.unwrap(),
         ClaimOutcome::Won(_)
     ));
-    let fourth = announcer.holders(&[&k, &unchanged]).await.unwrap();
+    let fourth = announcer.holders_of(&[&sk, &su]).await.unwrap();
     assert_eq!(
         seen(&fourth),
         [held("third", ClaimState::Claimed), held("other", ClaimState::Claimed)]
@@ -401,10 +408,17 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
         third.claim(&k, "A v B", &[], DAY).await.unwrap(),
         ClaimOutcome::Won(_)
     ));
-    let fifth = announcer.holders(&[&k, &unchanged]).await.unwrap();
+    let fifth = announcer.holders_of(&[&sk, &su]).await.unwrap();
     assert_eq!(seen(&fifth), seen(&fourth));
     assert_ne!(fifth[0], fourth[0], "a new claim, not the one read before");
     same_as_stored(&third, &[&k, &unchanged], &fifth).await;
+}
+
+/// Two different matches of the saved Cricbuzz page, as sightings.
+fn two_sightings() -> (Sighting, Sighting) {
+    let mut matches = crate::helpers::cricbuzz_matches().into_iter();
+    let (first, second) = (matches.next().unwrap(), matches.next().unwrap());
+    (Sighting::new(first), Sighting::new(second))
 }
 
 /// Each holder found is the holder of the record the store holds now (peeked separately).
