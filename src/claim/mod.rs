@@ -194,6 +194,10 @@ impl Transition {
                 claim.state = ClaimState::Posted;
                 claim.tweet_id = tweet_id.clone();
                 claim.detail = detail.clone();
+                // The post is on the platform now: its text only served to find it there
+                // (`claims reconcile`). Dropped, so the record every later cycle reads of a
+                // posted match is its size before the post (a held cycle reads them all).
+                claim.text = None;
             }
             Transition::Unknown { reason } => {
                 claim.state = ClaimState::Unknown;
@@ -1039,6 +1043,29 @@ fn ttl_secs(ttl: Duration) -> u64 {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn a_posted_record_drops_the_post_text_and_an_unknown_one_keeps_it() {
+        let mut claim = Claim::new("host:1", "A v B", &[], Utc::now());
+        claim.text = Some("Coming up: A v B https://example.com/1".into());
+        claim.dedupe_key = Some("k".into());
+        let unknown = Transition::Unknown { reason: "504".into() }.apply(claim.clone(), Utc::now());
+        assert_eq!(unknown.text, claim.text, "reconcile still needs it");
+        let posted = Transition::Posted {
+            tweet_id: Some("42".into()),
+            detail: None,
+        }
+        .apply(unknown, Utc::now());
+        assert_eq!(
+            (
+                posted.state,
+                posted.text,
+                posted.tweet_id.as_deref(),
+                posted.dedupe_key.as_deref()
+            ),
+            (ClaimState::Posted, None, Some("42"), Some("k"))
+        );
+    }
 
     #[test]
     fn a_bare_one_from_an_old_bot_reads_as_an_unknown_claim_not_as_free() {

@@ -83,7 +83,8 @@ pub struct Claim {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_rfc3339")]
     pub deadline: Option<DateTime<Utc>>,
     /// The post the owner was about to send, as rendered before the claim (the link may since
-    /// have been shortened). What `claims reconcile` looks for on the platform.
+    /// have been shortened). What `claims reconcile` looks for on the platform; dropped once the
+    /// claim is `posted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// The sink's server-side dedupe key for the post (Mastodon's `Idempotency-Key`, Bluesky's
