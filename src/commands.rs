@@ -158,8 +158,8 @@ pub fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
                 || c.is::<TemplateError>()
                 || c.is::<Usage>()
                 || c.is::<cricket_announcer::channels::ChannelsError>()
-                // A boxed cause is its own type in the chain (`StartError::ChannelSink`).
-                || c.is::<Box<cricket_announcer::channels::ChannelsError>>()
+                || c.downcast_ref::<cricket_announcer::app::StartError>()
+                    .is_some_and(cricket_announcer::app::StartError::is_bad_setting)
         });
     // One line, on stderr: the cause chain without repeats, never a backtrace. Written, not
     // `eprintln!`ed: that panics when stderr is a closed pipe (`… 2>&1 | head`).
@@ -498,7 +498,7 @@ async fn refused_to_post(app: &App, summary: &Summary, config: &Config) -> bool 
     use cricket_announcer::app::StoreReadiness;
     // A channel that halted (credentials, a deleted webhook) needs the operator, even while the
     // others post.
-    app.channels().iter().any(|c| c.announcer.halted().is_some())
+    app.any_halted()
         || (!config.dry_run()
             && summary.refused.is_some()
             && matches!(
@@ -810,7 +810,7 @@ async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u
     // A bounded run (`--cycles N`) ends as a backfill does: 4 when a channel halted (while
     // the others went on), else 5 when a post failed; a scheduler running it must see it. A
     // service stopped by a signal had its failures logged as they came.
-    if cycles.is_some() && app.channels().iter().any(|c| c.announcer.halted().is_some()) {
+    if cycles.is_some() && app.any_halted() {
         tracing::error!("stopped: a channel may not post (see its error above)");
         return Ok(ExitCode::from(EXIT_NOT_POSTING));
     }

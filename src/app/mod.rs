@@ -306,6 +306,12 @@ impl App {
         &self.store
     }
 
+    /// Whether any channel halted (its platform refused the credentials, the account or the
+    /// webhook), while the others may go on: what `backfill` and a bounded `run` exit 4 for.
+    pub fn any_halted(&self) -> bool {
+        self.channels.iter().any(|c| c.announcer.halted().is_some())
+    }
+
     /// Why posting stopped, when it stopped on every channel (bad credentials, credits
     /// depleted, a deleted webhook…); a channel halted alone is skipped while the others go on.
     pub fn halted(&self) -> Option<String> {
