@@ -140,19 +140,40 @@ pub(super) fn text_as_bytes(values: Vec<Option<String>>) -> Vec<Option<Vec<u8>>>
     values.into_iter().map(|v| v.map(String::into_bytes)).collect()
 }
 
-/// The records one batch look-up read, in the order of its keys, each with the holder it reads
-/// as (see [`ClaimStore::holders_touching`](super::ClaimStore::holders_touching)): the next look-up
-/// of the same keys compares each record with the one read at the same place (length, then
-/// bytes) and reuses its holder when they are equal, with no hashing. Holds each record's text
-/// (about 260 bytes a match) and nothing the next look-up cannot use.
+/// The records one batch look-up read, in the order of its keys, each as its fingerprint with
+/// the holder it reads as (see [`ClaimStore::holders_touching`](super::ClaimStore::holders_touching)):
+/// the next look-up of the same keys compares each record's fingerprint with the one read at the
+/// same place and reuses its holder when they are equal. Holds a 16-byte fingerprint and a
+/// holder a match, not the record's text (~260 bytes): a deployment with 20 channels keeps
+/// 2,000 of these for as long as it runs (`docs/benchmarks.md`, issue 21's memory target).
 #[derive(Debug, Default)]
 pub struct LastRecords(pub(super) Vec<Option<Kept>>);
 
-/// One record a look-up read, and the holder it reads as.
+/// One record a look-up read, as its fingerprint, and the holder it reads as.
 #[derive(Debug)]
 pub(super) struct Kept {
-    pub(super) record: Box<[u8]>,
+    pub(super) fingerprint: Fingerprint,
     pub(super) holder: Holder,
+}
+
+/// A record's fingerprint: its length and its 128-bit XXH3 hash
+/// (<https://github.com/Cyan4973/xxHash>). Two different records share one only by a chance
+/// of about 2^-128 per comparison: never, for the records one key holds over a deployment's
+/// life. It only spares parsing a record again; what it tells never decides whether a match
+/// is held (the store's answer does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Fingerprint {
+    len: usize,
+    hash: u128,
+}
+
+impl Fingerprint {
+    pub(super) fn of(record: &[u8]) -> Fingerprint {
+        Fingerprint {
+            len: record.len(),
+            hash: xxhash_rust::xxh3::xxh3_128(record),
+        }
+    }
 }
 
 impl LastRecords {

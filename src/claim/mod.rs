@@ -36,7 +36,7 @@ mod tls;
 pub use self::durability::{EvictionRefusal, EvictionSafety, NO_EVICTION, REPLICA_ACK_TIMEOUT};
 pub use self::embedded::EmbeddedClaims;
 pub use self::error::ClaimError;
-use self::holder::{text_as_bytes, Kept, Owners};
+use self::holder::{text_as_bytes, Fingerprint, Kept, Owners};
 pub use self::holder::{Holder, LastRecords};
 pub(crate) use self::key::{RecordName, StoreKey};
 pub use self::postgres::{PostgresClaims, PostgresError};
@@ -605,9 +605,9 @@ impl ClaimStore {
     /// `key:…`: the identities of the matches looked up), where the identity is recorded, so an
     /// identity lives as long as its claim; without `refresh` nothing is written (dry run).
     ///
-    /// Only the records that changed since the look-up `last` remembers are parsed (compared
-    /// place by place: the same keys in the same order, as cycle after cycle looks them up),
-    /// and `last` then remembers the records this one read, and only those. A record's text
+    /// Only the records that changed since the look-up `last` remembers are parsed (their
+    /// fingerprints compared place by place: the same keys in the same order, as cycle after
+    /// cycle looks them up), and `last` then remembers the records this one read, and only those. A record's text
     /// alone decides its holder, so a record read again unchanged (a match posted days ago,
     /// seen every cycle) gives the same holder without being parsed again. What `last`
     /// remembers never decides whether a match is held: the store's answer does.
@@ -994,10 +994,10 @@ pub struct BatchRead<'a> {
 }
 
 /// The holders of one look-up's raw values (`expected` of them), reusing what `last` parsed:
-/// a record equal, byte for byte, to the one the last look-up read at the same place gives the
-/// same holder without being parsed again (a record's text alone decides its holder), and with
-/// no hashing (nearly every record of a held cycle is unchanged). `last` then holds this
-/// look-up's records alone: what the next one can reuse.
+/// a record whose fingerprint equals that of the one the last look-up read at the same place
+/// gives the same holder without being parsed again (a record's text alone decides its holder;
+/// nearly every record of a held cycle is unchanged). `last` then holds this look-up's
+/// records' fingerprints alone: what the next one can reuse.
 fn read_holders(
     raw: Vec<Option<Vec<u8>>>,
     expected: usize,
@@ -1020,12 +1020,13 @@ fn read_holders(
                 *slot = None;
                 return None;
             };
-            if !matches!(slot, Some(known) if *known.record == *r) {
+            let fingerprint = Fingerprint::of(&r);
+            if !matches!(slot, Some(known) if known.fingerprint == fingerprint) {
                 *slot = Some(Kept {
                     // A value that is not UTF-8 is no record of ours; read lossily, it gives
                     // (as any foreign value) an unreadable record, not an error for the batch.
                     holder: Holder::from_stored(&String::from_utf8_lossy(&r), &mut owners),
-                    record: r.into_boxed_slice(),
+                    fingerprint,
                 });
             }
             slot.as_ref().map(|known| known.holder.clone())
@@ -1065,6 +1066,28 @@ mod tests {
             ),
             (ClaimState::Posted, None, Some("42"), Some("k"))
         );
+    }
+
+    #[test]
+    fn a_record_changed_in_place_to_one_of_the_same_length_is_read_again() {
+        let mut claim = Claim::new("host:1", "A v B", &["cricbuzz:1".into()], Utc::now());
+        claim.state = ClaimState::Posted;
+        let posted = claim.to_stored();
+        claim.state = ClaimState::Failed;
+        let failed = claim.to_stored();
+        assert_eq!(posted.len(), failed.len(), "the change this test is about");
+        let mut last = LastRecords::default();
+        let read = |raw: &str, last: &mut LastRecords| {
+            read_holders(vec![Some(raw.as_bytes().to_vec()), None], 2, last).unwrap()
+        };
+        let first = read(&posted, &mut last);
+        assert_eq!(first[0].as_ref().map(|h| h.state), Some(ClaimState::Posted));
+        // Unchanged: the holder the last look-up parsed.
+        assert_eq!(read(&posted, &mut last), first);
+        let again = read(&failed, &mut last);
+        assert_eq!(again[0].as_ref().map(|h| h.state), Some(ClaimState::Failed));
+        assert_eq!(again[1], None);
+        assert_eq!(last.len(), 1);
     }
 
     #[test]
