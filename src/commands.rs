@@ -643,6 +643,10 @@ fn print_decisions(decisions: &[Decision], json: bool, store: &str) -> std::io::
             Settled::Posted { id } => ("posted", id.clone()),
             Settled::StillUnknown { found } => ("not found", found.clone()),
             Settled::Changed { state } => ("changed", format!("now {state}; left alone")),
+            Settled::Repeating { by, until } => (
+                "being repeated",
+                format!("by {by} until {}; left alone", until.format("%Y-%m-%dT%H:%M:%SZ")),
+            ),
             Settled::NotAsked { why } => ("not asked", why.clone()),
         };
         if json {

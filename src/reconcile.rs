@@ -12,7 +12,9 @@
 //! - **Mastodon** keeps a post's `Idempotency-Key` for an hour: within that hour the create is
 //!   repeated with the same key ([`reconcile_replay`]), and the server answers the original
 //!   status, or creates the post once if the first create never landed. After the hour a repeat
-//!   is no longer safe: the claim is listed for the operator.
+//!   is no longer safe: the claim is listed for the operator. Only one reconciler repeats a
+//!   post at a time ([`ClaimStore::adopt_for_replay`]): Mastodon writes the key only once the
+//!   status is saved, so two repeats at once (two replicas' `run`) could make two statuses.
 //! - **Bluesky** refuses a second create at the same record key: the create is repeated at the
 //!   claim's key, and either creates the post once or finds it there.
 //! - **Discord and Telegram** can neither be searched nor deduplicated: their claims are listed
@@ -20,7 +22,7 @@
 //! - A claim whose record has no post text (written by a release before this one) cannot be
 //!   looked for: it is listed for the operator.
 
-use crate::claim::{Checked, Claim, ClaimError, ClaimState, ClaimStore, Transition};
+use crate::claim::{Adoption, Checked, Claim, ClaimError, ClaimState, ClaimStore, ClaimToken, Transition};
 use crate::cricket::MatchKey;
 use crate::post::{Found, PostError, Sink, SinkError, SinkKind, XClient};
 use chrono::{DateTime, Utc};
@@ -63,6 +65,13 @@ pub enum Settled {
     Changed {
         /// Its state now.
         state: ClaimState,
+    },
+    /// Another reconciler is repeating its post now: left alone (asked again once it is done).
+    Repeating {
+        /// The instance repeating it.
+        by: String,
+        /// When it gives up (UTC).
+        until: DateTime<Utc>,
     },
     /// Not asked: the record has nothing to look for, or the platform could not be asked.
     NotAsked {
@@ -150,41 +159,33 @@ pub async fn reconcile_replay(
             ClaimState::Claimed if claim.is_stuck(now, stuck_after) => "stuck",
             _ => continue,
         };
-        let outcome = match (&claim.text, store.adopt_for_replay(&listed.key, claim)) {
-            (None, _) | (_, None) => Settled::NotAsked {
+        // Another reconciler (a replica's `run`, an operator's `claims reconcile`) is
+        // repeating it now: a second repeat at the same time could post twice.
+        let repeating = claim.replay.as_ref().filter(|r| r.until > now);
+        let outcome = match (repeating, &claim.text) {
+            (Some(r), _) => Settled::Repeating {
+                by: r.by.clone(),
+                until: r.until,
+            },
+            (None, None) => Settled::NotAsked {
                 why: "the record has no post text to send again (claimed by an earlier release); check the channel by hand".into(),
             },
-            (Some(_), Some(_)) if kind == SinkKind::Mastodon && now - claim.claimed_at > MASTODON_REPLAY_WINDOW => {
-                Settled::NotAsked {
-                    why: "Mastodon keeps a post's Idempotency-Key for an hour only: a repeat now could post twice; check the account by hand".into(),
-                }
-            }
-            (Some(text), Some(token)) => {
-                let (change, settled) = match sink.post(text, &token).await {
-                    Ok(receipt) => (
-                        Transition::Posted {
-                            tweet_id: Some(receipt.id.clone()),
-                            detail: Some(format!("{kind}: created once by claims reconcile (same dedupe key)")),
-                        },
-                        Settled::Posted { id: receipt.id },
-                    ),
-                    Err(SinkError::AlreadyPosted { id, detail, .. }) => (
-                        Transition::Posted {
-                            tweet_id: Some(id.clone()),
-                            detail: Some(format!("{kind} already held it: {detail}")),
-                        },
-                        Settled::Posted { id },
-                    ),
-                    Err(e) => {
-                        let found = format!("{kind} did not settle it: {e}");
-                        (
-                            Transition::Checked { found: found.clone() },
-                            Settled::StillUnknown { found },
-                        )
-                    }
-                };
-                settle(store, &listed.key, claim, &change, settled).await
-            }
+            (None, Some(_)) if kind == SinkKind::Mastodon && now - claim.claimed_at > MASTODON_REPLAY_WINDOW => Settled::NotAsked {
+                why: "Mastodon keeps a post's Idempotency-Key for an hour only: a repeat now could post twice; check the account by hand".into(),
+            },
+            (None, Some(text)) => match store.adopt_for_replay(&listed.key, claim, stuck_after).await {
+                Ok(Adoption::Adopted(token)) => repeat(store, sink, &listed.key, text, &token).await,
+                Ok(Adoption::Changed(now)) => Settled::Changed { state: now.state },
+                Ok(Adoption::Gone) => Settled::NotAsked {
+                    why: "the claim expired or was released meanwhile".into(),
+                },
+                Ok(Adoption::NotARecord) => Settled::NotAsked {
+                    why: "not a record of this bot's (no token): check the channel by hand".into(),
+                },
+                Err(e) => Settled::NotAsked {
+                    why: format!("could not take the claim to repeat its post: {e}"),
+                },
+            },
         };
         log(&listed.key, was, &outcome);
         decisions.push(Decision {
@@ -194,6 +195,35 @@ pub async fn reconcile_replay(
         });
     }
     Ok(decisions)
+}
+
+/// Repeats the post of a claim this instance took for it (`token`), and records what came of it.
+async fn repeat(store: &ClaimStore, sink: &Sink, key: &MatchKey, text: &str, token: &ClaimToken) -> Settled {
+    let kind = sink.kind();
+    let (change, settled) = match sink.post(text, token).await {
+        Ok(receipt) => (
+            Transition::Posted {
+                tweet_id: Some(receipt.id.clone()),
+                detail: Some(format!("{kind}: created once by claims reconcile (same dedupe key)")),
+            },
+            Settled::Posted { id: receipt.id },
+        ),
+        Err(SinkError::AlreadyPosted { id, detail, .. }) => (
+            Transition::Posted {
+                tweet_id: Some(id.clone()),
+                detail: Some(format!("{kind} already held it: {detail}")),
+            },
+            Settled::Posted { id },
+        ),
+        Err(e) => {
+            let found = format!("{kind} did not settle it: {e}");
+            (
+                Transition::Checked { found: found.clone() },
+                Settled::StillUnknown { found },
+            )
+        }
+    };
+    settle(store, key, token.claim(), &change, settled).await
 }
 
 /// The `unknown` and stuck claims of a channel whose sink this release does not ask yet
@@ -284,6 +314,9 @@ fn log(key: &MatchKey, was: &str, outcome: &Settled) {
         }
         Settled::Changed { state } => {
             tracing::info!(match_key = %key, was, now = %state, "reconciled: the record changed meanwhile; left alone")
+        }
+        Settled::Repeating { by, until } => {
+            tracing::info!(match_key = %key, was, by = %by, until = %until.to_rfc3339(), "reconciled elsewhere: another instance is repeating the post; left alone")
         }
         Settled::NotAsked { why } => tracing::warn!(match_key = %key, was, why = %why, "not reconciled"),
     }

@@ -40,7 +40,7 @@ use self::holder::{text_as_bytes, Fingerprint, Kept, Owners};
 pub use self::holder::{Holder, LastRecords};
 pub(crate) use self::key::{RecordName, StoreKey};
 pub use self::postgres::{PostgresClaims, PostgresError};
-pub use self::record::{known_time, Claim, ClaimState};
+pub use self::record::{known_time, Claim, ClaimState, Replay};
 pub use self::redis::{RedisClaims, RedisOptions};
 pub use self::redis_conn::{check_sentinel_url, cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};
 pub use self::tls::{SslMode, TlsError};
@@ -189,6 +189,9 @@ impl Transition {
     fn apply(&self, mut claim: Claim, now: DateTime<Utc>) -> Claim {
         let updated_at = claim.updated_at;
         claim.updated_at = now;
+        // A change recorded ends any repeat of the post (`claims reconcile` records what its
+        // repeat came to): the next reconciliation may ask again at once.
+        claim.replay = None;
         match self {
             Transition::Posted { tweet_id, detail } => {
                 claim.state = ClaimState::Posted;
@@ -243,6 +246,20 @@ pub enum Checked {
     NotOurs(Claim),
     /// The key no longer exists (expired or released); nothing was changed.
     Gone,
+}
+
+/// The answer to [`ClaimStore::adopt_for_replay`].
+#[derive(Debug)]
+pub enum Adoption {
+    /// Taken: this instance alone repeats the post, with this token.
+    Adopted(ClaimToken),
+    /// The record changed since it was read (its owner recorded it, or another reconciler
+    /// took it): nothing was written. Holds the record as it is now.
+    Changed(Claim),
+    /// The claim expired or was released meanwhile.
+    Gone,
+    /// The value is not a record of this bot's (it has no token): it cannot be taken.
+    NotARecord,
 }
 
 /// A claim as listed for operators: its key, its record and its remaining TTL.
@@ -797,16 +814,47 @@ impl ClaimStore {
         Ok(swapped.checked(|_| new))
     }
 
-    /// A token for the claim on `key` as read in `read`, so that `claims reconcile` can replay
-    /// its post where the platform's own rule makes a second post impossible (Mastodon's
-    /// `Idempotency-Key`, Bluesky's record key) and record the outcome by compare-and-set on
-    /// the record's token. `None` for a value that is not a record of this bot's (no token).
-    /// Nothing else may use it: every other post goes through a claim won by
-    /// [`ClaimStore::claim_match`].
-    pub fn adopt_for_replay(&self, key: &MatchKey, read: &Claim) -> Option<ClaimToken> {
-        (!read.token.is_empty()).then(|| ClaimToken {
-            key: key.clone(),
-            claim: read.clone(),
+    /// Takes the claim on `key` as read in `read` for `claims reconcile` to repeat its post
+    /// where the platform's own rule makes a second post impossible (Mastodon's
+    /// `Idempotency-Key`, Bluesky's record key), by compare-and-set on `read`'s token: the
+    /// record gets a new token and a [`Replay`] naming this instance until `lease` from now.
+    /// Only one reconciler wins it, and until the lease ends no other one repeats the post:
+    /// two repeats sent at once could both create it (Mastodon writes the key only once the
+    /// status is saved, mastodon#21840, `../shared/docs/sinks.md`). The claim keeps its state;
+    /// the winner records what the repeat came to with [`ClaimStore::settle`] on the returned
+    /// token's record, which ends the lease. The claim's owner, if it is still at work, can no
+    /// longer record its own outcome (its token is gone): only claims `unknown` or stuck are
+    /// taken, whose owner has given up.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer; then nothing was written.
+    pub async fn adopt_for_replay(
+        &self,
+        key: &MatchKey,
+        read: &Claim,
+        lease: Duration,
+    ) -> Result<Adoption, ClaimError> {
+        if read.token.is_empty() {
+            return Ok(Adoption::NotARecord);
+        }
+        let now = Utc::now();
+        let mut new = read.clone();
+        new.token = record::new_token();
+        new.replay = Some(Replay {
+            by: self.owner().to_string(),
+            until: chrono::Duration::from_std(lease)
+                .ok()
+                .and_then(|d| now.checked_add_signed(d))
+                .unwrap_or(DateTime::<Utc>::MAX_UTC),
+        });
+        let swapped = each!(self, s => s.compare_and_set(&self.key(key), &read.token, &new.to_stored()).await)?;
+        Ok(match swapped.checked(|_| new) {
+            Checked::Applied(claim) => Adoption::Adopted(ClaimToken {
+                key: key.clone(),
+                claim,
+            }),
+            Checked::NotOurs(now) => Adoption::Changed(now),
+            Checked::Gone => Adoption::Gone,
         })
     }
 

@@ -97,6 +97,21 @@ pub struct Claim {
     /// What that check found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<String>,
+    /// A `claims reconcile` repeating this claim's post, until it gives up: while it does, no
+    /// other reconciler repeats it (see [`ClaimStore::adopt_for_replay`](super::ClaimStore::adopt_for_replay)).
+    /// Cleared by the next change recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Replay>,
+}
+
+/// Who repeats a claim's post in `claims reconcile`, and until when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replay {
+    /// The instance repeating it (`INSTANCE_ID`).
+    pub by: String,
+    /// When it gives up (UTC): its post has ended by then, sent or not.
+    #[serde(deserialize_with = "rfc3339")]
+    pub until: DateTime<Utc>,
 }
 
 /// [`rfc3339`] for an optional field (`null` or absent: `None`).
@@ -146,6 +161,7 @@ impl fmt::Debug for Claim {
             .field("dedupe_key", &self.dedupe_key)
             .field("checked_at", &self.checked_at)
             .field("check", &self.check)
+            .field("replay", &self.replay)
             .finish_non_exhaustive()
     }
 }
@@ -168,7 +184,7 @@ impl Claim {
         Claim {
             state: ClaimState::Claimed,
             owner: owner.to_string(),
-            token: uuid::Uuid::new_v4().to_string(),
+            token: new_token(),
             claimed_at: now,
             updated_at: now,
             title: Some(title.to_string()),
@@ -183,6 +199,7 @@ impl Claim {
             dedupe_key: None,
             checked_at: None,
             check: None,
+            replay: None,
         }
     }
 
@@ -222,6 +239,7 @@ impl Claim {
                 dedupe_key: None,
                 checked_at: None,
                 check: None,
+                replay: None,
             }
         })
     }
@@ -253,6 +271,11 @@ impl Claim {
     pub fn stuck_at(&self, stuck_after: Duration) -> DateTime<Utc> {
         stuck_at(self.claimed_at, self.deadline, stuck_after)
     }
+}
+
+/// A new claim token: random, so that no other claim's holder can know it.
+pub(super) fn new_token() -> String {
+    uuid::Uuid::new_v4().to_string()
 }
 
 pub(super) fn age(claimed_at: DateTime<Utc>, now: DateTime<Utc>) -> Duration {

@@ -351,11 +351,9 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
             let first = !made.contains_key(&key);
             let id = made.entry(key).or_insert(next).clone();
             let answer = ResponseTemplate::new(200).set_body_json(serde_json::json!({"id": id, "url": null}));
-            if first {
-                answer.set_delay(std::time::Duration::from_secs(3))
-            } else {
-                answer
-            }
+            // A repeat takes a while too (within POST_TIMEOUT_SECS), so that two reconcilers
+            // started together are surely at work at the same time.
+            answer.set_delay(std::time::Duration::from_millis(if first { 3000 } else { 400 }))
         })
         .mount(&mastodon)
         .await;
@@ -401,9 +399,28 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
         .collect();
     assert_eq!(states, vec!["unknown"; 4], "{:?}", text(&o));
 
-    let o = run(&["claims", "reconcile"]).output().await.unwrap();
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    let creates = || async {
+        let requests = mastodon.received_requests().await.unwrap();
+        requests.iter().filter(|r| r.url.path() == "/api/v1/statuses").count()
+    };
+    assert_eq!(creates().await, 4);
+    // Two reconcilers at once (two replicas' `run`, or an operator's `claims reconcile` beside
+    // one): each claim's post is repeated by one of them only. Mastodon writes a key only once
+    // the status is saved (mastodon#21840), so two repeats at once could make two statuses.
+    let (a, b) = tokio::join!(
+        run(&["claims", "reconcile"]).output(),
+        run(&["claims", "reconcile"]).output()
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    let stdout = format!("{}{}", text(&a).0, text(&b).0);
+    assert_eq!(
+        (a.status.code(), b.status.code()),
+        (Some(0), Some(0)),
+        "{:?}{:?}",
+        text(&a),
+        text(&b)
+    );
+    assert_eq!(creates().await, 4 + 4, "one repeat per claim: {stdout}");
     assert_eq!(
         stdout.lines().filter(|l| l.contains("(unknown): posted: 11")).count(),
         4,

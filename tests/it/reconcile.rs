@@ -4,7 +4,7 @@
 //! posted twice.
 
 use crate::cli::{bot, text, with_x};
-use crate::helpers::{root, unique_prefix};
+use crate::helpers::{root, unique_prefix, Kind};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use wiremock::matchers::{method, path};
@@ -264,4 +264,80 @@ async fn run_reconciles_on_its_first_cycle() {
     );
     assert_eq!(states(&claims(dir.path(), &prefix, &x).await), vec!["posted"; 4]);
     assert_eq!(timeline.lock().unwrap().creates, 4);
+}
+
+crate::helpers::store_matrix!(only_one_reconciler_takes_a_claim_to_repeat_its_post);
+
+/// Two reconcilers read the same `unknown` claim; one takes it to repeat its post (a new token,
+/// a lease naming it), the other is refused and sees who has it; the claim's owner can no
+/// longer record over it; the repeat's outcome, recorded, ends the lease.
+async fn only_one_reconciler_takes_a_claim_to_repeat_its_post(kind: Kind) {
+    use cricket_announcer::claim::{Adoption, Checked, ClaimState, MatchClaim, Transition};
+    use cricket_announcer::cricket::{Identities, MatchKey};
+    const DAY: Duration = Duration::from_secs(86_400);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("claims.db");
+    let prefix = unique_prefix();
+    let owner = crate::helpers::store(kind, &prefix, "worker-a", &file).await;
+    let (one, two) = (
+        crate::helpers::store(kind, &prefix, "reconciler-1", &file).await,
+        crate::helpers::store(kind, &prefix, "reconciler-2", &file).await,
+    );
+    let key = MatchKey::parse("2026-07-17_a-v-b_2nd").unwrap();
+    let ids = Identities {
+        key: key.clone(),
+        ids: vec!["site:1".into(), format!("key:{key}")],
+        other_keys: Vec::new(),
+    };
+    let MatchClaim::Won(token) = owner.claim_match(&ids, "A v B", DAY, DAY, false).await.unwrap() else {
+        panic!("the first claim wins")
+    };
+    let timed_out = Transition::Unknown {
+        reason: "no answer".into(),
+    };
+    assert!(matches!(
+        owner.transition(&token, &timed_out).await.unwrap(),
+        Checked::Applied(_)
+    ));
+    let read = one.peek(&key).await.unwrap().unwrap();
+    assert_eq!((read.state, read.replay.as_ref()), (ClaimState::Unknown, None));
+
+    let lease = Duration::from_secs(60);
+    let Adoption::Adopted(taken) = one.adopt_for_replay(&key, &read, lease).await.unwrap() else {
+        panic!("the first reconciler takes it")
+    };
+    let replay = taken.claim().replay.clone().unwrap();
+    assert_eq!(replay.by, "reconciler-1");
+    assert!(replay.until > chrono::Utc::now() + chrono::Duration::seconds(50));
+    // The second, with the record as it read it before: refused, and shown who has it.
+    match two.adopt_for_replay(&key, &read, lease).await.unwrap() {
+        Adoption::Changed(now) => {
+            assert_eq!(now.state, ClaimState::Unknown);
+            assert_eq!(now.replay.map(|r| r.by).as_deref(), Some("reconciler-1"));
+        }
+        other => panic!("refused, not {other:?}"),
+    }
+    // The record as stored says the same to anyone who reads it.
+    let stored = two.peek(&key).await.unwrap().unwrap();
+    assert_eq!(stored.replay, Some(replay));
+    assert_eq!(stored.owner, "worker-a", "the claim's owner is still named");
+    // The owner's token is spent: it cannot record over the repeat.
+    let posted = Transition::Posted {
+        tweet_id: Some("9".into()),
+        detail: None,
+    };
+    assert!(matches!(
+        owner.transition(&token, &posted).await.unwrap(),
+        Checked::NotOurs(_)
+    ));
+    // The repeat's outcome, recorded with the taken token, ends the lease.
+    assert!(matches!(
+        one.settle(&key, taken.claim(), &posted).await.unwrap(),
+        Checked::Applied(_)
+    ));
+    let after = two.peek(&key).await.unwrap().unwrap();
+    assert_eq!(
+        (after.state, after.tweet_id.as_deref(), after.replay),
+        (ClaimState::Posted, Some("9"), None)
+    );
 }
