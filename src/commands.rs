@@ -6,7 +6,9 @@ use anyhow::Context;
 use chrono::Utc;
 use cricket_announcer::announcer::{ClaimPolicy, Output};
 use cricket_announcer::app::{check_eviction, check_sources, open_store, open_store_for, Access, App, Summary};
-use cricket_announcer::claim::{known_time, ClaimState, EvictionSafety, ListedClaim, OperatorRelease};
+use cricket_announcer::claim::{
+    known_time, ClaimError, ClaimState, EvictionSafety, ListedClaim, OperatorRelease, PostgresClaims, PostgresError,
+};
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, ConfigError, Invocation, Needs, Printing, Sending, StoreConfig};
 use cricket_announcer::cricket::MatchKey;
@@ -272,7 +274,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CheckSources { wide } => {
             let checks = check_sources(&config).await?;
             let store = check_store(&config).await;
-            let ok = checks.iter().all(|c| c.status == "ok") && store.as_ref().is_none_or(Result::is_ok);
+            let ok = checks.iter().all(|c| c.status == "ok") && store.as_ref().is_none_or(|(_, s)| s.is_ok());
             let mut text = if config.json() {
                 checks
                     .iter()
@@ -282,15 +284,12 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 check_table(&checks, wide)
             };
             match (&store, config.json()) {
-                (Some(store), true) => {
+                (Some((kind, store)), true) => {
                     let status = store.as_ref().map_or_else(|e| e.clone(), |safe| format!("ok ({safe})"));
-                    text.push_str(&format!(
-                        "{}\n",
-                        serde_json::json!({ "store": "redis", "status": status })
-                    ));
+                    text.push_str(&format!("{}\n", serde_json::json!({ "store": kind, "status": status })));
                 }
-                (Some(Ok(safe)), false) => text.push_str(&format!("store redis: ok ({safe})\n")),
-                (Some(Err(e)), false) => text.push_str(&format!("store redis: ERROR: {e}\n")),
+                (Some((kind, Ok(safe))), false) => text.push_str(&format!("store {kind}: ok ({safe})\n")),
+                (Some((kind, Err(e))), false) => text.push_str(&format!("store {kind}: ERROR: {e}\n")),
                 (None, _) => {}
             }
             write_stdout(&text)?;
@@ -747,16 +746,42 @@ fn write_stdout(text: &str) -> std::io::Result<()> {
 /// `check-sources`' look at the store, Redis only (the other stores keep what they are given):
 /// can it evict claims? `None` for the other stores; the error's text when the bot would refuse
 /// to post (or cannot connect).
-async fn check_store(config: &Config) -> Option<Result<EvictionSafety, String>> {
-    let StoreConfig::Redis(_) = config.store.backend else {
-        return None;
-    };
-    Some(match open_store(config).await {
-        Ok(store) => check_eviction(&store, config.store.redis.eviction_policy_asserted)
+async fn check_store(config: &Config) -> Option<(&'static str, Result<String, String>)> {
+    match &config.store.backend {
+        StoreConfig::Redis(_) => Some((
+            "redis",
+            match open_store(config).await {
+                Ok(store) => check_eviction(&store, config.store.redis.eviction_policy_asserted)
+                    .await
+                    .map(|safe: EvictionSafety| safe.to_string())
+                    .map_err(|e| CauseChain(&e).to_string()),
+                Err(e) => Err(CauseChain(&e).to_string()),
+            },
+        )),
+        // Read only: checking never creates the ledger (a mistyped schema would get one).
+        StoreConfig::Postgres(url) => Some((
+            "postgres",
+            match PostgresClaims::connect_read_only(
+                url.expose_secret(),
+                &config.store.key_prefix,
+                &config.store.instance_id,
+                config.store.database_ca_file.as_deref(),
+            )
             .await
-            .map_err(|e| CauseChain(&e).to_string()),
-        Err(e) => Err(CauseChain(&e).to_string()),
-    })
+            {
+                Ok(_) => Ok(format!("claims ledger found ({})", store_label(config))),
+                Err(ClaimError::Postgres {
+                    source: PostgresError::NoLedger { schema },
+                    ..
+                }) => Ok(format!(
+                    "connected ({}); no claims ledger yet in schema {schema}: `seed` or `run --init-store` makes it",
+                    store_label(config)
+                )),
+                Err(e) => Err(CauseChain(&e).to_string()),
+            },
+        )),
+        StoreConfig::Embedded(_) => None,
+    }
 }
 
 /// `run`: the poll loop and, with METRICS_ADDR, the status endpoint, as tracked tasks. A

@@ -257,6 +257,9 @@ impl Template {
         }
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
+        // A loop in a loop can take minutes for one post (range(99999) twice): bounded, and
+        // refused at load, where the trial render meets the bound first.
+        env.set_fuel(Some(MAX_TEMPLATE_FUEL));
         // Posts are plain text: never HTML-escape, whatever the file's extension.
         env.set_auto_escape_callback(|_| AutoEscape::None);
         let name = path.display().to_string();
@@ -411,12 +414,25 @@ impl Template {
     }
 }
 
+/// The most steps of minijinja's engine one post may take (its "fuel": about one per
+/// instruction, <https://docs.rs/minijinja/latest/minijinja/struct.Environment.html#method.set_fuel>).
+/// The built-in template takes under a hundred; a 64 KiB template of plain fields a few
+/// thousand. Over it, the template is refused at load ([`TemplateError::Unusable`]).
+pub const MAX_TEMPLATE_FUEL: u64 = 200_000;
+
 /// The most characters of template text quoted in an error.
 const NEAR_CHARS: usize = 60;
 
 /// `error` of the template at `path` whose text is `text`, told on one line: minijinja's
 /// message (which names the line) and the text it points at.
 fn invalid(path: &Path, text: &str, error: minijinja::Error) -> TemplateError {
+    if error.kind() == minijinja::ErrorKind::OutOfFuel {
+        return TemplateError::Unusable {
+            path: path.to_path_buf(),
+            // MAX_TEMPLATE_FUEL, as a tested literal (the reason is a static text).
+            reason: "it takes more than 200000 steps to render one post (a loop too large, or loops in loops): make it simpler",
+        };
+    }
     let pointed = error
         .range()
         .and_then(|r| text.get(r))
@@ -569,6 +585,28 @@ mod tests {
                 .to_string(),
             "cannot use template inline: larger than 65536 bytes"
         );
+    }
+
+    #[test]
+    fn loops_in_loops_are_refused_at_load_and_a_full_size_template_of_fields_loads() {
+        let nested =
+            "{{ link }}{% for a in range(99999) %}{% for b in range(99999) %}{{ team1 }}{% endfor %}{% endfor %}";
+        let error = Template::from_source(Path::new("inline"), nested.to_string()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "template inline: it takes more than {MAX_TEMPLATE_FUEL} steps to render one post (a loop too large, or loops in loops): make it simpler"
+            )
+        );
+        // The bound leaves room: a template file at its size cap, every field used again and
+        // again, loads and renders.
+        let fields = "{{ title }} {{ team1 }} v {{ team2 }}, {{ venue }} ({{ series }}) ";
+        let full = format!(
+            "{{{{ link }}}}{}",
+            fields.repeat((MAX_TEMPLATE_BYTES as usize - 12) / fields.len())
+        );
+        assert!(full.len() as u64 <= MAX_TEMPLATE_BYTES);
+        assert!(Template::from_source(Path::new("inline"), full).is_ok());
     }
 
     #[test]

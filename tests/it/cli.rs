@@ -175,6 +175,68 @@ async fn three_backfill_processes_on_one_embedded_store_post_each_match_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_sources_says_whether_postgres_holds_the_ledger_and_creates_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let schema = schema_for(&prefix);
+    ensure_schema(&schema).await;
+    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let run = |url: String, args: &[&str]| {
+        let mut cmd = bot(dir.path());
+        cmd.env("DATABASE_URL", url)
+            .env("KEY_PREFIX", &prefix)
+            .env("SOURCES", &page)
+            .args(args);
+        cmd.output()
+    };
+    let store_line = |o: &std::process::Output| text(o).0.lines().last().unwrap_or_default().to_string();
+    let tables = || async {
+        let db = raw_postgres(&schema).await;
+        let row = db
+            .query_one(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1",
+                &[&schema],
+            )
+            .await
+            .unwrap();
+        row.get::<_, i64>(0)
+    };
+
+    let o = run(schema_url(&schema), &["check-sources"]).await.unwrap();
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let line = store_line(&o);
+    assert!(line.starts_with("store postgres: ok (connected (postgres "), "{line}");
+    assert!(
+        line.ends_with(&format!(
+            "no claims ledger yet in schema {schema}: `seed` or `run --init-store` makes it)"
+        )),
+        "{line}"
+    );
+    assert_eq!(tables().await, 0, "checking creates nothing");
+
+    let o = run(schema_url(&schema), &["seed"]).await.unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = run(schema_url(&schema), &["check-sources"]).await.unwrap();
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert!(
+        store_line(&o).starts_with("store postgres: ok (claims ledger found (postgres "),
+        "{}",
+        store_line(&o)
+    );
+
+    // Nothing listens there: an error, and the check fails.
+    let o = run("postgres://postgres@127.0.0.1:1/test".into(), &["check-sources"])
+        .await
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{:?}", text(&o));
+    assert!(
+        store_line(&o).starts_with("store postgres: ERROR: "),
+        "{}",
+        store_line(&o)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_backfill_processes_on_one_postgres_ledger_post_each_match_once() {
     let (site, x) = (page_server().await, MockServer::start().await);
     x_accepts(&x, 4).await;
