@@ -1,17 +1,16 @@
 //! The per-match protocol against a real store and a mock X API on loopback.
 
 use crate::helpers::{
-    self, capture_logs, live_announcer, live_announcer_with, store, unique_prefix, x_accepts, zim_v_ban, Kind,
+    self, capture_logs, claim_key, live_announcer, live_announcer_with, store, unique_prefix, x_accepts, zim_v_ban,
+    Expect, Kind, DAY,
 };
 use cricket_announcer::announcer::{Announcer, ClaimPolicy, DryRun, Mode, Outcome, REFRESHES_PER_TTL};
-use cricket_announcer::claim::{ClaimOutcome, ClaimState, Holder, OperatorRelease, Transition};
+use cricket_announcer::claim::{ClaimState, Holder, OperatorRelease, Transition};
 use cricket_announcer::cricket::{MatchKey, Sighting};
 use std::time::Duration;
 use tracing::instrument::WithSubscriber;
 use wiremock::matchers::{body_json, header_exists, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
-
-const DAY: Duration = Duration::from_secs(86_400);
 
 const ZIM_V_BAN_TEXT: &str = "Coming up: Zimbabwe v Bangladesh, 2nd T20I
 Bangladesh tour of Zimbabwe, 2026
@@ -267,10 +266,7 @@ async fn held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_pe
     let (sa, sb) = two_sightings();
     let (a, b) = (sa.ids.key.clone(), sb.ids.key.clone());
     for k in [&a, &b] {
-        assert!(matches!(
-            s.claim(k, "A v B", &[], long).await.unwrap(),
-            cricket_announcer::claim::ClaimOutcome::Won(_)
-        ));
+        let _ = claim_key(&s, k, "A v B", long, long).await.won();
     }
     let refreshed = |ttl: Option<Duration>| ttl.is_some_and(|t| t <= policy_ttl);
 
@@ -345,13 +341,8 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
             .map(|c| c.as_ref().map(|c| (c.owner.to_string(), c.state)))
             .collect::<Vec<_>>()
     };
-    let ClaimOutcome::Won(token) = other.claim(&k, "A v B", &[], DAY).await.unwrap() else {
-        panic!("free key")
-    };
-    assert!(matches!(
-        other.claim(&unchanged, "C v D", &[], DAY).await.unwrap(),
-        ClaimOutcome::Won(_)
-    ));
+    let token = claim_key(&other, &k, "A v B", DAY, DAY).await.won();
+    let _ = claim_key(&other, &unchanged, "C v D", DAY, DAY).await.won();
     let held = |owner: &str, state| Some((owner.to_string(), state));
 
     let first = announcer.holders_of(&[&sk, &su]).await.unwrap();
@@ -387,10 +378,7 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
         seen(&announcer.holders_of(&[&sk, &su]).await.unwrap()),
         [None, held("other", ClaimState::Claimed)]
     );
-    assert!(matches!(
-        third.claim(&k, "A v B", &[], DAY).await.unwrap(),
-        ClaimOutcome::Won(_)
-    ));
+    let _ = claim_key(&third, &k, "A v B", DAY, DAY).await.won();
     let fourth = announcer.holders_of(&[&sk, &su]).await.unwrap();
     assert_eq!(
         seen(&fourth),
@@ -404,10 +392,7 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
         third.operator_release(&k, true, Duration::ZERO).await.unwrap(),
         OperatorRelease::Released(_)
     ));
-    assert!(matches!(
-        third.claim(&k, "A v B", &[], DAY).await.unwrap(),
-        ClaimOutcome::Won(_)
-    ));
+    let _ = claim_key(&third, &k, "A v B", DAY, DAY).await.won();
     let fifth = announcer.holders_of(&[&sk, &su]).await.unwrap();
     assert_eq!(seen(&fifth), seen(&fourth));
     assert_ne!(fifth[0], fourth[0], "a new claim, not the one read before");

@@ -5,10 +5,12 @@
 use clap::Parser;
 use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Output};
 use cricket_announcer::app::App;
-use cricket_announcer::claim::{ClaimStore, EmbeddedClaims, PostgresClaims, RedisClaims};
+use cricket_announcer::claim::{
+    Claim, ClaimStore, ClaimToken, EmbeddedClaims, MatchClaim, PostgresClaims, RedisClaims,
+};
 use cricket_announcer::cli::Cli;
 use cricket_announcer::config::{Config, Invocation, Needs};
-use cricket_announcer::cricket::Match;
+use cricket_announcer::cricket::{Identities, Match, MatchKey};
 use cricket_announcer::post::{PostPace, XClient, XCredentials};
 use cricket_announcer::source::SourceKind;
 use cricket_announcer::template::Template;
@@ -19,6 +21,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// A day: the claim TTL and post deadline of tests that want neither to run out.
+pub const DAY: Duration = Duration::from_secs(86_400);
 
 /// The Redis the tests use: `TEST_REDIS_URL`, default the local server `.ci/run` starts.
 pub fn redis_url() -> String {
@@ -199,6 +204,61 @@ pub async fn store(kind: Kind, prefix: &str, owner: &str, file: &Path) -> ClaimS
             )
         }
     }
+}
+
+/// Claims `key` alone (no source id, no other key, no marker required) through the one
+/// production claim path, [`ClaimStore::claim_match`]: what the store contract tests race, hold
+/// and move. The record says its owner gives up on the post `gives_up_after` from now.
+pub async fn claim_key(
+    store: &ClaimStore,
+    key: &MatchKey,
+    title: &str,
+    ttl: Duration,
+    gives_up_after: Duration,
+) -> MatchClaim {
+    let ids = Identities {
+        key: key.clone(),
+        ids: Vec::new(),
+        other_keys: Vec::new(),
+    };
+    store
+        .claim_match(&ids, title, ttl, gives_up_after, false)
+        .await
+        .unwrap_or_else(|e| panic!("claiming {key}: {e}"))
+}
+
+/// What a test expects of a [`MatchClaim`]: won, or held by someone else.
+pub trait Expect {
+    /// The token of a won claim; panics on any other answer.
+    fn won(self) -> ClaimToken;
+    /// The holder's record of a held claim; panics on any other answer.
+    fn held(self) -> Claim;
+}
+
+impl Expect for MatchClaim {
+    fn won(self) -> ClaimToken {
+        match self {
+            MatchClaim::Won(token) => token,
+            other => panic!("the claim must be won, not {other:?}"),
+        }
+    }
+
+    fn held(self) -> Claim {
+        match self {
+            MatchClaim::Held { claim, .. } => claim,
+            other => panic!("the claim must be held by another, not {other:?}"),
+        }
+    }
+}
+
+/// A won claim on Zimbabwe v Bangladesh (the match of [`zim_v_ban`]) in a fresh embedded store
+/// owned by `owner`, with the directory that keeps its file: what a sink needs to post.
+pub async fn won_zim_v_ban(owner: &str) -> (ClaimToken, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(Kind::Embedded, &unique_prefix(), owner, &dir.path().join("claims.db")).await;
+    let key = MatchKey::for_match(&zim_v_ban());
+    let token = claim_key(&store, &key, "Zimbabwe v Bangladesh", DAY, DAY).await.won();
+    (token, dir)
 }
 
 /// The repository root (for fixtures and templates).

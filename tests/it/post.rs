@@ -3,11 +3,10 @@
 //! every answer (wiremock on loopback).
 
 use crate::cli::bot;
-use crate::helpers::{self, credentials, root, unique_prefix, zim_v_ban, Kind};
+use crate::helpers::{self, credentials, root};
 use crate::operator::on_fixture;
 use chrono::{DateTime, Utc};
-use cricket_announcer::claim::{ClaimOutcome, ClaimToken};
-use cricket_announcer::cricket::MatchKey;
+use cricket_announcer::claim::ClaimToken;
 use cricket_announcer::post::{weighted_length, Post, PostError, RateLimits, XClient};
 use serde::Deserialize;
 use std::time::Duration;
@@ -110,22 +109,7 @@ async fn the_real_posts_of_a_saved_page_carry_the_weighted_length_x_counts_not_t
 // ---- X's rate-limit headers, read on every answer ----
 
 async fn client_and_token(x: &MockServer) -> (XClient, ClaimToken, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = helpers::store(
-        Kind::Embedded,
-        &unique_prefix(),
-        "post-test",
-        &dir.path().join("claims.db"),
-    )
-    .await;
-    let key = MatchKey::for_match(&zim_v_ban());
-    let ClaimOutcome::Won(token) = store
-        .claim(&key, "Zimbabwe v Bangladesh", &[], Duration::from_secs(86_400))
-        .await
-        .unwrap()
-    else {
-        panic!("a fresh store must let us win the claim");
-    };
+    let (token, dir) = helpers::won_zim_v_ban("post-test").await;
     let base = url::Url::parse(&x.uri()).unwrap();
     let client = XClient::new(&base, credentials(), Duration::from_secs(5), Duration::from_secs(2)).unwrap();
     (client, token, dir)

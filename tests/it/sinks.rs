@@ -5,10 +5,9 @@
 //! limits read from the platform's own headers or body. Claims live in an embedded store in a
 //! temporary directory (removed with it); nothing is written to Redis or PostgreSQL.
 
-use crate::helpers::{self, free_port, unique_prefix, zim_v_ban, Kind};
+use crate::helpers::{self, free_port, zim_v_ban};
 use chrono::{DateTime, Utc};
-use cricket_announcer::claim::{ClaimOutcome, ClaimToken};
-use cricket_announcer::cricket::MatchKey;
+use cricket_announcer::claim::ClaimToken;
 use cricket_announcer::post::bluesky::{is_valid_tid, record_key};
 use cricket_announcer::post::mastodon::{idempotency_key, Visibility};
 use cricket_announcer::post::telegram::ChatId;
@@ -27,23 +26,7 @@ const TEXT: &str = "Coming up: Zimbabwe 🇿🇼 v Bangladesh, 2nd T20I\nhttps:/
 
 /// A won claim on Zimbabwe v Bangladesh, in a store that goes with the directory.
 async fn won() -> (ClaimToken, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = helpers::store(
-        Kind::Embedded,
-        &unique_prefix(),
-        "sinks-test",
-        &dir.path().join("claims.db"),
-    )
-    .await;
-    let key = MatchKey::for_match(&zim_v_ban());
-    let ClaimOutcome::Won(token) = store
-        .claim(&key, "Zimbabwe v Bangladesh", &[], Duration::from_secs(86_400))
-        .await
-        .unwrap()
-    else {
-        panic!("a fresh store must let us win the claim");
-    };
-    (token, dir)
+    helpers::won_zim_v_ban("sinks-test").await
 }
 
 fn base(server: &MockServer) -> Url {
