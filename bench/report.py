@@ -137,7 +137,7 @@ print(f"\n`cycle_held` ÷ reference in each pair, in the order run: "
       + "`cycle_held`: " + ", ".join(f"{p[2]['rows']['cycle_held']['ms_per_1000']:.2f}" for p in pairs) + " ms.")
 print("\nJudged against 2×: `cycle_held`, a cycle's batch look-up of matches already claimed, as "
       "every cycle after a match's first sees it. `cycle_new` includes 1,000 posts to the "
-      "loopback X stand-in; `claim_*` call the store without the cycle's batch look-up.")
+      "loopback X stand-in.")
 print()
 
 # 3. Decision latency

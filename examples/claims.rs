@@ -17,7 +17,6 @@
 //! - `cycle_held_refresh`: the held matches looked up by a second process on the same store, whose
 //!   refresh of the held claims' TTLs is due (its first look-up; later, once per TTL /
 //!   `REFRESHES_PER_TTL`): one `GETEX` per match in one pipeline;
-//! - `claim_new` / `claim_held`: `ClaimStore::claim` alone, one call per sighting;
 //! - `cycle_held_20ch`: 20 channels × 500 matches, all held (issue 21): the cycle's one batch
 //!   look-up across every channel (`holders_of_all`, one `MGET`), then `Announcer::announce` of
 //!   each (match, channel); per 1,000 (match, channel) sightings;
@@ -31,8 +30,8 @@
 mod mock_x;
 
 use cricket_announcer::announcer::{holders_of_all, Announcer, ClaimPolicy, Mode, Outcome};
-use cricket_announcer::claim::{ClaimOutcome, ClaimStore, RedisClaims};
-use cricket_announcer::cricket::{Match, MatchKey, Sighting};
+use cricket_announcer::claim::{ClaimStore, RedisClaims};
+use cricket_announcer::cricket::{Match, Sighting};
 use cricket_announcer::post::{PostPace, XClient};
 use cricket_announcer::source::SourceKind;
 use cricket_announcer::template::Template;
@@ -125,11 +124,8 @@ async fn bench(mock: mock_x::MockX) {
             m
         })
         .collect();
-    let keys: Vec<MatchKey> = matches.iter().map(MatchKey::for_match).collect();
     let sightings: Vec<Sighting> = matches.iter().cloned().map(Sighting::new).collect();
     let sighting_refs: Vec<&Sighting> = sightings.iter().collect();
-    let titles: Vec<String> = matches.iter().map(Match::title).collect();
-    let aliases: Vec<Vec<String>> = matches.iter().map(|m| vec![m.alias()]).collect();
 
     let mut info = redis::Client::open(url.as_str())
         .unwrap()
@@ -243,26 +239,6 @@ async fn bench(mock: mock_x::MockX) {
                 per_sighting(&before, &counters(&mut info).await, CHANNELS * per),
             );
             row_n.insert("cycle_held_20ch", CHANNELS * per);
-        }
-
-        // The claim decision alone, one call per sighting.
-        let s = store("single").await;
-        for (row, expect_won) in [("claim_new", true), ("claim_held", false)] {
-            let before = counters(&mut info).await;
-            let t = Instant::now();
-            for i in 0..n {
-                let won = matches!(
-                    s.claim(&keys[i], &titles[i], &aliases[i], TTL).await.unwrap(),
-                    ClaimOutcome::Won(_)
-                );
-                if !won {
-                    // What `announce` does for a held match: keep it from expiring.
-                    s.refresh(&keys[i], TTL).await.unwrap();
-                }
-                assert_eq!(won, expect_won);
-            }
-            times.entry(row).or_default().push(t.elapsed().as_secs_f64() * 1e3);
-            counts.insert(row, per_sighting(&before, &counters(&mut info).await, n));
         }
     }
     // The first held cycle of each repeat on its own: it reads every record for the first time

@@ -14,15 +14,13 @@
 //!
 //! Replication is asynchronous: a claim won on a primary that fails over before its replicas
 //! have it is lost, and the promoted replica lets another bot claim and post the match again.
-//! With `CLAIM_MIN_REPLICAS=N` the claim's `SET` is followed, in the same pipeline, by
+//! With `CLAIM_MIN_REPLICAS=N` the claim's script is followed, in the same pipeline, by
 //! `WAIT N timeout` (<https://redis.io/docs/latest/commands/wait/>); the winner posts only when
 //! N replicas acknowledged it. `WAIT` does not make Redis strongly consistent (a failover can
 //! still pick a replica that missed the write), but a promoted replica that acknowledged holds
 //! the claim.
 
-use super::redis::RedisClaims;
-use super::{ttl_secs, Claim, ClaimError, ClaimOutcome, ClaimStore, ClaimToken, Swapped};
-use crate::cricket::MatchKey;
+use super::{ClaimError, ClaimStore};
 use std::fmt;
 use std::time::Duration;
 
@@ -102,51 +100,6 @@ impl ClaimStore {
             redis.maxmemory_policy().await.map_err(EvictionRefusal::Store)?,
             asserted,
         )
-    }
-}
-
-impl ClaimStore {
-    /// [`ClaimStore::claim`] on Redis with `CLAIM_MIN_REPLICAS` = `wanted`: the claim's
-    /// `SET NX` and a `WAIT` in one pipeline; won only when `wanted` replicas acknowledged it.
-    ///
-    /// # Errors
-    /// [`ClaimError::NotReplicated`] when fewer acknowledged in [`REPLICA_ACK_TIMEOUT`]: the
-    /// caller must not post. The claim is then released by compare-and-delete on its token,
-    /// which is safe because nothing was sent to X (and the token leaves anybody else's record
-    /// alone): the match is claimed again in a later cycle. If that delete fails, the claim is
-    /// kept (it shows as stuck, for an operator). Otherwise as [`ClaimStore::claim`].
-    pub(super) async fn claim_replicated(
-        &self,
-        redis: &RedisClaims,
-        key: &MatchKey,
-        record: Claim,
-        ttl: Duration,
-        wanted: u32,
-    ) -> Result<ClaimOutcome, ClaimError> {
-        let stored = self.key(key);
-        let (previous, acked) = redis
-            .set_nx_then_wait(&stored, &record.to_stored(), ttl_secs(ttl), wanted, REPLICA_ACK_TIMEOUT)
-            .await?;
-        if let Some(raw) = previous {
-            return Ok(ClaimOutcome::HeldBy(Claim::from_stored(&raw)));
-        }
-        if acked >= wanted {
-            return Ok(ClaimOutcome::Won(ClaimToken {
-                key: key.clone(),
-                claim: record,
-            }));
-        }
-        let released = matches!(
-            redis.compare_and_delete(&stored, &record.token).await,
-            Ok(Swapped::Applied(_))
-        );
-        Err(ClaimError::NotReplicated {
-            key: key.to_string(),
-            acked,
-            wanted,
-            timeout: REPLICA_ACK_TIMEOUT,
-            released,
-        })
     }
 }
 

@@ -7,8 +7,9 @@
 //! (SQLite), `postgres.rs`, with `tls.rs` for the networked ones.
 //!
 //! # The contract (every store keeps it; one test suite checks all three)
-//! - [`ClaimStore::claim`] takes `<prefix>match:<key>` in ONE atomic step that says who won. The
-//!   winner gets a [`ClaimToken`]; every loser gets the holder's [`Claim`] (owner, since, state).
+//! - [`ClaimStore::claim_match`] takes the match under every identity in ONE atomic step that
+//!   says who won. The winner gets a [`ClaimToken`]; every loser gets the holder's [`Claim`]
+//!   (owner, since, state).
 //!   Never check-then-set: N concurrent checks all answer "absent" before any write lands.
 //! - Every claim has a TTL. [`ClaimStore::refresh`] extends it on later sightings without
 //!   changing the record, so a still-listed match never expires into a second announcement.
@@ -68,15 +69,6 @@ impl ClaimToken {
     pub fn claim(&self) -> &Claim {
         &self.claim
     }
-}
-
-/// The answer to [`ClaimStore::claim`]. Losing is an expected result, not an error.
-#[derive(Debug)]
-pub enum ClaimOutcome {
-    /// We took the claim; we, and only we, may post.
-    Won(ClaimToken),
-    /// Someone holds it; here is their record.
-    HeldBy(Claim),
 }
 
 /// The answer to [`ClaimStore::claim_match`].
@@ -378,36 +370,6 @@ impl ClaimStore {
 
     fn marker_key(&self) -> StoreKey {
         StoreKey::marker(self.prefix())
-    }
-
-    /// Claims `key` for this instance with a time to live of `ttl` (whole seconds, at least 1),
-    /// in ONE atomic step (Redis: `SET key record NX EX ttl GET`).
-    ///
-    /// `title` and `aliases` (each source's id for the match) are stored for operators.
-    ///
-    /// # Errors
-    /// [`ClaimError`] when the store cannot answer; the caller must not post.
-    pub async fn claim(
-        &self,
-        key: &MatchKey,
-        title: &str,
-        aliases: &[String],
-        ttl: Duration,
-    ) -> Result<ClaimOutcome, ClaimError> {
-        let record = Claim::new(self.owner(), title, aliases, Utc::now());
-        if let ClaimStore::Redis(redis) = self {
-            if let Some(wanted) = redis.min_replicas() {
-                return self.claim_replicated(redis, key, record, ttl, wanted).await;
-            }
-        }
-        let previous = each!(self, s => s.set_nx(&self.key(key), &record.to_stored(), ttl_secs(ttl)).await)?;
-        Ok(match previous {
-            None => ClaimOutcome::Won(ClaimToken {
-                key: key.clone(),
-                claim: record,
-            }),
-            Some(raw) => ClaimOutcome::HeldBy(Claim::from_stored(&raw)),
-        })
     }
 
     /// Claims the match `ids` describes under every identity it has, in ONE atomic step on every
@@ -1095,7 +1057,7 @@ mod tests {
 
     #[test]
     fn a_posted_record_drops_the_post_text_and_an_unknown_one_keeps_it() {
-        let mut claim = Claim::new("host:1", "A v B", &[], Utc::now());
+        let mut claim = Claim::with_deadline("host:1", "A v B", &[], Utc::now(), None);
         claim.text = Some("Coming up: A v B https://example.com/1".into());
         claim.dedupe_key = Some("k".into());
         let unknown = Transition::Unknown { reason: "504".into() }.apply(claim.clone(), Utc::now());
@@ -1118,7 +1080,7 @@ mod tests {
 
     #[test]
     fn a_record_changed_in_place_to_one_of_the_same_length_is_read_again() {
-        let mut claim = Claim::new("host:1", "A v B", &["cricbuzz:1".into()], Utc::now());
+        let mut claim = Claim::with_deadline("host:1", "A v B", &["cricbuzz:1".into()], Utc::now(), None);
         claim.state = ClaimState::Posted;
         let posted = claim.to_stored();
         claim.state = ClaimState::Failed;
@@ -1153,7 +1115,7 @@ mod tests {
 
     #[test]
     fn a_record_reads_as_the_same_holder_whether_read_whole_or_for_its_holder_alone() {
-        let ok = Claim::new("host:1", "A v B", &["cricbuzz:1".to_string()], Utc::now()).to_stored();
+        let ok = Claim::with_deadline("host:1", "A v B", &["cricbuzz:1".to_string()], Utc::now(), None).to_stored();
         let records = [
             ok.clone(),
             ok.replace("host:1", r#"host\u003a1 \"quoted\""#),
@@ -1224,7 +1186,7 @@ mod tests {
             (false, true)
         );
         // A record of an earlier release has no deadline: the reader's bound decides.
-        let old = Claim::new("old:1", "A v B", &[], at);
+        let old = Claim::with_deadline("old:1", "A v B", &[], at, None);
         assert_eq!(old.deadline, None);
         assert!(old.is_stuck(later(46), reader));
         assert_eq!(old.stuck_at(reader), later(45));
@@ -1232,7 +1194,7 @@ mod tests {
 
     #[test]
     fn a_record_round_trips_and_keeps_its_token_out_of_debug() {
-        let c = Claim::new("host:1", "A v B", &["cricbuzz:1".to_string()], Utc::now());
+        let c = Claim::with_deadline("host:1", "A v B", &["cricbuzz:1".to_string()], Utc::now(), None);
         let back = Claim::from_stored(&c.to_stored());
         assert_eq!(back, c);
         assert!(!format!("{c:?}").contains(&c.token));

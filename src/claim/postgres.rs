@@ -287,37 +287,40 @@ impl PostgresClaims {
         }
     }
 
-    /// Claims: `None` when we wrote the row (new, or reclaimed after release or expiry), else
-    /// the holder's record. Keys: the same, `SET NX EX GET`-like.
+    /// `SET NX EX GET` on a key of `store_keys` (an identity pointer, the first-start marker):
+    /// `None` when we wrote it (new, or the old one had expired), else the live value. A claim
+    /// is never taken this way: only [`PostgresClaims::claim_identities`] writes a claim row,
+    /// under the prefix's lock, so a claim key here is refused.
     pub(super) async fn set_nx(
         &self,
         key: &StoreKey,
         value: &str,
         ttl_secs: u64,
     ) -> Result<Option<String>, ClaimError> {
-        let (ttl, place) = (secs(ttl_secs), Self::place(key));
+        let place = Self::place(key);
+        let Place::Key(k) = place else {
+            return Err(ClaimError::Protocol {
+                op: "claim",
+                detail: "claims are taken by claim_match only, never by a single-key set".into(),
+            });
+        };
+        let ttl = secs(ttl_secs);
         bounded("claim", async {
             let client = self.pool.get().await?;
-            // Losing and then finding no live holder means the holder was released or expired
-            // between our two statements: try again rather than call that a win or a loss.
+            // Losing and then finding no live value means it expired or was deleted between our
+            // two statements: try again rather than call that a win or a loss.
             for _ in 0..CLAIM_RETRIES {
-                let won = match place {
-                    Place::Claim(m) => client
-                        .query_opt(&claim_sql(), &[&&*self.prefix, &m, &value, &ttl])
-                        .await?
-                        .is_some(),
-                    Place::Key(k) => client
-                        .query_opt(
-                            "INSERT INTO store_keys AS k (key, value, expires_at)
-                             VALUES ($1, $2, now() + $3::bigint * interval '1 second')
-                             ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
-                               WHERE k.expires_at <= now()
-                             RETURNING 1",
-                            &[&k, &value, &ttl],
-                        )
-                        .await?
-                        .is_some(),
-                };
+                let won = client
+                    .query_opt(
+                        "INSERT INTO store_keys AS k (key, value, expires_at)
+                         VALUES ($1, $2, now() + $3::bigint * interval '1 second')
+                         ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+                           WHERE k.expires_at <= now()
+                         RETURNING 1",
+                        &[&k, &value, &ttl],
+                    )
+                    .await?
+                    .is_some();
                 if won {
                     return Ok(None);
                 }

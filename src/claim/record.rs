@@ -170,10 +170,6 @@ impl fmt::Debug for Claim {
 const UNREADABLE_QUOTE_BYTES: usize = 120;
 
 impl Claim {
-    pub(super) fn new(owner: &str, title: &str, aliases: &[String], now: DateTime<Utc>) -> Claim {
-        Claim::with_deadline(owner, title, aliases, now, None)
-    }
-
     pub(super) fn with_deadline(
         owner: &str,
         title: &str,

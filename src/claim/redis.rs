@@ -349,9 +349,12 @@ impl RedisClaims {
                 call.invoke_async(&mut self.conn.clone()).await.map_err(err("claim"))?
             }
             Some(wanted) => {
-                // The script and `WAIT` in one pipeline, so both go down one connection (see
-                // `set_nx_then_wait`); `EVAL` with the source, as a pipeline cannot reload a
-                // script the server lost.
+                // `CLAIM_MIN_REPLICAS`: the script, then `WAIT` (how many replicas acknowledged
+                // every write this connection made up to it), in one pipeline, so both go down
+                // one connection: a `WAIT` sent on a connection made after a reconnect would
+                // count acknowledgements of nothing. `EVAL` with the source, as a pipeline cannot
+                // reload a script the server lost.
+                // Documentation: <https://redis.io/docs/latest/commands/wait/>.
                 let mut pipe = redis::pipe();
                 pipe.cmd("EVAL")
                     .arg(CLAIM_MATCH)
@@ -576,38 +579,6 @@ impl RedisClaims {
         Ok(primaries.into_iter().map(Some).collect())
     }
 
-    /// `CLAIM_MIN_REPLICAS`: replicas that must acknowledge a won claim before it is used.
-    pub(super) fn min_replicas(&self) -> Option<u32> {
-        self.min_replicas
-    }
-
-    /// `SET key value NX EX ttl GET`, then `WAIT replicas timeout`, in one pipeline: the `SET`'s
-    /// reply (as [`RedisClaims::set_nx`]) and how many replicas acknowledged every write this
-    /// connection made up to it. One pipeline, so both go down one connection: a `WAIT` sent on
-    /// a connection made after a reconnect would count acknowledgements of nothing.
-    /// Documentation: <https://redis.io/docs/latest/commands/wait/>.
-    pub(super) async fn set_nx_then_wait(
-        &self,
-        key: &StoreKey,
-        value: &str,
-        ttl_secs: u64,
-        replicas: u32,
-        timeout: Duration,
-    ) -> Result<(Option<String>, u32), ClaimError> {
-        let mut pipe = redis::pipe();
-        claim_command(&mut pipe, key, value, ttl_secs)
-            .cmd("WAIT")
-            .arg(replicas)
-            .arg(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
-        let read: redis::RedisResult<(Option<Vec<u8>>, u32)> = pipe.query_async(&mut self.conn.clone()).await;
-        match read {
-            Ok((old, acked)) => Ok((old.map(text), acked)),
-            // A key of another type: held by something else, nothing of ours to replicate.
-            Err(e) if wrong_type(&e) => Ok((self.set_nx(key, value, ttl_secs).await?, 0)),
-            Err(e) => Err(err("claim")(e)),
-        }
-    }
-
     /// `CONFIG GET maxmemory-policy`: `Ok(Ok(policy))`, or `Ok(Err(reply))` when Redis answered
     /// the command with an error (managed Redis often disables `CONFIG`); `Err` only when Redis
     /// did not answer. See `super::durability`.
@@ -699,22 +670,6 @@ fn batches(keys: &[String], one_slot_each: bool) -> Vec<&[String]> {
 async fn cluster_enabled(conn: &mut ConnectionManager) -> bool {
     let info: redis::RedisResult<String> = redis::cmd("INFO").arg("cluster").query_async(conn).await;
     info.is_ok_and(|info| info.lines().any(|l| l.trim() == "cluster_enabled:1"))
-}
-
-/// Adds the claim, `SET key value NX EX ttl GET`, to `pipe`.
-fn claim_command<'a>(
-    pipe: &'a mut redis::Pipeline,
-    key: &StoreKey,
-    value: &str,
-    ttl_secs: u64,
-) -> &'a mut redis::Pipeline {
-    pipe.cmd("SET")
-        .arg(key)
-        .arg(value)
-        .arg("NX")
-        .arg("EX")
-        .arg(ttl_secs)
-        .arg("GET")
 }
 
 /// The claim of a match under all its identities (see [`RedisClaims::claim_identities`]).
