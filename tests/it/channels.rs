@@ -5,7 +5,7 @@
 //! what is current instead of posting it.
 
 use crate::cli::{bot, page_server, start, text, wait_all, CRICBUZZ_KEYS};
-use crate::helpers::{ensure_schema, redis_url, schema_for, schema_url, unique_prefix, x_accepts, Kind};
+use crate::helpers::{redis_url, unique_prefix, x_accepts, Kind};
 use std::path::Path;
 use wiremock::matchers::{header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -133,20 +133,63 @@ async fn claims_of(
     rows
 }
 
+/// A deployment on Redis under a prefix of its own, reading the saved page, posting to the
+/// stand-ins: what most tests here run the bot in, with one channels file or another.
+struct OnRedis {
+    p: Platforms,
+    dir: tempfile::TempDir,
+    prefix: crate::helpers::Prefix,
+    store: Vec<(&'static str, String)>,
+    /// The saved page's address; the server is kept alive with it.
+    source: String,
+    _site: MockServer,
+}
+
+impl OnRedis {
+    async fn new(p: Platforms) -> OnRedis {
+        let site = page_server().await;
+        OnRedis {
+            p,
+            dir: tempfile::tempdir().unwrap(),
+            prefix: unique_prefix(),
+            store: vec![("REDIS_URL", redis_url())],
+            source: format!("{}/cricket-match/live-scores", site.uri()),
+            _site: site,
+        }
+    }
+
+    /// The channels file naming `channels` of the stand-ins.
+    fn file(&self, channels: &[&str]) -> std::path::PathBuf {
+        self.p.file(self.dir.path(), channels)
+    }
+
+    /// The bot with the channels file `file`, reading `source`, running `args`, to its end.
+    async fn run_reading(&self, file: &Path, source: &str, args: &[&str]) -> std::process::Output {
+        bot_with(self.dir.path(), &self.p, file, &self.store, source)
+            .env("KEY_PREFIX", &*self.prefix)
+            .args(args)
+            .output()
+            .await
+            .unwrap()
+    }
+
+    /// As [`OnRedis::run_reading`], reading the saved page.
+    async fn run(&self, file: &Path, args: &[&str]) -> std::process::Output {
+        self.run_reading(file, &self.source, args).await
+    }
+
+    /// `claims list --channel CHANNEL --json`: (match key, state) sorted.
+    async fn claims_of(&self, file: &Path, channel: &str) -> Vec<(String, String)> {
+        claims_of(self.dir.path(), &self.p, file, &self.store, &self.prefix, channel).await
+    }
+}
+
 async fn three_processes_on_three_channels_post_once_per_match_and_channel(kind: Kind) {
     let site = page_server().await;
     let p = Platforms::accepting(4, 4, None).await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique_prefix();
-    let store: Vec<(&str, String)> = match kind {
-        Kind::Redis => vec![("REDIS_URL", redis_url())],
-        Kind::Embedded => vec![("STORE_PATH", dir.path().join("shared.db").display().to_string())],
-        Kind::Postgres => {
-            let schema = schema_for(&prefix);
-            ensure_schema(&schema).await;
-            vec![("DATABASE_URL", schema_url(&schema))]
-        }
-    };
+    let store = crate::helpers::store_env(kind, &prefix, dir.path()).await;
     let file = p.file(dir.path(), &["x", "mastodon", "discord"]);
     let source = format!("{}/cricket-match/live-scores", site.uri());
     let children: Vec<_> = (0..3)
@@ -190,22 +233,12 @@ crate::helpers::store_matrix!(three_processes_on_three_channels_post_once_per_ma
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_channel_that_halts_neither_blocks_nor_repeats_the_others() {
-    let site = page_server().await;
     // Discord says the webhook is gone: that channel halts; X and Mastodon post every match.
     let gone =
         ResponseTemplate::new(404).set_body_json(serde_json::json!({"message": "Unknown Webhook", "code": 10015}));
-    let p = Platforms::accepting(4, 4, Some(gone)).await;
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = unique_prefix();
-    let store = vec![("REDIS_URL", redis_url())];
-    let file = p.file(dir.path(), &["discord", "x", "mastodon"]);
-    let source = format!("{}/cricket-match/live-scores", site.uri());
-    let o = bot_with(dir.path(), &p, &file, &store, &source)
-        .env("KEY_PREFIX", &*prefix)
-        .args(["backfill", "--init-store"])
-        .output()
-        .await
-        .unwrap();
+    let d = OnRedis::new(Platforms::accepting(4, 4, Some(gone)).await).await;
+    let file = d.file(&["discord", "x", "mastodon"]);
+    let o = d.run(&file, &["backfill", "--init-store"]).await;
     let (stdout, stderr) = text(&o);
     // Exit 4: a channel refused to post and needs the operator, while the others posted.
     assert_eq!(o.status.code(), Some(4), "{stdout}{stderr}");
@@ -216,49 +249,28 @@ async fn a_channel_that_halts_neither_blocks_nor_repeats_the_others() {
     assert!(stdout.contains("x: posted 4, skipped 0, failed 0"), "{stdout}");
     assert!(stdout.contains("mastodon: posted 4, skipped 0, failed 0"), "{stdout}");
     // One request reached the dead webhook; the channel then stopped.
-    assert_eq!(p.discord_posts().await, 1);
+    assert_eq!(d.p.discord_posts().await, 1);
 
     // Again: X and Mastodon skip every match (never repeat), Discord is tried afresh.
-    let o = bot_with(dir.path(), &p, &file, &store, &source)
-        .env("KEY_PREFIX", &*prefix)
-        .arg("backfill")
-        .output()
-        .await
-        .unwrap();
+    let o = d.run(&file, &["backfill"]).await;
     let (stdout, _) = text(&o);
     assert!(stdout.contains("x: posted 0, skipped 4, failed 0"), "{stdout}");
     assert!(stdout.contains("mastodon: posted 0, skipped 4, failed 0"), "{stdout}");
 
     // A bounded run ends as the backfill did: exit 4 for the halted channel, not 5 for its
     // failed post, and still nothing repeated elsewhere.
-    let o = bot_with(dir.path(), &p, &file, &store, &source)
-        .env("KEY_PREFIX", &*prefix)
-        .args(["run", "--cycles", "1"])
-        .output()
-        .await
-        .unwrap();
+    let o = d.run(&file, &["run", "--cycles", "1"]).await;
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(4), "{stdout}{stderr}");
-    assert_eq!(p.discord_posts().await, 3);
-    p.verify().await;
+    assert_eq!(d.p.discord_posts().await, 3);
+    d.p.verify().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_channel_added_to_a_running_deployment_records_what_is_current_without_posting() {
-    let site = page_server().await;
-    let p = Platforms::accepting(4, 0, None).await;
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = unique_prefix();
-    let store = vec![("REDIS_URL", redis_url())];
-    let source = format!("{}/cricket-match/live-scores", site.uri());
+    let d = OnRedis::new(Platforms::accepting(4, 0, None).await).await;
     // Running with X alone.
-    let only_x = p.file(dir.path(), &["x"]);
-    let o = bot_with(dir.path(), &p, &only_x, &store, &source)
-        .env("KEY_PREFIX", &*prefix)
-        .args(["backfill", "--init-store"])
-        .output()
-        .await
-        .unwrap();
+    let o = d.run(&d.file(&["x"]), &["backfill", "--init-store"]).await;
     assert!(
         text(&o).0.contains("x: posted 4, skipped 0, failed 0"),
         "{:?}",
@@ -266,13 +278,8 @@ async fn a_channel_added_to_a_running_deployment_records_what_is_current_without
     );
     // Mastodon added: its first cycle records the current matches (as `seed` does: the eight
     // with both teams known, finished ones too) and posts none.
-    let with_mastodon = p.file(dir.path(), &["x", "mastodon"]);
-    let o = bot_with(dir.path(), &p, &with_mastodon, &store, &source)
-        .env("KEY_PREFIX", &*prefix)
-        .arg("backfill")
-        .output()
-        .await
-        .unwrap();
+    let with_mastodon = d.file(&["x", "mastodon"]);
+    let o = d.run(&with_mastodon, &["backfill"]).await;
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stdout}{stderr}");
     assert!(
@@ -283,16 +290,16 @@ async fn a_channel_added_to_a_running_deployment_records_what_is_current_without
         stderr.contains("new channel: recording the matches listed now without posting them"),
         "{stderr}"
     );
-    let seeded = claims_of(dir.path(), &p, &with_mastodon, &store, &prefix, "mastodon").await;
+    let seeded = d.claims_of(&with_mastodon, "mastodon").await;
     assert_eq!(seeded.iter().filter(|(_, s)| s == "seeded").count(), 8);
-    let mastodon_posts = p
-        .mastodon
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .filter(|r| r.url.path() == "/api/v1/statuses")
-        .count();
+    let mastodon_posts =
+        d.p.mastodon
+            .received_requests()
+            .await
+            .unwrap()
+            .iter()
+            .filter(|r| r.url.path() == "/api/v1/statuses")
+            .count();
     assert_eq!(mastodon_posts, 0);
 }
 
@@ -357,30 +364,15 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
         })
         .mount(&mastodon)
         .await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("channels.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let deployment = TimingOut::new(
+        &format!(
             "[[channel]]\nname = \"toots\"\nsink = \"mastodon\"\ninstance = \"{}\"\ntoken_env = \"MASTODON_TOKEN\"\n",
             mastodon.uri()
         ),
-    )
-    .unwrap();
-    let prefix = unique_prefix();
-    let source = format!("{}/cricket-match/live-scores", site.uri());
-    let run = |args: &[&str]| {
-        timing_out(
-            dir.path(),
-            &file,
-            ("MASTODON_TOKEN", "mastodon-secret"),
-            &prefix,
-            &source,
-            args,
-        )
-    };
-    let o = run(&["backfill", "--init-store"]).output().await.unwrap();
-    assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+        ("MASTODON_TOKEN", "mastodon-secret"),
+        &site,
+    );
+    let o = deployment.backfill_timing_out().await;
     // The failure names the setting that cut the post off.
     let stderr = text(&o).1;
     let failures: Vec<&str> = stderr
@@ -392,12 +384,7 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
         failures.iter().all(|l| l.contains("/api/v1/statuses within POST_TIMEOUT_SECS (the bound on one request: raise it if the platform is often this slow)")),
         "{stderr}"
     );
-    let o = run(&["claims", "list", "--json"]).output().await.unwrap();
-    let states: Vec<String> = crate::helpers::listed(&text(&o).0)
-        .into_iter()
-        .map(|(_, state)| state)
-        .collect();
-    assert_eq!(states, vec!["unknown"; 4], "{:?}", text(&o));
+    assert_eq!(deployment.states().await, vec!["unknown"; 4]);
 
     let creates = || async {
         let requests = mastodon.received_requests().await.unwrap();
@@ -408,8 +395,8 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
     // one): each claim's post is repeated by one of them only. Mastodon writes a key only once
     // the status is saved (mastodon#21840), so two repeats at once could make two statuses.
     let (a, b) = tokio::join!(
-        run(&["claims", "reconcile"]).output(),
-        run(&["claims", "reconcile"]).output()
+        deployment.run(&["claims", "reconcile"]).output(),
+        deployment.run(&["claims", "reconcile"]).output()
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     let stdout = format!("{}{}", text(&a).0, text(&b).0);
@@ -429,7 +416,7 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
     // Four statuses, each made once: the repeats were answered from the key.
     let made = statuses.lock().unwrap().clone();
     assert_eq!(made.len(), 4);
-    let o = run(&["claims", "list", "--json"]).output().await.unwrap();
+    let o = deployment.run(&["claims", "list", "--json"]).output().await.unwrap();
     let mut ids: Vec<String> = text(&o)
         .0
         .lines()
@@ -553,29 +540,17 @@ async fn a_channels_file_with_credentials_in_a_url_or_that_is_not_a_file_is_refu
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_channel_waits_for_a_cycle_where_every_source_reads_and_init_store_does_not_flood_it() {
-    let site = page_server().await;
-    let p = Platforms::accepting(4, 0, None).await;
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = unique_prefix();
-    let store = vec![("REDIS_URL", redis_url())];
-    let good = format!("{}/cricket-match/live-scores", site.uri());
-    let only_x = p.file(dir.path(), &["x"]);
-    let o = bot_with(dir.path(), &p, &only_x, &store, &good)
-        .env("KEY_PREFIX", &*prefix)
-        .args(["backfill", "--init-store"])
-        .output()
-        .await
-        .unwrap();
+    let d = OnRedis::new(Platforms::accepting(4, 0, None).await).await;
+    let o = d.run(&d.file(&["x"]), &["backfill", "--init-store"]).await;
     assert!(text(&o).0.contains("x: posted 4"), "{:?}", text(&o));
-    let with_mastodon = p.file(dir.path(), &["x", "mastodon"]);
+    let with_mastodon = d.file(&["x", "mastodon"]);
     // A source fails: the new channel records nothing yet (its matches would be posted later).
-    let failing = format!("{good},cricketdata={}", dir.path().join("nosuch.json").display());
-    let o = bot_with(dir.path(), &p, &with_mastodon, &store, &failing)
-        .env("KEY_PREFIX", &*prefix)
-        .arg("backfill")
-        .output()
-        .await
-        .unwrap();
+    let failing = format!(
+        "{},cricketdata={}",
+        d.source,
+        d.dir.path().join("nosuch.json").display()
+    );
+    let o = d.run_reading(&with_mastodon, &failing, &["backfill"]).await;
     let (stdout, stderr) = text(&o);
     assert!(stdout.contains("mastodon: posted 0, skipped 0, failed 0"), "{stdout}");
     assert!(!stdout.contains("seeded"), "{stdout}");
@@ -584,18 +559,13 @@ async fn a_new_channel_waits_for_a_cycle_where_every_source_reads_and_init_store
         "{stderr}"
     );
     // `--init-store` on the store already initialised: the new channel seeds itself, posts nothing.
-    let o = bot_with(dir.path(), &p, &with_mastodon, &store, &good)
-        .env("KEY_PREFIX", &*prefix)
-        .args(["backfill", "--init-store"])
-        .output()
-        .await
-        .unwrap();
+    let o = d.run(&with_mastodon, &["backfill", "--init-store"]).await;
     let (stdout, _) = text(&o);
     assert!(
         stdout.contains("mastodon: posted 0, skipped 0, failed 0, seeded 8"),
         "{stdout}"
     );
-    p.verify().await;
+    d.p.verify().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -662,31 +632,20 @@ async fn bluesky_posts_that_timed_out_are_found_at_their_record_key_or_created_t
         })
         .mount(&pds)
         .await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("channels.toml");
-    std::fs::write(
-        &file,
-        format!(
+    let deployment = TimingOut::new(
+        &format!(
             "[[channel]]\nname = \"sky\"\nsink = \"bluesky\"\nservice = \"{}\"\nhandle = \"cricket.bsky.social\"\napp_password_env = \"BLUESKY_APP_PASSWORD\"\n",
             pds.uri()
         ),
-    )
-    .unwrap();
-    let prefix = unique_prefix();
-    let source = format!("{}/cricket-match/live-scores", site.uri());
-    let run = |args: &[&str]| {
-        timing_out(
-            dir.path(),
-            &file,
-            ("BLUESKY_APP_PASSWORD", "app-pass-secret"),
-            &prefix,
-            &source,
-            args,
-        )
-    };
-    let o = run(&["backfill", "--init-store"]).output().await.unwrap();
-    assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
-    let o = run(&["claims", "reconcile", "--json"]).output().await.unwrap();
+        ("BLUESKY_APP_PASSWORD", "app-pass-secret"),
+        &site,
+    );
+    deployment.backfill_timing_out().await;
+    let o = deployment
+        .run(&["claims", "reconcile", "--json"])
+        .output()
+        .await
+        .unwrap();
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
     let results: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -700,61 +659,77 @@ async fn bluesky_posts_that_timed_out_are_found_at_their_record_key_or_created_t
         creates, 8,
         "four first creates, four repeats (two refused: already there)"
     );
-    let o = run(&["claims", "list", "--json"]).output().await.unwrap();
-    let states: Vec<String> = crate::helpers::listed(&text(&o).0)
-        .into_iter()
-        .map(|(_, state)| state)
-        .collect();
-    assert_eq!(states, vec!["posted"; 4]);
+    assert_eq!(deployment.states().await, vec!["posted"; 4]);
 }
 
-/// The bot on Redis under `prefix`, with the channels file `file` and its one secret, reading
-/// `source`, posts timing out after 1 s, running `args`.
-fn timing_out(
-    dir: &Path,
-    file: &Path,
-    (var, secret): (&str, &str),
-    prefix: &str,
-    source: &str,
-    args: &[&str],
-) -> tokio::process::Command {
-    let mut cmd = bot(dir);
-    cmd.env("CHANNELS_FILE", file)
-        .env(var, secret)
-        .env("REDIS_URL", redis_url())
-        .env("KEY_PREFIX", prefix)
-        .env("POST_TIMEOUT_SECS", "1")
-        .env("SOURCES", source)
-        .args(args);
-    cmd
+/// A deployment of one channel, on Redis under a prefix of its own, reading the saved page, whose
+/// posts time out after 1 s: what the settle-by-replay tests run the bot in.
+struct TimingOut {
+    dir: tempfile::TempDir,
+    file: std::path::PathBuf,
+    /// The channel's secret: its variable and value.
+    secret: (&'static str, &'static str),
+    prefix: crate::helpers::Prefix,
+    source: String,
+}
+
+impl TimingOut {
+    /// The channels file `channel` (one channel, whose secret is `secret`), reading the saved
+    /// page from `site`.
+    fn new(channel: &str, secret: (&'static str, &'static str), site: &MockServer) -> TimingOut {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("channels.toml");
+        std::fs::write(&file, channel).unwrap();
+        TimingOut {
+            dir,
+            file,
+            secret,
+            prefix: unique_prefix(),
+            source: format!("{}/cricket-match/live-scores", site.uri()),
+        }
+    }
+
+    /// The bot running `args`.
+    fn run(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = bot(self.dir.path());
+        cmd.env("CHANNELS_FILE", &self.file)
+            .env(self.secret.0, self.secret.1)
+            .env("REDIS_URL", redis_url())
+            .env("KEY_PREFIX", &*self.prefix)
+            .env("POST_TIMEOUT_SECS", "1")
+            .env("SOURCES", &self.source)
+            .args(args);
+        cmd
+    }
+
+    /// `backfill --init-store`, whose every post times out: exit 5.
+    async fn backfill_timing_out(&self) -> std::process::Output {
+        let o = self.run(&["backfill", "--init-store"]).output().await.unwrap();
+        assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+        o
+    }
+
+    /// The state of each claim, as `claims list --json` gives them.
+    async fn states(&self) -> Vec<String> {
+        let o = self.run(&["claims", "list", "--json"]).output().await.unwrap();
+        crate::helpers::listed(&text(&o).0)
+            .into_iter()
+            .map(|(_, state)| state)
+            .collect()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_answer_is_cut_off_and_the_post_kept_unknown() {
-    let site = page_server().await;
     // Three MiB where a few hundred bytes of JSON belong: read up to the cap, then unreadable.
     let huge = ResponseTemplate::new(200).set_body_string("x".repeat(3 << 20));
-    let p = Platforms::accepting(0, 0, Some(huge)).await;
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = unique_prefix();
-    let store = vec![("REDIS_URL", redis_url())];
-    let file = p.file(dir.path(), &["discord"]);
-    let o = bot_with(
-        dir.path(),
-        &p,
-        &file,
-        &store,
-        &format!("{}/cricket-match/live-scores", site.uri()),
-    )
-    .env("KEY_PREFIX", &*prefix)
-    .args(["backfill", "--init-store"])
-    .output()
-    .await
-    .unwrap();
+    let d = OnRedis::new(Platforms::accepting(0, 0, Some(huge)).await).await;
+    let file = d.file(&["discord"]);
+    let o = d.run(&file, &["backfill", "--init-store"]).await;
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(5), "{stdout}{stderr}");
     assert!(stdout.contains("discord: posted 0, skipped 0, failed 4"), "{stdout}");
-    let listed = claims_of(dir.path(), &p, &file, &store, &prefix, "discord").await;
+    let listed = d.claims_of(&file, "discord").await;
     assert_eq!(listed.iter().filter(|(_, s)| s == "unknown").count(), 4, "{listed:?}");
 }
 

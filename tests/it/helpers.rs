@@ -206,6 +206,21 @@ pub async fn store(kind: Kind, prefix: &str, owner: &str, file: &Path) -> ClaimS
     }
 }
 
+/// The variables that point the bot at a store of `kind` under `prefix`: Redis, an SQLite file
+/// in `dir` (one file that every process of the test shares), or the PostgreSQL schema
+/// [`schema_for`] `prefix`, created here.
+pub async fn store_env(kind: Kind, prefix: &str, dir: &Path) -> Vec<(&'static str, String)> {
+    match kind {
+        Kind::Redis => vec![("REDIS_URL", redis_url())],
+        Kind::Embedded => vec![("STORE_PATH", dir.join("shared.db").display().to_string())],
+        Kind::Postgres => {
+            let schema = schema_for(prefix);
+            ensure_schema(&schema).await;
+            vec![("DATABASE_URL", schema_url(&schema))]
+        }
+    }
+}
+
 /// Claims `key` alone (no source id, no other key, no marker required) through the one
 /// production claim path, [`ClaimStore::claim_match`]: what the store contract tests race, hold
 /// and move. The record says its owner gives up on the post `gives_up_after` from now.

@@ -276,15 +276,7 @@ async fn three_processes_seeing_three_versions_of_one_listing_post_once(kind: Ki
         m["team2"]["teamName"] = "Nepal Men".into();
         m["matchDesc"] = "37th Match (Group D)".into();
     }];
-    let store_env: Vec<(&str, String)> = match kind {
-        Kind::Redis => vec![("REDIS_URL", redis_url())],
-        Kind::Embedded => vec![("STORE_PATH", dir.path().join("shared.db").display().to_string())],
-        Kind::Postgres => {
-            let schema = schema_for(&prefix);
-            ensure_schema(&schema).await;
-            vec![("DATABASE_URL", schema_url(&schema))]
-        }
-    };
+    let store_env = crate::helpers::store_env(kind, &prefix, dir.path()).await;
     let mut children = Vec::new();
     for (i, edit) in versions.iter().enumerate() {
         let page = dir.path().join(format!("v{i}.json"));
