@@ -6,7 +6,9 @@
 
 use crate::cli::{bot, page_server, start, text, wait_all, CRICBUZZ_KEYS};
 use crate::helpers::{redis_url, unique_prefix, x_accepts, Kind};
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use wiremock::matchers::{header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -334,13 +336,14 @@ async fn a_dry_run_prints_each_channels_post_fitted_to_its_sink() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempotency_key() {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex};
-    let site = page_server().await;
     // A Mastodon that keeps Idempotency-Keys as the real one does: the first create of a key
     // makes the status (and, here, answers too late for the bot); a repeat of the key answers
     // the same status at once and creates nothing.
-    let mastodon = MockServer::start().await;
+    let deployment = TimingOut::start(("MASTODON_TOKEN", "mastodon-secret"), |uri| {
+        format!("name = \"toots\"\nsink = \"mastodon\"\ninstance = \"{uri}\"\ntoken_env = \"MASTODON_TOKEN\"\n")
+    })
+    .await;
+    let mastodon = &deployment.platform;
     let statuses: Arc<Mutex<HashMap<String, String>>> = Arc::default();
     let kept = statuses.clone();
     Mock::given(method("POST"))
@@ -362,16 +365,8 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
             // started together are surely at work at the same time.
             answer.set_delay(std::time::Duration::from_millis(if first { 3000 } else { 400 }))
         })
-        .mount(&mastodon)
+        .mount(mastodon)
         .await;
-    let deployment = TimingOut::new(
-        &format!(
-            "[[channel]]\nname = \"toots\"\nsink = \"mastodon\"\ninstance = \"{}\"\ntoken_env = \"MASTODON_TOKEN\"\n",
-            mastodon.uri()
-        ),
-        ("MASTODON_TOKEN", "mastodon-secret"),
-        &site,
-    );
     let o = deployment.backfill_timing_out().await;
     // The failure names the setting that cut the post off.
     let stderr = text(&o).1;
@@ -570,20 +565,21 @@ async fn a_new_channel_waits_for_a_cycle_where_every_source_reads_and_init_store
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bluesky_posts_that_timed_out_are_found_at_their_record_key_or_created_there_once() {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex};
     const DID: &str = "did:plc:cricketbot0000000000000";
-    let site = page_server().await;
     // A PDS as Bluesky runs one: a create at a record key that holds a record fails (500 today,
     // atproto#3718), `getRecord` reads a key. The first two creates land and answer too late;
     // the last two are lost before they land (and also answer too late).
-    let pds = MockServer::start().await;
+    let deployment = TimingOut::start(("BLUESKY_APP_PASSWORD", "app-pass-secret"), |uri| {
+        format!("name = \"sky\"\nsink = \"bluesky\"\nservice = \"{uri}\"\nhandle = \"cricket.bsky.social\"\napp_password_env = \"BLUESKY_APP_PASSWORD\"\n")
+    })
+    .await;
+    let pds = &deployment.platform;
     Mock::given(method("POST"))
         .and(path("/xrpc/com.atproto.server.createSession"))
         .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
             "accessJwt": "access-1", "refreshJwt": "refresh-1", "did": DID, "handle": "cricket.bsky.social",
         })))
-        .mount(&pds)
+        .mount(pds)
         .await;
     let records: Arc<Mutex<(HashMap<String, String>, usize)>> = Arc::default();
     let kept = records.clone();
@@ -612,7 +608,7 @@ async fn bluesky_posts_that_timed_out_are_found_at_their_record_key_or_created_t
                 answer
             }
         })
-        .mount(&pds)
+        .mount(pds)
         .await;
     let kept = records.clone();
     Mock::given(method("GET"))
@@ -630,16 +626,8 @@ async fn bluesky_posts_that_timed_out_are_found_at_their_record_key_or_created_t
                 ),
             }
         })
-        .mount(&pds)
+        .mount(pds)
         .await;
-    let deployment = TimingOut::new(
-        &format!(
-            "[[channel]]\nname = \"sky\"\nsink = \"bluesky\"\nservice = \"{}\"\nhandle = \"cricket.bsky.social\"\napp_password_env = \"BLUESKY_APP_PASSWORD\"\n",
-            pds.uri()
-        ),
-        ("BLUESKY_APP_PASSWORD", "app-pass-secret"),
-        &site,
-    );
     deployment.backfill_timing_out().await;
     let o = deployment
         .run(&["claims", "reconcile", "--json"])
@@ -665,27 +653,34 @@ async fn bluesky_posts_that_timed_out_are_found_at_their_record_key_or_created_t
 /// A deployment of one channel, on Redis under a prefix of its own, reading the saved page, whose
 /// posts time out after 1 s: what the settle-by-replay tests run the bot in.
 struct TimingOut {
+    /// The channel's platform stand-in, for the test to mount its answers on.
+    platform: MockServer,
     dir: tempfile::TempDir,
     file: std::path::PathBuf,
     /// The channel's secret: its variable and value.
     secret: (&'static str, &'static str),
     prefix: crate::helpers::Prefix,
     source: String,
+    _site: MockServer,
 }
 
 impl TimingOut {
-    /// The channels file `channel` (one channel, whose secret is `secret`), reading the saved
-    /// page from `site`.
-    fn new(channel: &str, secret: (&'static str, &'static str), site: &MockServer) -> TimingOut {
+    /// A platform stand-in and the saved page's server started, and the channels file of one
+    /// channel, whose settings `channel` writes for the stand-in's address and whose secret is
+    /// `secret`.
+    async fn start(secret: (&'static str, &'static str), channel: impl FnOnce(&str) -> String) -> TimingOut {
+        let (site, platform) = (page_server().await, MockServer::start().await);
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("channels.toml");
-        std::fs::write(&file, channel).unwrap();
+        std::fs::write(&file, format!("[[channel]]\n{}", channel(&platform.uri()))).unwrap();
         TimingOut {
+            platform,
             dir,
             file,
             secret,
             prefix: unique_prefix(),
             source: format!("{}/cricket-match/live-scores", site.uri()),
+            _site: site,
         }
     }
 
