@@ -89,45 +89,74 @@ fn live_run(dir: &Path, x: &MockServer, prefix: &str, redis: &str) -> tokio::pro
     cmd
 }
 
+/// A live `command --init-store` (`run`, `backfill`) of the saved page on Redis, with `env`,
+/// given `signal` while X holds its first post (X answers each `x_delay` late).
+struct SignalledWhilePosting {
+    bot: Running,
+    x: MockServer,
+    prefix: crate::helpers::Prefix,
+    _dir: tempfile::TempDir,
+    _site: MockServer,
+}
+
+impl SignalledWhilePosting {
+    async fn start(
+        command: &str,
+        env: &[(&str, &str)],
+        x_delay: Duration,
+        signal: libc::c_int,
+    ) -> SignalledWhilePosting {
+        let site = page_server().await;
+        let x = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/2/tweets"))
+            .respond_with(x_created().set_delay(x_delay))
+            .mount(&x)
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = unique_prefix();
+        let mut cmd = live_run(dir.path(), &x, &prefix, &redis_url());
+        cmd.env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
+            .envs(env.iter().copied())
+            .args([command, "--init-store"]);
+        let bot = Running::start(&mut cmd, dir.path(), command);
+        wait_until("X receives the first post", || async {
+            !posts_by_text(&x).await.is_empty()
+        })
+        .await;
+        bot.signal(signal);
+        SignalledWhilePosting {
+            bot,
+            x,
+            prefix,
+            _dir: dir,
+            _site: site,
+        }
+    }
+}
+
 /// `command` (`run`, `backfill`) gets `signal` while X holds its first post: the post in flight
 /// finishes and is recorded, no later match is claimed, and the exit is 0.
 async fn a_signal_lets_the_post_in_flight_finish_and_record_it(command: &str, signal: libc::c_int) {
-    let site = page_server().await;
-    let x = MockServer::start().await;
     // X answers slowly, so the signal arrives while the first post is in flight.
-    Mock::given(method("POST"))
-        .and(path("/2/tweets"))
-        .respond_with(x_created().set_delay(Duration::from_secs(2)))
-        .mount(&x)
-        .await;
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = unique_prefix();
-    let mut cmd = live_run(dir.path(), &x, &prefix, &redis_url());
-    cmd.env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
-        .args([command, "--init-store"]);
-    let mut bot = Running::start(&mut cmd, dir.path(), command);
-
-    wait_until("X receives the first post", || async {
-        !posts_by_text(&x).await.is_empty()
-    })
-    .await;
-    bot.signal(signal);
-
-    assert_eq!(bot.exit_code().await, Some(0), "{}", bot.log());
-    let state = redis_state(&prefix).await;
+    let mut signalled = SignalledWhilePosting::start(command, &[], Duration::from_secs(2), signal).await;
+    assert_eq!(signalled.bot.exit_code().await, Some(0), "{}", signalled.bot.log());
+    let state = redis_state(&signalled.prefix).await;
     let states: Vec<&str> = state.iter().map(|(_, s, _)| s.as_str()).collect();
     assert_eq!(
         states,
         ["posted"],
         "the post in flight is recorded and no later match is claimed: {state:?}\n{}",
-        bot.log()
+        signalled.bot.log()
     );
-    assert_eq!(posts_by_text(&x).await.values().sum::<usize>(), 1);
+    assert_eq!(posts_by_text(&signalled.x).await.values().sum::<usize>(), 1);
     assert!(
-        bot.log()
+        signalled
+            .bot
+            .log()
             .contains("signal received; finishing the current match, then stopping"),
         "{}",
-        bot.log()
+        signalled.bot.log()
     );
 }
 
@@ -146,28 +175,20 @@ async fn sigint_during_backfill_lets_the_post_in_flight_finish_and_record_it_the
 /// `run` does, leaving that claim `claimed`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_during_backfill_past_the_grace_exits_one() {
-    let site = page_server().await;
-    let x = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/2/tweets"))
-        .respond_with(x_created().set_delay(Duration::from_secs(10)))
-        .mount(&x)
-        .await;
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = unique_prefix();
-    let mut cmd = live_run(dir.path(), &x, &prefix, &redis_url());
-    cmd.env("SOURCES", format!("{}/cricket-match/live-scores", site.uri()))
-        .env("SHUTDOWN_GRACE_SECS", "1")
-        .args(["backfill", "--init-store"]);
-    let mut bot = Running::start(&mut cmd, dir.path(), "backfill");
-    wait_until("X receives the first post", || async {
-        !posts_by_text(&x).await.is_empty()
-    })
+    let mut signalled = SignalledWhilePosting::start(
+        "backfill",
+        &[("SHUTDOWN_GRACE_SECS", "1")],
+        Duration::from_secs(10),
+        libc::SIGTERM,
+    )
     .await;
-    bot.signal(libc::SIGTERM);
-    assert_eq!(bot.exit_code().await, Some(1), "{}", bot.log());
-    assert!(bot.log().contains("SHUTDOWN_GRACE_SECS ran out"), "{}", bot.log());
-    let state = redis_state(&prefix).await;
+    assert_eq!(signalled.bot.exit_code().await, Some(1), "{}", signalled.bot.log());
+    assert!(
+        signalled.bot.log().contains("SHUTDOWN_GRACE_SECS ran out"),
+        "{}",
+        signalled.bot.log()
+    );
+    let state = redis_state(&signalled.prefix).await;
     let states: Vec<&str> = state.iter().map(|(_, s, _)| s.as_str()).collect();
     assert_eq!(states, ["claimed"], "{state:?}");
 }
