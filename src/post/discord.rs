@@ -8,7 +8,7 @@
 //! <https://discord.com/developers/docs/topics/opcodes-and-status-codes#http>.
 
 use super::pace::{RateGate, RateLimits};
-use super::sink::{self, ClientError, Receipt, Refusal, SinkError, SinkKind, DISCORD_LENGTH};
+use super::sink::{self, ClientError, Receipt, Refusal, SecretEndpoint, SinkError, SinkKind, DISCORD_LENGTH};
 use reqwest::header::HeaderMap;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
@@ -25,14 +25,9 @@ const UNKNOWN_WEBHOOK: u64 = 10_015;
 /// Executes one Discord webhook.
 #[derive(Debug, Clone)]
 pub struct DiscordClient {
-    http: reqwest::Client,
     /// The webhook URL (`https://discord.com/api/webhooks/{id}/{token}`) with `wait=true`
-    /// added: it is the credential.
-    endpoint: SecretString,
-    /// The webhook URL with its token redacted, for errors and logs.
-    shown: String,
-    /// Shared by clones: one view of the webhook's limits per process.
-    gate: RateGate,
+    /// added: it is the credential, shown with its token redacted.
+    webhook: SecretEndpoint,
 }
 
 #[derive(Deserialize)]
@@ -62,21 +57,18 @@ impl DiscordClient {
         let shown = redacted(&url);
         url.query_pairs_mut().append_pair("wait", "true");
         Ok(DiscordClient {
-            http: sink::http_client(timeout, connect_timeout)?,
-            shown,
-            endpoint: url.to_string().into(),
-            gate: RateGate::new(),
+            webhook: SecretEndpoint::new(url.to_string(), shown, timeout, connect_timeout)?,
         })
     }
 
     /// The webhook's rate-limit gate as of the last answer.
     pub fn gate(&self) -> &RateGate {
-        &self.gate
+        self.webhook.gate()
     }
 
     /// The webhook URL with its token redacted (`https://discord.com/api/webhooks/123/[REDACTED]`).
     pub fn shown(&self) -> &str {
-        &self.shown
+        self.webhook.shown()
     }
 
     /// Sends `text` as the message's `content`, with `allowed_mentions.parse` empty (no
@@ -93,14 +85,9 @@ impl DiscordClient {
             "content": text,
             "allowed_mentions": { "parse": [] },
         });
-        let answer = sink::send(
-            SINK,
-            &self.shown,
-            self.http.post(self.endpoint.expose_secret()).json(&body),
-        )
-        .await?;
+        let answer = self.webhook.post_json(SINK, &body).await?;
         let limits = limits(&answer.headers, &answer.body);
-        sink::observe(&self.gate, answer.status, limits.as_ref());
+        self.webhook.observe(answer.status, limits.as_ref());
         if !(200..300).contains(&answer.status) {
             let (code, detail) = error_detail(&answer.body);
             return Err(SinkError::Refused {

@@ -26,6 +26,7 @@ use crate::claim::ClaimToken;
 use crate::cricket::MatchKey;
 use chrono::{DateTime, Utc};
 use reqwest::header::HeaderMap;
+use secrecy::{ExposeSecret, SecretString};
 use sha2::{Digest, Sha256};
 use std::fmt;
 use unicode_segmentation::UnicodeSegmentation;
@@ -713,6 +714,63 @@ impl Answer {
             status: self.status,
             detail: format!("{e}: {}", preview(&self.body)),
         })
+    }
+}
+
+/// An endpoint whose URL is the credential (a Discord webhook, a Telegram bot's method URL):
+/// kept secret, named in errors and logs by `shown` (the URL with the credential redacted),
+/// with the limits its answers report.
+#[derive(Debug, Clone)]
+pub(crate) struct SecretEndpoint {
+    http: reqwest::Client,
+    /// The URL, credential included.
+    url: SecretString,
+    /// The URL with the credential redacted.
+    shown: String,
+    /// Shared by clones: one view of the endpoint's limits per process.
+    gate: RateGate,
+}
+
+impl SecretEndpoint {
+    /// `url`, named `shown`, over the HTTP client of `timeout` and `connect_timeout`.
+    ///
+    /// # Errors
+    /// [`ClientError::Http`] when the HTTP client cannot be built.
+    pub(crate) fn new(
+        url: String,
+        shown: String,
+        timeout: std::time::Duration,
+        connect_timeout: std::time::Duration,
+    ) -> Result<SecretEndpoint, ClientError> {
+        Ok(SecretEndpoint {
+            http: http_client(timeout, connect_timeout)?,
+            url: url.into(),
+            shown,
+            gate: RateGate::new(),
+        })
+    }
+
+    /// The endpoint's rate-limit gate as of the last answer.
+    pub(crate) fn gate(&self) -> &RateGate {
+        &self.gate
+    }
+
+    /// The URL with the credential redacted.
+    pub(crate) fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// POSTs `body` as JSON and reads the whole answer (see [`send`]).
+    ///
+    /// # Errors
+    /// As [`send`].
+    pub(crate) async fn post_json(&self, sink: SinkKind, body: &serde_json::Value) -> Result<Answer, SinkError> {
+        send(sink, &self.shown, self.http.post(self.url.expose_secret()).json(body)).await
+    }
+
+    /// Records what an answer said of the endpoint's limits in its gate.
+    pub(crate) fn observe(&self, status: u16, limits: Option<&RateLimits>) {
+        observe(&self.gate, status, limits);
     }
 }
 

@@ -9,7 +9,7 @@
 //! <https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this>.
 
 use super::pace::{RateGate, RateLimits};
-use super::sink::{self, ClientError, Receipt, Refusal, SinkError, SinkKind, TELEGRAM_LENGTH};
+use super::sink::{self, ClientError, Receipt, Refusal, SecretEndpoint, SinkError, SinkKind, TELEGRAM_LENGTH};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use std::time::Duration;
@@ -23,15 +23,11 @@ pub const DEFAULT_API_BASE: &str = "https://api.telegram.org";
 /// Sends messages to one Telegram chat as one bot.
 #[derive(Debug, Clone)]
 pub struct TelegramClient {
-    http: reqwest::Client,
-    /// `{api}/bot{token}/sendMessage`: holds the token.
-    endpoint: SecretString,
-    /// The same with the token redacted, for errors and logs.
-    shown: String,
+    /// `{api}/bot{token}/sendMessage`: holds the token, shown with it redacted. Its gate is one
+    /// view of the bot's limits per process.
+    endpoint: SecretEndpoint,
     /// `chat_id`: an integer id, or `@channelname`.
     chat_id: ChatId,
-    /// Shared by clones: one view of the bot's limits per process.
-    gate: RateGate,
 }
 
 /// A Telegram `chat_id`: an integer (groups and supergroups are negative) or `@channelusername`.
@@ -150,22 +146,19 @@ impl TelegramClient {
             )
         })?;
         Ok(TelegramClient {
-            http: sink::http_client(timeout, connect_timeout)?,
-            endpoint: endpoint.to_string().into(),
-            shown,
+            endpoint: SecretEndpoint::new(endpoint.to_string(), shown, timeout, connect_timeout)?,
             chat_id,
-            gate: RateGate::new(),
         })
     }
 
     /// The bot's rate-limit gate as of the last answer.
     pub fn gate(&self) -> &RateGate {
-        &self.gate
+        self.endpoint.gate()
     }
 
     /// The endpoint with the token redacted.
     pub fn shown(&self) -> &str {
-        &self.shown
+        self.endpoint.shown()
     }
 
     /// Sends `text` to the chat, as plain text.
@@ -176,8 +169,7 @@ impl TelegramClient {
     pub async fn post(&self, text: &str) -> Result<Receipt, SinkError> {
         TELEGRAM_LENGTH.check(SINK, text)?;
         let body = serde_json::json!({ "chat_id": self.chat_id.json(), "text": text });
-        let request = self.http.post(self.endpoint.expose_secret()).json(&body);
-        let answer = sink::send(SINK, &self.shown, request).await?;
+        let answer = self.endpoint.post_json(SINK, &body).await?;
         let parsed: Option<Answer> = serde_json::from_slice(&answer.body).ok();
         let parameters = parsed.as_ref().and_then(|a| a.parameters.as_ref());
         let limits = parameters
@@ -188,7 +180,7 @@ impl TelegramClient {
                 reset: Some(reset),
                 ..RateLimits::default()
             });
-        sink::observe(&self.gate, answer.status, limits.as_ref());
+        self.endpoint.observe(answer.status, limits.as_ref());
         match parsed {
             Some(Answer {
                 ok: true,

@@ -5,7 +5,7 @@
 //! request is signed with no parameters.
 
 use super::pace::{self, RateGate};
-use super::sink::ClientError;
+use super::sink::{preview, ClientError};
 use super::{Post, PostError, PostReceipt};
 use crate::claim::ClaimToken;
 use secrecy::{ExposeSecret, SecretString};
@@ -13,9 +13,6 @@ use serde::Deserialize;
 use std::fmt;
 use std::time::Duration;
 use url::Url;
-
-/// The longest error detail kept from an X answer, in bytes.
-const MAX_DETAIL_BYTES: usize = 300;
 
 /// The four OAuth 1.0a user-context secrets from the X developer portal.
 #[derive(Clone)]
@@ -332,20 +329,6 @@ fn error_detail(body: &[u8]) -> String {
         Some(s) => preview(s.as_bytes()),
         None => preview(body),
     }
-}
-
-fn preview(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let mut s: String = text.chars().filter(|c| !c.is_control()).collect();
-    if s.len() > MAX_DETAIL_BYTES {
-        let mut end = MAX_DETAIL_BYTES;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        s.truncate(end);
-        s.push('…');
-    }
-    s
 }
 
 #[cfg(test)]
