@@ -1,6 +1,15 @@
 //! Sources: where score pages come from ([`SourceSpec`]), how they are fetched ([`fetch`]) and
 //! which parser reads them ([`SourceKind`]). Parsers are pure functions over page text.
 
+/// A saved page of `fixtures/` (`fixture!("cricbuzz/….html")`), compiled into a parser's
+/// tests. Defined before the parsers' modules, so each of their tests may use it.
+#[cfg(test)]
+macro_rules! fixture {
+    ($path:literal) => {
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/", $path))
+    };
+}
+
 pub mod cricbuzz;
 pub mod cricbuzz_json;
 pub mod cricketdata;

@@ -10,18 +10,10 @@ use crate::cricket::{Format, MatchState, Site, Venue};
 
 const CRICBUZZ_PROFILE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/cricbuzz-2018.toml"));
 const ESPN_PROFILE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/espncricinfo-2020.toml"));
-const CRICBUZZ_2018: &str = include_str!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/cricbuzz/old-layout_match-page_20082_2018-04-23.html"
-));
-const CRICBUZZ_2018_TEMPLATE: &str = include_str!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/cricbuzz/old-layout_match-page_20082_2018-04-23_unrendered-template.html"
-));
-const ESPN_2020: &str = include_str!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/espncricinfo/old-layout_match-page_1213062_2020-02-07.html"
-));
+const CRICBUZZ_2018: &str = fixture!("cricbuzz/old-layout_match-page_20082_2018-04-23.html");
+const CRICBUZZ_2018_TEMPLATE: &str =
+    fixture!("cricbuzz/old-layout_match-page_20082_2018-04-23_unrendered-template.html");
+const ESPN_2020: &str = fixture!("espncricinfo/old-layout_match-page_1213062_2020-02-07.html");
 
 fn cricbuzz() -> Profile {
     load_profile(CRICBUZZ_PROFILE).unwrap()
