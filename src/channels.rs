@@ -432,21 +432,8 @@ fn sink_fields(kind: SinkKind) -> &'static [&'static str] {
     }
 }
 
-/// The fields every channel takes.
-const COMMON_FIELDS: &[&str] = &[
-    "name",
-    "sink",
-    "template",
-    "template_path",
-    "teams",
-    "exclude_teams",
-    "series",
-    "exclude_series",
-    "formats",
-    "exclude_formats",
-    "states",
-    "pace",
-];
+/// The fields every channel takes: these, the filter's ([`crate::filter::FIELDS`]), and `pace`.
+const COMMON_FIELDS: &[&str] = &["name", "sink", "template", "template_path"];
 
 /// Words in a field name that say it would hold a secret.
 const SECRET_WORDS: &[&str] = &[
@@ -595,7 +582,7 @@ impl Check<'_> {
                 format!(
                     "unknown field for a {kind} channel: it takes {} and {}",
                     sink_fields(kind).join(", "),
-                    COMMON_FIELDS.join(", ")
+                    [COMMON_FIELDS, crate::filter::FIELDS, &["pace"]].concat().join(", ")
                 ),
             ));
         }

@@ -174,15 +174,7 @@ const SOURCES: &[&str] = &[
     "cricketdata_api_key",
 ];
 /// Which matches are announced.
-const FILTER: &[&str] = &[
-    "teams",
-    "exclude_teams",
-    "series",
-    "exclude_series",
-    "formats",
-    "exclude_formats",
-    "states",
-];
+const FILTER: &[&str] = crate::filter::FIELDS;
 /// Making and sending posts.
 const POSTING: &[&str] = &[
     "dry_run",

@@ -3,6 +3,18 @@
 
 use crate::cricket::{Match, MatchState};
 
+/// A filter's settings by name: the command line's and `.env`'s (`--teams`, `TEAMS`…) and a
+/// channel's in the channels file (`teams = […]`) are the same settings, named alike.
+pub const FIELDS: &[&str] = &[
+    "teams",
+    "exclude_teams",
+    "series",
+    "exclude_series",
+    "formats",
+    "exclude_formats",
+    "states",
+];
+
 /// The announcement filter. Text rules match case-insensitively as substrings (a team rule
 /// "india" matches "India Women"); format rules match the format's label exactly ("T20I").
 #[derive(Debug, Clone, PartialEq, Eq)]
