@@ -22,7 +22,7 @@
 //! - A claim whose record has no post text (written by a release before this one) cannot be
 //!   looked for: it is listed for the operator.
 
-use crate::claim::{Adoption, Checked, Claim, ClaimError, ClaimState, ClaimStore, ClaimToken, Transition};
+use crate::claim::{Adoption, Checked, Claim, ClaimError, ClaimState, ClaimStore, ClaimToken, ListedClaim, Transition};
 use crate::cricket::MatchKey;
 use crate::post::{Found, PostError, Sink, SinkError, SinkKind, XClient};
 use chrono::{DateTime, Utc};
@@ -92,13 +92,8 @@ pub async fn reconcile_x(store: &ClaimStore, x: &XClient, stuck_after: Duration)
     let now = Utc::now();
     let mut decisions = Vec::new();
     let mut stop: Option<String> = None;
-    for listed in store.list().await? {
+    for (listed, was) in unsettled(store, now, stuck_after).await? {
         let claim = &listed.claim;
-        let was = match claim.state {
-            ClaimState::Unknown => "unknown",
-            ClaimState::Claimed if claim.is_stuck(now, stuck_after) => "stuck",
-            _ => continue,
-        };
         let decision = |outcome| Decision {
             key: listed.key.clone(),
             was,
@@ -152,13 +147,8 @@ pub async fn reconcile_replay(
     }
     let now = Utc::now();
     let mut decisions = Vec::new();
-    for listed in store.list().await? {
+    for (listed, was) in unsettled(store, now, stuck_after).await? {
         let claim = &listed.claim;
-        let was = match claim.state {
-            ClaimState::Unknown => "unknown",
-            ClaimState::Claimed if claim.is_stuck(now, stuck_after) => "stuck",
-            _ => continue,
-        };
         // Another reconciler (a replica's `run`, an operator's `claims reconcile`) is
         // repeating it now: a second repeat at the same time could post twice.
         let repeating = claim.replay.as_ref().filter(|r| r.until > now);
@@ -226,6 +216,31 @@ async fn repeat(store: &ClaimStore, sink: &Sink, key: &MatchKey, text: &str, tok
     settle(store, key, token.claim(), &change, settled).await
 }
 
+/// The claims a reconciliation settles, each with what it was: `unknown`, or `stuck` (`claimed`
+/// past its owner's deadline, or for older records `stuck_after` after its claim, at `now`).
+///
+/// # Errors
+/// [`ClaimError`] when the store cannot list the claims.
+async fn unsettled(
+    store: &ClaimStore,
+    now: DateTime<Utc>,
+    stuck_after: Duration,
+) -> Result<Vec<(ListedClaim, &'static str)>, ClaimError> {
+    Ok(store
+        .list()
+        .await?
+        .into_iter()
+        .filter_map(|listed| {
+            let was = match listed.claim.state {
+                ClaimState::Unknown => "unknown",
+                ClaimState::Claimed if listed.claim.is_stuck(now, stuck_after) => "stuck",
+                _ => return None,
+            };
+            Some((listed, was))
+        })
+        .collect())
+}
+
 /// The `unknown` and stuck claims of a channel whose sink this release does not ask yet
 /// (`kind`), each listed as not asked, for the operator.
 ///
@@ -234,12 +249,7 @@ async fn repeat(store: &ClaimStore, sink: &Sink, key: &MatchKey, text: &str, tok
 pub async fn not_asked(store: &ClaimStore, kind: SinkKind, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
     let now = Utc::now();
     let mut decisions = Vec::new();
-    for listed in store.list().await? {
-        let was = match listed.claim.state {
-            ClaimState::Unknown => "unknown",
-            ClaimState::Claimed if listed.claim.is_stuck(now, stuck_after) => "stuck",
-            _ => continue,
-        };
+    for (listed, was) in unsettled(store, now, stuck_after).await? {
         let outcome = Settled::NotAsked {
             why: format!("{kind} is not asked by this release: check the channel by hand, then `claims release`"),
         };

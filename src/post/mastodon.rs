@@ -6,7 +6,7 @@
 //! <https://docs.joinmastodon.org/methods/instance/#v2>, <https://docs.joinmastodon.org/api/rate-limits/>.
 
 use super::pace::{RateGate, RateLimits};
-use super::sink::{self, ClientError, LengthRule, Receipt, Refusal, SinkError, SinkKind, MASTODON_DEFAULT};
+use super::sink::{self, Answer, ClientError, LengthRule, Receipt, Refusal, SinkError, SinkKind, MASTODON_DEFAULT};
 use crate::cricket::MatchKey;
 use chrono::{DateTime, Utc};
 use reqwest::header::HeaderMap;
@@ -162,15 +162,7 @@ impl MastodonClient {
     pub async fn load_length_rule(&mut self) -> Result<LengthRule, SinkError> {
         let url = &self.instance_info;
         let answer = sink::send(SINK, url.as_str(), self.http.get(url.clone())).await?;
-        if !(200..300).contains(&answer.status) {
-            return Err(SinkError::Refused {
-                sink: SINK,
-                status: answer.status,
-                detail: error_detail(&answer.body),
-                refusal: classify(answer.status),
-                limits: limits(&answer.headers),
-            });
-        }
+        accepted(&answer, limits(&answer.headers))?;
         let instance: Instance = answer.json(SINK)?;
         let s = instance.configuration.statuses;
         self.rule = LengthRule::Mastodon {
@@ -207,15 +199,7 @@ impl MastodonClient {
         let answer = sink::send(SINK, self.statuses.as_str(), request).await?;
         let limits = limits(&answer.headers);
         sink::observe(&self.gate, answer.status, limits.as_ref());
-        if !(200..300).contains(&answer.status) {
-            return Err(SinkError::Refused {
-                sink: SINK,
-                status: answer.status,
-                detail: error_detail(&answer.body),
-                refusal: classify(answer.status),
-                limits,
-            });
-        }
+        accepted(&answer, limits)?;
         let status: Status = answer.json(SINK)?;
         Ok(Receipt {
             sink: SINK,
@@ -259,6 +243,21 @@ pub fn limits(headers: &HeaderMap) -> Option<RateLimits> {
         remaining: sink::header_count(headers, "x-ratelimit-remaining"),
         reset,
         ..RateLimits::default()
+    })
+}
+
+/// `Ok` for a 2xx answer; otherwise the refusal it proves ([`classify`]), with the detail
+/// Mastodon gave and the limits the answer reported.
+fn accepted(answer: &Answer, limits: Option<RateLimits>) -> Result<(), SinkError> {
+    if (200..300).contains(&answer.status) {
+        return Ok(());
+    }
+    Err(SinkError::Refused {
+        sink: SINK,
+        status: answer.status,
+        detail: error_detail(&answer.body),
+        refusal: classify(answer.status),
+        limits,
     })
 }
 
