@@ -269,6 +269,15 @@ async fn held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_pe
         let _ = claim_key(&s, k, "A v B", long, long).await.won();
     }
     let refreshed = |ttl: Option<Duration>| ttl.is_some_and(|t| t <= policy_ttl);
+    // Both matches looked up in one batch, as the cycle does: both held?
+    let both_held = || async {
+        announcer
+            .holders_of(&[&sa, &sb])
+            .await
+            .unwrap()
+            .iter()
+            .all(Option::is_some)
+    };
 
     // This process has refreshed nothing yet: the first look-up refreshes.
     let held = announcer.holders_of(&[&sa]).await.unwrap();
@@ -281,12 +290,7 @@ async fn held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_pe
     assert!(!refreshed(s.ttl(&a).await.unwrap()), "not due yet: read only");
 
     // A key the last refresh did not cover makes the whole batch due.
-    assert!(announcer
-        .holders_of(&[&sa, &sb])
-        .await
-        .unwrap()
-        .iter()
-        .all(Option::is_some));
+    assert!(both_held().await);
     assert!(refreshed(s.ttl(&a).await.unwrap()) && refreshed(s.ttl(&b).await.unwrap()));
 
     // Once the share of the TTL has passed, due again. The clock is moved, not waited on; it
@@ -295,12 +299,7 @@ async fn held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_pe
     tokio::time::pause();
     tokio::time::advance(every).await;
     tokio::time::resume();
-    assert!(announcer
-        .holders_of(&[&sa, &sb])
-        .await
-        .unwrap()
-        .iter()
-        .all(Option::is_some));
+    assert!(both_held().await);
     assert!(
         refreshed(s.ttl(&a).await.unwrap()),
         "due after TTL / {REFRESHES_PER_TTL}"
