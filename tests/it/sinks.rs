@@ -73,6 +73,31 @@ fn about_from_now(t: Option<DateTime<Utc>>, secs: i64) -> bool {
 
 // ---- Mastodon ----
 
+/// What every sink proves when no answer comes back: `make`'s client for `server`, whose POST
+/// to `post_path` answers `answer` 5 s late (after the client's [`QUICK`] timeout), fails with
+/// no answer (unknown: the request left, and reached the server once); its client for a closed
+/// port fails as not posted. Returns the two errors, for each sink's own checks.
+async fn late_is_unknown_and_refused_is_not_posted(
+    server: &MockServer,
+    post_path: &str,
+    answer: ResponseTemplate,
+    make: impl Fn(&Url, Duration) -> Sink,
+) -> (SinkError, SinkError) {
+    Mock::given(method("POST"))
+        .and(path(post_path))
+        .respond_with(answer.set_delay(Duration::from_secs(5)))
+        .expect(1)
+        .mount(server)
+        .await;
+    let (token, _dir) = won().await;
+    let late = make(&base(server), QUICK).post(TEXT, &token).await.unwrap_err();
+    assert!(matches!(late, SinkError::NoAnswer { .. }), "{late}");
+    assert_eq!(class(&late), (Verdict::Unknown, false, false), "{late}");
+    let refused = make(&closed(), NORMAL).post(TEXT, &token).await.unwrap_err();
+    assert_eq!(class(&refused), (Verdict::NotPosted, false, false), "{refused}");
+    (late, refused)
+}
+
 const MASTO_CHANNEL: &str = "masto-main";
 
 fn mastodon(server: &Url, timeout: Duration, channel: &str) -> Sink {
@@ -288,25 +313,12 @@ async fn mastodon_refusals_prove_what_its_documentation_says() {
 #[tokio::test]
 async fn mastodon_timing_out_after_the_request_left_is_unknown_and_a_refused_connection_is_not_posted() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/api/v1/statuses"))
-        .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(5)))
-        .mount(&server)
+    let (_, refused) =
+        late_is_unknown_and_refused_is_not_posted(&server, "/api/v1/statuses", ResponseTemplate::new(200), |url, t| {
+            mastodon(url, t, MASTO_CHANNEL)
+        })
         .await;
-    let (token, _dir) = won().await;
-    let err = mastodon(&base(&server), QUICK, MASTO_CHANNEL)
-        .post(TEXT, &token)
-        .await
-        .unwrap_err();
-    assert!(matches!(err, SinkError::NoAnswer { .. }), "{err}");
-    assert_eq!(class(&err), (Verdict::Unknown, false, false));
-    assert_eq!(requests(&server).await.len(), 1, "the request reached the server");
-    let err = mastodon(&closed(), NORMAL, MASTO_CHANNEL)
-        .post(TEXT, &token)
-        .await
-        .unwrap_err();
-    assert!(matches!(err, SinkError::Connect { .. }), "{err}");
-    assert_eq!(class(&err), (Verdict::NotPosted, false, false));
+    assert!(matches!(refused, SinkError::Connect { .. }), "{refused}");
 }
 
 // ---- Bluesky ----
@@ -661,24 +673,13 @@ async fn bluesky_a_refused_login_halts_the_channel_without_any_create() {
 async fn bluesky_timing_out_after_the_create_left_is_unknown_and_a_refused_connection_is_not_posted() {
     let server = MockServer::start().await;
     bluesky_session(&server, "access-1", 1).await;
-    Mock::given(method("POST"))
-        .and(path("/xrpc/com.atproto.repo.createRecord"))
-        .respond_with(created("x").set_delay(Duration::from_secs(5)))
-        .expect(1)
-        .mount(&server)
-        .await;
-    let (token, _dir) = won().await;
-    let err = bluesky(&base(&server), QUICK, BSKY_CHANNEL)
-        .post(TEXT, &token)
-        .await
-        .unwrap_err();
-    assert!(matches!(err, SinkError::NoAnswer { .. }), "{err}");
-    assert_eq!(class(&err), (Verdict::Unknown, false, false));
-    let err = bluesky(&closed(), NORMAL, BSKY_CHANNEL)
-        .post(TEXT, &token)
-        .await
-        .unwrap_err();
-    assert_eq!(class(&err), (Verdict::NotPosted, false, false), "{err}");
+    late_is_unknown_and_refused_is_not_posted(
+        &server,
+        "/xrpc/com.atproto.repo.createRecord",
+        created("x"),
+        |url, t| bluesky(url, t, BSKY_CHANNEL),
+    )
+    .await;
 }
 
 // ---- Discord ----
@@ -792,18 +793,9 @@ async fn discord_refusals_prove_what_its_documentation_says() {
 #[tokio::test]
 async fn discord_timing_out_after_the_request_left_is_unknown_and_a_refused_connection_is_not_posted() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path(WEBHOOK_PATH))
-        .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(5)))
-        .expect(1)
-        .mount(&server)
-        .await;
-    let (token, _dir) = won().await;
-    let err = discord(&base(&server), QUICK).post(TEXT, &token).await.unwrap_err();
-    assert_eq!(class(&err), (Verdict::Unknown, false, false), "{err}");
-    let err = discord(&closed(), NORMAL).post(TEXT, &token).await.unwrap_err();
+    let (_, err) =
+        late_is_unknown_and_refused_is_not_posted(&server, WEBHOOK_PATH, ResponseTemplate::new(200), discord).await;
     assert!(matches!(err, SinkError::Connect { .. }), "{err}");
-    assert_eq!(class(&err), (Verdict::NotPosted, false, false));
     // The webhook token is the credential: no error shows it.
     assert!(
         err.to_string().contains("/api/webhooks/1180000000000000000/[REDACTED]"),
@@ -927,19 +919,10 @@ async fn telegram_refusals_prove_what_its_documentation_says() {
 #[tokio::test]
 async fn telegram_timing_out_after_the_request_left_is_unknown_and_a_refused_connection_is_not_posted() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path(BOT_PATH))
-        .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(5)))
-        .expect(1)
-        .mount(&server)
-        .await;
-    let (token, _dir) = won().await;
-    let err = telegram(&base(&server), QUICK).post(TEXT, &token).await.unwrap_err();
-    assert_eq!(class(&err), (Verdict::Unknown, false, false), "{err}");
-    assert!(!format!("{err} {err:?}").contains("tok-secret"), "{err:?}");
-    let err = telegram(&closed(), NORMAL).post(TEXT, &token).await.unwrap_err();
+    let (late, err) =
+        late_is_unknown_and_refused_is_not_posted(&server, BOT_PATH, ResponseTemplate::new(200), telegram).await;
+    assert!(!format!("{late} {late:?}").contains("tok-secret"), "{late:?}");
     assert!(matches!(err, SinkError::Connect { .. }), "{err}");
-    assert_eq!(class(&err), (Verdict::NotPosted, false, false));
     assert!(err.to_string().contains("/bot[REDACTED]/sendMessage"), "{err}");
     assert!(!format!("{err} {err:?}").contains("tok-secret"), "{err:?}");
 }
