@@ -6,6 +6,21 @@
 /// The most characters kept from one scraped field (a hostile page may send 10 KB names).
 pub const MAX_FIELD_CHARS: usize = 120;
 
+/// Cuts `s` to at most `max_bytes` bytes, at a character boundary (never inside a character);
+/// true when it cut. For bounds in bytes (a stored key, a quoted value in an error), where
+/// [`MAX_FIELD_CHARS`] counts characters.
+pub fn cut_to_bytes(s: &mut String, max_bytes: usize) -> bool {
+    if s.len() <= max_bytes {
+        return false;
+    }
+    let mut end = max_bytes;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.truncate(end);
+    true
+}
+
 /// Makes one scraped field safe for a post:
 /// - decodes HTML entities (`&amp;` → `&`);
 /// - removes control, zero-width and bidirectional-control characters;

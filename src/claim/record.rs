@@ -205,13 +205,7 @@ impl Claim {
     pub(super) fn from_stored(raw: &str) -> Claim {
         serde_json::from_str(raw).unwrap_or_else(|e| {
             let mut quote: String = raw.chars().filter(|c| !c.is_control()).collect();
-            if quote.len() > UNREADABLE_QUOTE_BYTES {
-                let mut end = UNREADABLE_QUOTE_BYTES;
-                while !quote.is_char_boundary(end) {
-                    end -= 1;
-                }
-                quote.truncate(end);
-            }
+            crate::text::cut_to_bytes(&mut quote, UNREADABLE_QUOTE_BYTES);
             Claim {
                 state: ClaimState::Unknown,
                 owner: "(unreadable record)".to_string(),

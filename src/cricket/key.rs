@@ -231,13 +231,7 @@ impl Identities {
 }
 
 fn cap(mut s: String) -> String {
-    if s.len() > MAX_KEY_BYTES {
-        let mut end = MAX_KEY_BYTES;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        s.truncate(end);
-    }
+    crate::text::cut_to_bytes(&mut s, MAX_KEY_BYTES);
     s
 }
 

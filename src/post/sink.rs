@@ -858,12 +858,7 @@ pub(crate) fn some_limits(limits: RateLimits) -> Option<RateLimits> {
 pub(crate) fn preview(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
     let mut s: String = text.chars().filter(|c| !c.is_control()).collect();
-    if s.len() > MAX_DETAIL_BYTES {
-        let mut end = MAX_DETAIL_BYTES;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        s.truncate(end);
+    if crate::text::cut_to_bytes(&mut s, MAX_DETAIL_BYTES) {
         s.push('…');
     }
     s
