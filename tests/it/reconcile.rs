@@ -114,13 +114,14 @@ fn bot_on(dir: &std::path::Path, prefix: &str, x: &MockServer) -> tokio::process
     cmd
 }
 
+/// [`bot_on`] running `args`, to its end.
+async fn run_on(dir: &std::path::Path, prefix: &str, x: &MockServer, args: &[&str]) -> std::process::Output {
+    bot_on(dir, prefix, x).args(args).output().await.unwrap()
+}
+
 /// `claims list --json`: each claim's (state, tweet id, check).
 async fn claims(dir: &std::path::Path, prefix: &str, x: &MockServer) -> Vec<serde_json::Value> {
-    let o = bot_on(dir, prefix, x)
-        .args(["claims", "list", "--json"])
-        .output()
-        .await
-        .unwrap();
+    let o = run_on(dir, prefix, x, &["claims", "list", "--json"]).await;
     assert!(o.status.success(), "{:?}", text(&o));
     text(&o)
         .0
@@ -133,11 +134,7 @@ async fn claims(dir: &std::path::Path, prefix: &str, x: &MockServer) -> Vec<serd
 async fn backfill_timing_out(x: &MockServer) -> (tempfile::TempDir, crate::helpers::Prefix) {
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique_prefix();
-    let o = bot_on(dir.path(), &prefix, x)
-        .args(["backfill", "--init-store"])
-        .output()
-        .await
-        .unwrap();
+    let o = run_on(dir.path(), &prefix, x, &["backfill", "--init-store"]).await;
     assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
     (dir, prefix)
 }
@@ -159,11 +156,7 @@ async fn posts_created_then_timed_out_are_found_and_recorded_posted_and_never_se
         .iter()
         .all(|c| c["text"].as_str().is_some_and(|t| t.contains("cricbuzz.com"))));
 
-    let o = bot_on(dir.path(), &prefix, &x)
-        .args(["claims", "reconcile"])
-        .output()
-        .await
-        .unwrap();
+    let o = run_on(dir.path(), &prefix, &x, &["claims", "reconcile"]).await;
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
     assert_eq!(
@@ -182,7 +175,7 @@ async fn posts_created_then_timed_out_are_found_and_recorded_posted_and_never_se
     assert!(after.iter().all(|c| c["detail"] == "found on X by claims reconcile"));
 
     // Reconciled, the matches are held: a later run posts nothing.
-    let o = bot_on(dir.path(), &prefix, &x).arg("backfill").output().await.unwrap();
+    let o = run_on(dir.path(), &prefix, &x, &["backfill"]).await;
     assert!(text(&o).0.contains("posted 0, skipped 4, failed 0"), "{:?}", text(&o));
     assert_eq!(timeline.lock().unwrap().creates, 4, "0 duplicates");
 }
@@ -192,11 +185,7 @@ async fn a_post_never_created_stays_unknown_with_the_time_and_result_of_the_chec
     // The first two posts are created, the last two are lost; every answer times out.
     let (x, timeline) = x_keeping(Duration::from_secs(3), |n| n <= 2).await;
     let (dir, prefix) = backfill_timing_out(&x).await;
-    let o = bot_on(dir.path(), &prefix, &x)
-        .args(["claims", "reconcile", "--json"])
-        .output()
-        .await
-        .unwrap();
+    let o = run_on(dir.path(), &prefix, &x, &["claims", "reconcile", "--json"]).await;
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     let results: Vec<serde_json::Value> = text(&o).0.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let count = |r: &str| results.iter().filter(|d| d["result"] == r).count();
@@ -215,11 +204,13 @@ async fn a_post_never_created_stays_unknown_with_the_time_and_result_of_the_chec
         );
     }
     // `claims list --state unknown` shows when each was checked and what was found.
-    let o = bot_on(dir.path(), &prefix, &x)
-        .args(["claims", "list", "--state", "unknown", "--wide"])
-        .output()
-        .await
-        .unwrap();
+    let o = run_on(
+        dir.path(),
+        &prefix,
+        &x,
+        &["claims", "list", "--state", "unknown", "--wide"],
+    )
+    .await;
     let (stdout, _) = text(&o);
     assert_eq!(stdout.matches("not among the 2 posts on X").count(), 2, "{stdout}");
     assert_eq!(timeline.lock().unwrap().creates, 4, "nothing was posted again");
@@ -237,7 +228,7 @@ async fn reconcile_refuses_a_dry_run_and_an_unknown_channel() {
             "no channel \"mastodon\"",
         ),
     ] {
-        let o = bot_on(dir.path(), &prefix, &x).args(&args).output().await.unwrap();
+        let o = run_on(dir.path(), &prefix, &x, &args).await;
         let (_, stderr) = text(&o);
         assert_eq!(o.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(says), "{stderr}");
@@ -248,11 +239,7 @@ async fn reconcile_refuses_a_dry_run_and_an_unknown_channel() {
 async fn run_reconciles_on_its_first_cycle() {
     let (x, timeline) = x_keeping(Duration::from_secs(3), |_| true).await;
     let (dir, prefix) = backfill_timing_out(&x).await;
-    let o = bot_on(dir.path(), &prefix, &x)
-        .args(["run", "--cycles", "1"])
-        .output()
-        .await
-        .unwrap();
+    let o = run_on(dir.path(), &prefix, &x, &["run", "--cycles", "1"]).await;
     let (_, log) = text(&o);
     assert!(o.status.success(), "{log}");
     assert_eq!(
