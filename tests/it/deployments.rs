@@ -348,25 +348,25 @@ impl OwnSentinel {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 
-    /// The port of the primary the sentinel names now.
-    async fn primary_port(&self) -> u16 {
-        let (_, port): (String, u16) = redis::cmd("SENTINEL")
-            .arg("get-master-addr-by-name")
+    /// The sentinel's answer to `SENTINEL <command> mymaster`.
+    async fn ask<T: redis::FromRedisValue>(&self, command: &str) -> T {
+        redis::cmd("SENTINEL")
+            .arg(command)
             .arg("mymaster")
             .query_async(&mut connect(&self.url()).await)
             .await
-            .unwrap();
+            .unwrap()
+    }
+
+    /// The port of the primary the sentinel names now.
+    async fn primary_port(&self) -> u16 {
+        let (_, port): (String, u16) = self.ask("get-master-addr-by-name").await;
         port
     }
 
     /// How many replicas of `mymaster` the sentinel knows and counts as up.
     async fn replicas_up(&self) -> usize {
-        let replicas: Vec<Vec<String>> = redis::cmd("SENTINEL")
-            .arg("replicas")
-            .arg("mymaster")
-            .query_async(&mut connect(&self.url()).await)
-            .await
-            .unwrap();
+        let replicas: Vec<Vec<String>> = self.ask("replicas").await;
         replicas
             .iter()
             .filter(|r| {
@@ -433,12 +433,7 @@ async fn through_sentinel_a_failover_keeps_every_claim_and_the_bot_follows_the_n
         .arg("run");
     let running = start(&mut run);
 
-    redis::cmd("SENTINEL")
-        .arg("FAILOVER")
-        .arg("mymaster")
-        .exec_async(&mut connect(&sentinel.url()).await)
-        .await
-        .unwrap();
+    sentinel.ask::<()>("FAILOVER").await;
     wait_until(30, "the failover", || async {
         sentinel.primary_port().await == replica.port()
     })
