@@ -912,11 +912,19 @@ fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration, wide:
     Ok(write_stdout(&tables::render(&columns, &rows, wide))?)
 }
 
-/// The TWEET / DETAIL cell: the post's id; else, once `claims reconcile` checked it, when and
-/// what it found; else the record's detail.
+/// The TWEET / DETAIL cell: the post's id; else, while a `claims reconcile` repeats its post,
+/// who and until when; else, once `claims reconcile` checked it, when and what it found; else
+/// the record's detail.
 fn detail_cell(claim: &cricket_announcer::claim::Claim) -> String {
     if let Some(id) = &claim.tweet_id {
         return id.clone();
+    }
+    if let Some(replay) = claim.replay.as_ref().filter(|r| r.until > Utc::now()) {
+        return format!(
+            "being repeated by {} until {}",
+            replay.by,
+            replay.until.format("%Y-%m-%d %H:%M:%S")
+        );
     }
     match (claim.checked_at, &claim.check) {
         (Some(at), Some(found)) => format!("checked {}: {found}", at.format("%Y-%m-%d %H:%M:%S")),

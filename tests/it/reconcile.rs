@@ -263,7 +263,8 @@ async fn only_one_reconciler_takes_a_claim_to_repeat_its_post(kind: Kind) {
     use cricket_announcer::cricket::{Identities, MatchKey};
     const DAY: Duration = Duration::from_secs(86_400);
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("claims.db");
+    // The file `store_env` names, so the bot below reads the same embedded store.
+    let file = dir.path().join("shared.db");
     let prefix = unique_prefix();
     let owner = crate::helpers::store(kind, &prefix, "worker-a", &file).await;
     let (one, two) = (
@@ -304,6 +305,22 @@ async fn only_one_reconciler_takes_a_claim_to_repeat_its_post(kind: Kind) {
         }
         other => panic!("refused, not {other:?}"),
     }
+    // An operator's listing says who repeats it, until when.
+    let listed = bot(dir.path())
+        .envs(crate::helpers::store_env(kind, &prefix, dir.path()).await)
+        .env("KEY_PREFIX", &*prefix)
+        .args(["claims", "list", "--wide"])
+        .output()
+        .await
+        .unwrap();
+    let row = text(&listed).0;
+    assert!(
+        row.contains(&format!(
+            "being repeated by reconciler-1 until {}",
+            replay.until.format("%Y-%m-%d %H:%M:%S")
+        )),
+        "{row}"
+    );
     // The record as stored says the same to anyone who reads it.
     let stored = two.peek(&key).await.unwrap().unwrap();
     assert_eq!(stored.replay, Some(replay));
