@@ -179,8 +179,28 @@ fn is_invisible(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{clean, escaped, neutralise_links, plain, plain_decoded, LINK_COLON, LINK_DOT};
+    use super::{clean, escaped, is_plain_already, neutralise_links, plain, plain_decoded, LINK_COLON, LINK_DOT};
     use proptest::prelude::*;
+
+    /// [`is_plain_already`] as it was, byte by byte.
+    fn is_plain_by_bytes(raw: &str) -> bool {
+        let bytes = raw.as_bytes();
+        let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+            return false;
+        };
+        let printable = bytes.iter().all(|&b| (b' '..=b'~').contains(&b) && b != b'&');
+        let double_space = bytes.windows(2).any(|w| w == b"  ");
+        first != b' ' && last != b' ' && printable && !double_space
+    }
+
+    proptest! {
+        #[test]
+        fn the_plain_check_eight_bytes_at_a_time_agrees_with_byte_by_byte(
+            raw in "[ a&~\t\u{1f}\u{7f}\u{80}é]{0,40}|[ -~]{0,40}|[a-z ]{0,40}"
+        ) {
+            prop_assert_eq!(is_plain_already(&raw), is_plain_by_bytes(&raw));
+        }
+    }
 
     proptest! {
         /// The shortcut for text that needs no work changes nothing: same answer as decoding.

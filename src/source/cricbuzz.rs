@@ -492,18 +492,33 @@ fn slug_into(out: &mut String, parts: &[&str]) {
     for (i, part) in parts.iter().enumerate() {
         pending |= i > 0;
         for &b in part.as_bytes() {
-            if b.is_ascii_alphanumeric() {
-                if pending && out.len() > start {
-                    out.push('-');
-                }
-                pending = false;
-                out.push(char::from(b.to_ascii_lowercase()));
-            } else {
+            let slugged = SLUG_BYTES[usize::from(b)];
+            if slugged == 0 {
                 pending = true;
+                continue;
             }
+            if pending && out.len() > start {
+                out.push('-');
+            }
+            pending = false;
+            out.push(char::from(slugged));
         }
     }
 }
+
+/// Each ASCII letter or digit lower-cased, anything else 0: one load per byte of a slug.
+const SLUG_BYTES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        if b.is_ascii_alphanumeric() {
+            table[byte] = b.to_ascii_lowercase();
+        }
+        byte += 1;
+    }
+    table
+};
 
 use crate::text::{plain as clean_text, plain_cow as clean_text_cow};
 

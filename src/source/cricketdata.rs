@@ -15,6 +15,7 @@
 
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
 use crate::source::lenient::{dedupe_by_id, read_answer, List, Loose, Reading, Scalar};
+use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Deserialize;
@@ -46,12 +47,12 @@ struct Answer<'a, I> {
 /// A `data[]` item as one of the two paths reads it.
 trait ReadItem {
     /// The match, when the item is one; `base` is [`MATCH_URL_PREFIX`], parsed.
-    fn read(&self, base: &Url) -> Option<Match>;
+    fn read(&self, base: &UrlBase) -> Option<Match>;
 }
 
 /// The fast path: read in the same pass as the answer.
 impl ReadItem for Loose<Item<'_>> {
-    fn read(&self, base: &Url) -> Option<Match> {
+    fn read(&self, base: &UrlBase) -> Option<Match> {
         match self {
             Loose::Object(item) => read_match(item, base),
             Loose::Other => None,
@@ -61,7 +62,7 @@ impl ReadItem for Loose<Item<'_>> {
 
 /// The fallback: the raw text, read on its own.
 impl ReadItem for &RawValue {
-    fn read(&self, base: &Url) -> Option<Match> {
+    fn read(&self, base: &UrlBase) -> Option<Match> {
         read_match(
             &serde_json::from_str::<Loose<Item<'_>>>(self.get()).ok()?.object()?,
             base,
@@ -151,9 +152,11 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
     };
 
     // Parsed once per answer: each match's URL is this one with the id pushed onto its path.
-    let base = Url::parse(MATCH_URL_PREFIX).map_err(|e| ParseError::LayoutNotRecognised {
-        what: format!("match URL prefix {MATCH_URL_PREFIX}: {e}"),
-    })?;
+    let base = Url::parse(MATCH_URL_PREFIX)
+        .map(UrlBase::new)
+        .map_err(|e| ParseError::LayoutNotRecognised {
+            what: format!("match URL prefix {MATCH_URL_PREFIX}: {e}"),
+        })?;
     let mut matches = Vec::with_capacity(items.len());
     matches.extend(items.iter().filter_map(|item| item.read(&base)));
     dedupe_by_id(&mut matches);
@@ -166,12 +169,11 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
 }
 
 /// One `data[]` item, or `None` when it has no usable id or not two team names.
-fn read_match(item: &Item<'_>, base: &Url) -> Option<Match> {
+fn read_match(item: &Item<'_>, base: &UrlBase) -> Option<Match> {
     let id = text(item.id.as_ref()).filter(|id| is_id(id))?;
     // The same URL as parsing `MATCH_URL_PREFIX` + id (an id is letters, digits and `-`,
-    // nothing a path escapes), without parsing the host again for every match.
-    let mut url = base.clone();
-    url.path_segments_mut().ok()?.pop_if_empty().push(&id);
+    // nothing a path escapes), without parsing the URL again for every match.
+    let url = base.with_path(id.len(), |path| path.push_str(&id))?;
 
     let Some(List::Array(names)) = &item.teams else {
         return None;
