@@ -97,6 +97,16 @@ fn plain_decoded(raw: &str) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
+/// `text.trim()`, without looking at characters when the text starts and ends with a printable
+/// ASCII byte (nearly every field): then there is nothing to trim, and `str::trim` would still
+/// decode a character at each end to ask Unicode whether it is whitespace.
+pub(crate) fn trim(text: &str) -> &str {
+    match (text.as_bytes().first(), text.as_bytes().last()) {
+        (Some(first), Some(last)) if first.is_ascii_graphic() && last.is_ascii_graphic() => text,
+        _ => text.trim(),
+    }
+}
+
 /// True when [`plain`] would return `raw` unchanged: printable ASCII without `&` (so no
 /// entity), single spaces only between words. Most scraped fields are; they skip the decoding.
 fn is_plain_already(raw: &str) -> bool {
@@ -232,6 +242,11 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn the_quick_trim_is_str_trim(text in "[ a~\t\u{1f}\u{a0}\u{3000}é]{0,6}") {
+            prop_assert_eq!(super::trim(&text), text.trim());
+        }
+
         #[test]
         fn the_plain_check_eight_bytes_at_a_time_agrees_with_byte_by_byte(
             raw in "[ a&~\t\u{1f}\u{7f}\u{80}é]{0,40}|[ -~]{0,40}|[a-z ]{0,40}"

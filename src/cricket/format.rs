@@ -73,7 +73,7 @@ impl Format {
         // asks of them (this runs for every match of every page).
         let description = clues.description.map(Said::of).unwrap_or_default();
         let series = clues.series.map(Said::of).unwrap_or_default();
-        let said = match clues.word.map(str::trim).filter(|w| !w.is_empty()) {
+        let said = match clues.word.map(crate::text::trim).filter(|w| !w.is_empty()) {
             Some(word) => Format::parse(word),
             None => match description.format() {
                 Some(format) => format,

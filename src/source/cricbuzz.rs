@@ -520,7 +520,7 @@ const SLUG_BYTES: [u8; 256] = {
     table
 };
 
-use crate::text::{plain as clean_text, plain_cow as clean_text_cow};
+use crate::text::{plain as clean_text, plain_cow as clean_text_cow, trim};
 
 impl Scalar<'_> {
     fn text(&self) -> Option<String> {
@@ -532,7 +532,7 @@ impl Scalar<'_> {
 
     fn match_id(&self) -> Option<String> {
         let n = match self {
-            Scalar::Text(s) if is_match_id(s.trim()) => s.trim().parse::<u64>().ok()?,
+            Scalar::Text(s) if is_match_id(trim(s)) => trim(s).parse::<u64>().ok()?,
             Scalar::Number(n) => n.as_u64()?,
             _ => return None,
         };
@@ -542,7 +542,7 @@ impl Scalar<'_> {
     /// Epoch milliseconds, as a number or a string of digits.
     fn epoch_millis(&self) -> Option<DateTime<Utc>> {
         let ms = match self {
-            Scalar::Text(s) => s.trim().parse::<i64>().ok()?,
+            Scalar::Text(s) => trim(s).parse::<i64>().ok()?,
             Scalar::Number(n) => match n.as_i64() {
                 Some(ms) => ms,
                 None => {
@@ -789,7 +789,7 @@ fn format_of(
     series: Option<&str>,
     teams: &[Team; 2],
 ) -> Format {
-    let is = |word: &str| match_type.is_some_and(|t| t.trim().eq_ignore_ascii_case(word));
+    let is = |word: &str| match_type.is_some_and(|t| trim(t).eq_ignore_ascii_case(word));
     let level = if is("international") {
         Level::International
     } else if is("domestic") || is("league") {

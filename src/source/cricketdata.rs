@@ -17,6 +17,7 @@ use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, 
 use crate::source::lenient::{dedupe_by_id, read_answer, List, Loose, Reading, Scalar};
 use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
+use crate::text::trim;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -239,7 +240,7 @@ fn short_name(team_info: Option<&List<Loose<TeamInfo<'_>>>>, name: &str) -> Opti
     };
     // The raw name as written first (no copy); the cleaned name only when none is equal as is.
     let as_written =
-        |info: &&TeamInfo<'_>| matches!(&info.name, Some(Scalar::Text(n)) if n.trim().eq_ignore_ascii_case(name));
+        |info: &&TeamInfo<'_>| matches!(&info.name, Some(Scalar::Text(n)) if trim(n).eq_ignore_ascii_case(name));
     objects()
         .find(as_written)
         .or_else(|| objects().find(|info| text(info.name.as_ref()).is_some_and(|n| n.eq_ignore_ascii_case(name))))
@@ -272,7 +273,7 @@ fn description_and_series(name: &str, team1: &str, team2: &str) -> Option<(Optio
     };
     // Usually no segment has spaces to trim (cleaned text has no double spaces): then the
     // segments joined again are the text itself, cut at the `take`-th ", ".
-    if comma_segments(rest).all(|s| s.len() == s.trim().len()) {
+    if comma_segments(rest).all(|s| s.len() == trim(s).len()) {
         let (description, series) = split_after_segments(rest, take);
         let owned = |s: &str| (!s.is_empty()).then(|| s.to_string());
         return Some((owned(description), series.and_then(owned)));
@@ -373,9 +374,9 @@ fn format_of(match_type: Option<&str>, description: Option<&str>, series: Option
 /// rest is the place (kept whole, like Cricbuzz's "Gros Islet, St Lucia").
 fn venue_of(venue: &str) -> Venue {
     match venue.split_once(',') {
-        Some((ground, city)) if !ground.trim().is_empty() => Venue {
-            ground: ground.trim().to_string(),
-            city: Some(city.trim().to_string()).filter(|c| !c.is_empty()),
+        Some((ground, city)) if !trim(ground).is_empty() => Venue {
+            ground: trim(ground).to_string(),
+            city: Some(trim(city).to_string()).filter(|c| !c.is_empty()),
         },
         _ => Venue {
             ground: venue.to_string(),
