@@ -73,7 +73,7 @@ impl Format {
         // asks of them (this runs for every match of every page).
         let description = clues.description.map(Said::of).unwrap_or_default();
         let series = clues.series.map(Said::of).unwrap_or_default();
-        let said = match clues.word.map(str::trim).filter(|w| !w.is_empty()) {
+        let said = match clues.word.map(crate::text::trim).filter(|w| !w.is_empty()) {
             Some(word) => Format::parse(word),
             None => match description.format() {
                 Some(format) => format,
@@ -194,7 +194,8 @@ fn is_full_member(name: &str) -> bool {
 /// byte by byte where the text is ASCII, as it nearly always is.
 pub(crate) fn words(text: &str) -> Words<'_> {
     Words {
-        rest: text,
+        text,
+        at: 0,
         ascii: text.is_ascii(),
     }
 }
@@ -213,7 +214,10 @@ const ALPHANUMERIC: [bool; 256] = {
 
 /// The iterator of [`words`].
 pub(crate) struct Words<'a> {
-    rest: &'a str,
+    text: &'a str,
+    /// Where the rest of the text starts: an index, so that finding a word re-slices nothing
+    /// but the word itself.
+    at: usize,
     /// Checked once: then every byte is a character.
     ascii: bool,
 }
@@ -223,24 +227,25 @@ impl<'a> Iterator for Words<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a str> {
-        let text = self.rest;
-        let (start, end) = if self.ascii {
-            let bytes = text.as_bytes();
-            let start = bytes.iter().position(|&b| ALPHANUMERIC[usize::from(b)]);
-            let start = start.unwrap_or(bytes.len());
-            let len = bytes
-                .get(start..)
-                .unwrap_or_default()
-                .iter()
-                .position(|&b| !ALPHANUMERIC[usize::from(b)]);
-            (start, len.map_or(bytes.len(), |len| start + len))
-        } else {
-            let mut chars = text.char_indices().skip_while(|(_, c)| !c.is_alphanumeric());
-            let start = chars.next().map_or(text.len(), |(i, _)| i);
-            let end = chars.find(|(_, c)| !c.is_alphanumeric()).map_or(text.len(), |(i, _)| i);
-            (start, end)
-        };
-        self.rest = text.get(end..).unwrap_or_default();
+        if self.ascii {
+            let bytes = self.text.as_bytes();
+            let alphanumeric = |at: &usize| bytes.get(*at).is_some_and(|&b| ALPHANUMERIC[usize::from(b)]);
+            let mut at = self.at;
+            while at < bytes.len() && !alphanumeric(&at) {
+                at += 1;
+            }
+            let start = at;
+            while alphanumeric(&at) {
+                at += 1;
+            }
+            self.at = at;
+            return self.text.get(start..at).filter(|word| !word.is_empty());
+        }
+        let text = self.text.get(self.at..).unwrap_or_default();
+        let mut chars = text.char_indices().skip_while(|(_, c)| !c.is_alphanumeric());
+        let start = chars.next().map_or(text.len(), |(i, _)| i);
+        let end = chars.find(|(_, c)| !c.is_alphanumeric()).map_or(text.len(), |(i, _)| i);
+        self.at += end;
         text.get(start..end).filter(|word| !word.is_empty())
     }
 }

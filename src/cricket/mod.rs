@@ -102,7 +102,7 @@ impl Format {
     ///
     /// Unknown words become [`Format::Other`] holding the trimmed original.
     pub fn parse(raw: &str) -> Format {
-        let t = raw.trim();
+        let t = crate::text::trim(raw);
         // The word lower-cased, with `_` and ` ` as `-`, in a buffer on the stack: every word of
         // the table fits, and a longer one is none of them (this runs for every match).
         let mut buf = [0u8; 24];

@@ -15,10 +15,12 @@
 
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
 use crate::source::lenient::{Loose, Scalar};
+use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
 use chrono::{DateTime, Utc};
 use memchr::memmem;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use url::Url;
 
@@ -71,7 +73,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
         what: "no `self.__next_f.push` payload chunks (Cricbuzz 2026 layout)".to_string(),
     })?;
 
-    let mut records: Vec<Record> = Vec::new();
+    let mut records: Vec<Record<'static>> = Vec::new();
     let mut by_id: HashMap<String, usize> = HashMap::new();
     let mut objects = MatchInfos::new(&payload);
     // A match is listed under several tabs; once its first listing left nothing to fill, later
@@ -87,7 +89,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
         };
         let Some(record) = serde_json::from_str::<RawMatchInfo>(&object)
             .ok()
-            .and_then(|raw| Record::from_raw(&raw))
+            .and_then(|raw| Record::from_raw(&raw).map(Record::into_owned))
         else {
             continue;
         };
@@ -132,15 +134,15 @@ pub(crate) fn match_from_info(
 
 /// [`match_from_info`] for a `matchInfo` already deserialised, e.g. in the same pass as the
 /// answer around it.
-pub(crate) fn match_from_raw(
-    raw: &RawMatchInfo<'_>,
-    match_type: Option<&str>,
+pub(crate) fn match_from_raw<'r>(
+    raw: &'r RawMatchInfo<'_>,
+    match_type: Option<&'r str>,
     series_name: Option<&str>,
     urls: &MatchUrls,
 ) -> Option<Match> {
     let mut record = Record::from_raw(raw)?;
     if record.match_type.is_none() {
-        record.match_type = match_type.and_then(clean_text);
+        record.match_type = match_type.and_then(clean_text_cow);
     }
     if record.series.is_none() {
         record.series = series_name.and_then(clean_text);
@@ -149,29 +151,47 @@ pub(crate) fn match_from_raw(
 }
 
 /// The match URLs built from a record's fields (for matches the page does not link):
-/// `ORIGIN` + `MATCH_PATH`, parsed once per page, with the id and slug pushed onto its path.
+/// `ORIGIN` + `MATCH_PATH`, parsed once per page, with the id and slug appended to its path.
 pub(crate) struct MatchUrls {
-    base: Option<Url>,
+    base: Option<UrlBase>,
 }
 
 impl MatchUrls {
     /// Parses the base once; a page reads many matches.
     pub(crate) fn new() -> MatchUrls {
         MatchUrls {
-            base: Url::parse(&format!("{ORIGIN}{MATCH_PATH}")).ok(),
+            base: Url::parse(&format!("{ORIGIN}{MATCH_PATH}")).ok().map(UrlBase::new),
         }
     }
 
     /// The same URL as [`match_url`] gives for a match id and a slug built by [`slug`] (ASCII
     /// letters, digits and `-`: nothing a path escapes, nothing that leaves the match's path),
     /// without parsing the whole URL again for every match.
+    #[cfg(test)]
     fn built(&self, id: &str, slug: &str) -> Option<Url> {
         let Some(base) = &self.base else {
             return match_url(id, slug);
         };
-        let mut url = base.clone();
-        url.path_segments_mut().ok()?.pop_if_empty().extend([id, slug]);
-        Some(url)
+        base.with_path(id.len() + 1 + slug.len(), |path| {
+            path.push_str(id);
+            path.push('/');
+            path.push_str(slug);
+        })
+    }
+
+    /// [`MatchUrls::built`] for the slug of `parts` ([`slug`]), written straight into the URL.
+    fn built_from_parts(&self, id: &str, parts: &[&str]) -> Option<Url> {
+        let Some(base) = &self.base else {
+            let mut slug = String::new();
+            slug_into(&mut slug, parts);
+            return match_url(id, &slug);
+        };
+        let extra = id.len() + 1 + parts.iter().map(|p| p.len() + 1).sum::<usize>();
+        base.with_path(extra, |path| {
+            path.push_str(id);
+            path.push('/');
+            slug_into(path, parts);
+        })
     }
 }
 
@@ -453,27 +473,54 @@ fn is_match_id(s: &str) -> bool {
 
 /// Cricbuzz's slug: "ZIM vs BAN 2nd T20I Bangladesh tour of Zimbabwe, 2026" becomes
 /// `zim-vs-ban-2nd-t20i-bangladesh-tour-of-zimbabwe-2026`.
+#[cfg(test)]
 fn slug(parts: &[&str]) -> String {
-    let mut out = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
-    // The parts as if joined by spaces, without building the joined string.
-    let chars = parts
-        .iter()
-        .enumerate()
-        .flat_map(|(i, p)| (i > 0).then_some(' ').into_iter().chain(p.chars()));
-    for c in chars {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.is_empty() && !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    while out.ends_with('-') {
-        out.pop();
-    }
+    let mut out = String::new();
+    slug_into(&mut out, parts);
     out
 }
 
-use crate::text::{plain as clean_text, plain_cow as clean_text_cow};
+/// Appends [`slug`]'s text for `parts` to `out`: the parts as if joined by spaces, each run of
+/// anything but ASCII letters and digits one `-`, none at either end, lower-cased. Read byte by
+/// byte: every byte of a multi-byte character is outside ASCII, so a run of them is one
+/// separator just as the character was.
+fn slug_into(out: &mut String, parts: &[&str]) {
+    let start = out.len();
+    // A separator seen since the last letter or digit: written only before the next one, so
+    // that none ends the slug.
+    let mut pending = false;
+    for (i, part) in parts.iter().enumerate() {
+        pending |= i > 0;
+        for &b in part.as_bytes() {
+            let slugged = SLUG_BYTES[usize::from(b)];
+            if slugged == 0 {
+                pending = true;
+                continue;
+            }
+            if pending && out.len() > start {
+                out.push('-');
+            }
+            pending = false;
+            out.push(char::from(slugged));
+        }
+    }
+}
+
+/// Each ASCII letter or digit lower-cased, anything else 0: one load per byte of a slug.
+const SLUG_BYTES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        if b.is_ascii_alphanumeric() {
+            table[byte] = b.to_ascii_lowercase();
+        }
+        byte += 1;
+    }
+    table
+};
+
+use crate::text::{plain as clean_text, plain_cow as clean_text_cow, trim};
 
 impl Scalar<'_> {
     fn text(&self) -> Option<String> {
@@ -485,7 +532,7 @@ impl Scalar<'_> {
 
     fn match_id(&self) -> Option<String> {
         let n = match self {
-            Scalar::Text(s) if is_match_id(s.trim()) => s.trim().parse::<u64>().ok()?,
+            Scalar::Text(s) if is_match_id(trim(s)) => trim(s).parse::<u64>().ok()?,
             Scalar::Number(n) => n.as_u64()?,
             _ => return None,
         };
@@ -495,7 +542,7 @@ impl Scalar<'_> {
     /// Epoch milliseconds, as a number or a string of digits.
     fn epoch_millis(&self) -> Option<DateTime<Utc>> {
         let ms = match self {
-            Scalar::Text(s) => s.trim().parse::<i64>().ok()?,
+            Scalar::Text(s) => trim(s).parse::<i64>().ok()?,
             Scalar::Number(n) => match n.as_i64() {
                 Some(ms) => ms,
                 None => {
@@ -562,14 +609,16 @@ struct RawVenue<'a> {
 }
 
 /// One cleaned `matchInfo`, kept apart from [`Match`] so that later listings of the same match
-/// can fill its gaps before the format, state and URL are derived.
-struct Record {
+/// can fill its gaps before the format, state and URL are derived. The format word and the
+/// group type are only looked at, never kept in the [`Match`], so they stay borrowed from the
+/// `matchInfo` (and the group) when they are already plain text: two allocations a match fewer.
+struct Record<'a> {
     id: String,
     teams: [Team; 2],
     series: Option<String>,
     description: Option<String>,
-    format: Option<String>,
-    match_type: Option<String>,
+    format: Option<Cow<'a, str>>,
+    match_type: Option<Cow<'a, str>>,
     ground: Option<String>,
     city: Option<String>,
     start_time: Option<DateTime<Utc>>,
@@ -582,9 +631,17 @@ fn text(field: Option<&Scalar<'_>>) -> Option<String> {
     field.and_then(Scalar::text)
 }
 
-impl Record {
+/// A text field cleaned ([`clean_text_cow`]), borrowed when it is already plain.
+fn text_cow<'r>(field: Option<&'r Scalar<'_>>) -> Option<Cow<'r, str>> {
+    match field {
+        Some(Scalar::Text(t)) => clean_text_cow(t),
+        _ => None,
+    }
+}
+
+impl<'a> Record<'a> {
     /// `None` unless the record has an id and two named teams: without those it is no match.
-    fn from_raw(raw: &RawMatchInfo<'_>) -> Option<Record> {
+    fn from_raw(raw: &'a RawMatchInfo<'_>) -> Option<Record<'a>> {
         let id = raw.match_id.as_ref()?.match_id()?;
         let team = |t: &Option<Loose<RawTeam<'_>>>| -> Option<Team> {
             let Some(Loose::Object(t)) = t else {
@@ -605,21 +662,31 @@ impl Record {
             teams,
             series: text(raw.series_name.as_ref()),
             description: text(raw.match_desc.as_ref()),
-            format: text(raw.match_format.as_ref()),
-            match_type: text(raw.match_type.as_ref()),
+            format: text_cow(raw.match_format.as_ref()),
+            match_type: text_cow(raw.match_type.as_ref()),
             ground: venue.as_ref().and_then(|v| text(v.ground.as_ref())),
             city: venue.as_ref().and_then(|v| text(v.city.as_ref())),
             start_time: raw.start_date.as_ref().and_then(Scalar::epoch_millis),
-            state: raw
-                .state
-                .as_ref()
-                .and_then(|s| match s {
-                    Scalar::Text(t) => clean_text_cow(t),
-                    _ => None,
-                })
-                .map(|word| state_of(&word)),
+            state: text_cow(raw.state.as_ref()).map(|word| state_of(&word)),
             status: text(raw.status.as_ref()),
         })
+    }
+
+    /// The record with nothing borrowed, to be kept while later listings are read.
+    fn into_owned(self) -> Record<'static> {
+        Record {
+            format: self.format.map(|f| Cow::Owned(f.into_owned())),
+            match_type: self.match_type.map(|t| Cow::Owned(t.into_owned())),
+            id: self.id,
+            teams: self.teams,
+            series: self.series,
+            description: self.description,
+            ground: self.ground,
+            city: self.city,
+            start_time: self.start_time,
+            state: self.state,
+            status: self.status,
+        }
     }
 
     /// True when no later listing could add anything (every field [`Record::fill_from`] fills
@@ -638,7 +705,7 @@ impl Record {
     }
 
     /// Fills what this (earlier) listing lacks from a later listing of the same match.
-    fn fill_from(&mut self, later: Record) {
+    fn fill_from(&mut self, later: Record<'a>) {
         for (mine, theirs) in self.teams.iter_mut().zip(later.teams) {
             if mine.short_name.is_none() && mine.name == theirs.name {
                 mine.short_name = theirs.short_name;
@@ -665,14 +732,14 @@ impl Record {
             Some(url) => url.clone(),
             None => {
                 let [t1, t2] = &self.teams;
-                let slug = slug(&[
+                let parts = [
                     t1.short_name.as_deref().unwrap_or(&t1.name),
                     "vs",
                     t2.short_name.as_deref().unwrap_or(&t2.name),
                     self.description.as_deref().unwrap_or_default(),
                     self.series.as_deref().unwrap_or_default(),
-                ]);
-                urls.built(&self.id, &slug)?
+                ];
+                urls.built_from_parts(&self.id, &parts)?
             }
         };
         let format = format_of(
@@ -722,7 +789,7 @@ fn format_of(
     series: Option<&str>,
     teams: &[Team; 2],
 ) -> Format {
-    let is = |word: &str| match_type.is_some_and(|t| t.trim().eq_ignore_ascii_case(word));
+    let is = |word: &str| match_type.is_some_and(|t| trim(t).eq_ignore_ascii_case(word));
     let level = if is("international") {
         Level::International
     } else if is("domestic") || is("league") {
@@ -742,40 +809,80 @@ fn format_of(
 /// Maps Cricbuzz's `state`. A toss, interval or weather stoppage means the match day has begun,
 /// so those are [`MatchState::Live`]; only "Preview"/"Upcoming" are still to come.
 fn state_of(raw: &str) -> MatchState {
-    const STATES: [(MatchState, &[&str]); 4] = [
-        (MatchState::Upcoming, &["preview", "upcoming", "scheduled"]),
-        (
-            MatchState::Live,
-            &[
-                "in progress",
-                "inprogress",
-                "live",
-                "toss",
-                "innings break",
-                "stumps",
-                "lunch",
-                "tea",
-                "dinner",
-                "drink",
-                "drinks",
-                "rain",
-                "delay",
-                "wet outfield",
-                "bad light",
-                "strategic timeout",
-                "super over",
-            ],
-        ),
-        (MatchState::Complete, &["complete", "completed", "result"]),
-        (
-            MatchState::Abandoned,
-            &["abandon", "abandoned", "no result", "cancelled", "canceled", "cancel"],
-        ),
-    ];
+    state_of_plain(raw).unwrap_or_else(|| state_by_phrases(raw))
+}
+
+/// Cricbuzz's state words and what each means; a word is matched by its words ([`says`]).
+const STATES: [(MatchState, &[&str]); 4] = [
+    (MatchState::Upcoming, &["preview", "upcoming", "scheduled"]),
+    (
+        MatchState::Live,
+        &[
+            "in progress",
+            "inprogress",
+            "live",
+            "toss",
+            "innings break",
+            "stumps",
+            "lunch",
+            "tea",
+            "dinner",
+            "drink",
+            "drinks",
+            "rain",
+            "delay",
+            "wet outfield",
+            "bad light",
+            "strategic timeout",
+            "super over",
+        ],
+    ),
+    (MatchState::Complete, &["complete", "completed", "result"]),
+    (
+        MatchState::Abandoned,
+        &["abandon", "abandoned", "no result", "cancelled", "canceled", "cancel"],
+    ),
+];
+
+/// [`state_of`] by comparing `raw`'s words with each phrase's ([`says`]).
+fn state_by_phrases(raw: &str) -> MatchState {
     STATES
         .iter()
         .find(|(_, phrases)| phrases.iter().any(|phrase| says(raw, phrase)))
         .map_or(MatchState::Other, |&(state, _)| state)
+}
+
+/// [`state_of`] for an ASCII word of up to 24 bytes (every state word Cricbuzz writes): its
+/// words lower-cased and joined by single spaces in a buffer on the stack, then looked up whole
+/// (what [`says`] compares word by word, ~30 times a listing). `None` for anything else.
+fn state_of_plain(raw: &str) -> Option<MatchState> {
+    let mut buf = [0u8; 24];
+    let mut len = 0;
+    let mut gap = false;
+    for b in raw.bytes() {
+        if !b.is_ascii() {
+            return None;
+        }
+        // `char::is_whitespace`, as `split_whitespace` in `says` (it counts U+000B).
+        if char::from(b).is_whitespace() {
+            gap = true;
+            continue;
+        }
+        if gap && len > 0 {
+            *buf.get_mut(len)? = b' ';
+            len += 1;
+        }
+        gap = false;
+        *buf.get_mut(len)? = b.to_ascii_lowercase();
+        len += 1;
+    }
+    let words = std::str::from_utf8(buf.get(..len)?).ok()?;
+    Some(
+        STATES
+            .iter()
+            .find(|(_, phrases)| phrases.contains(&words))
+            .map_or(MatchState::Other, |&(state, _)| state),
+    )
 }
 
 /// True when `raw`'s words, however spaced and in any ASCII case, are `phrase`'s (single
@@ -1372,6 +1479,56 @@ mod tests {
             &youth,
         );
         assert_eq!(m, Format::FirstClass);
+    }
+
+    /// The slug as it was built before [`slug_into`]: character by character, from the parts
+    /// joined by spaces, trailing `-` popped.
+    fn slug_by_chars(parts: &[&str]) -> String {
+        let mut out = String::new();
+        for c in parts.join(" ").chars() {
+            if c.is_ascii_alphanumeric() {
+                out.push(c.to_ascii_lowercase());
+            } else if !out.is_empty() && !out.ends_with('-') {
+                out.push('-');
+            }
+        }
+        while out.ends_with('-') {
+            out.pop();
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn slugs_written_byte_by_byte_are_the_slugs_built_char_by_char(
+            parts in proptest::collection::vec("[a-zA-Z0-9 ,.()&/-]{0,10}|[aZ9 éß\u{1F3CF}\t-]{0,6}", 0..6),
+            before in "[a-z/]{0,3}"
+        ) {
+            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+            let mut out = before.clone();
+            slug_into(&mut out, &parts);
+            proptest::prop_assert_eq!(out, before + &slug_by_chars(&parts));
+        }
+
+        #[test]
+        fn a_url_built_from_parts_is_the_url_parsed_whole(
+            id in "[1-9][0-9]{0,8}",
+            parts in proptest::collection::vec("[a-zA-Z0-9 ,.()&/%?#-]{0,10}|[é\u{1F3CF} .-]{0,4}", 5)
+        ) {
+            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+            let built = MatchUrls::new().built_from_parts(&id, &parts);
+            proptest::prop_assert_eq!(built.map(String::from), match_url(&id, &slug_by_chars(&parts)).map(String::from));
+        }
+
+        #[test]
+        fn state_words_read_whole_agree_with_the_phrase_table(
+            raw in "(( |\t|\u{b}|  )?(In|PROGRESS|no|Result|Stumps|tea|Super|over|complete|Preview|x|é)){0,4}( |\t)?"
+        ) {
+            if let Some(state) = state_of_plain(&raw) {
+                proptest::prop_assert_eq!(state, state_by_phrases(&raw));
+            }
+            proptest::prop_assert_eq!(state_of(&raw), state_by_phrases(&raw));
+        }
     }
 
     #[test]

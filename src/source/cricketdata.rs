@@ -15,7 +15,9 @@
 
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
 use crate::source::lenient::{dedupe_by_id, read_answer, List, Loose, Reading, Scalar};
+use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
+use crate::text::trim;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -46,12 +48,13 @@ struct Answer<'a, I> {
 /// A `data[]` item as one of the two paths reads it.
 trait ReadItem {
     /// The match, when the item is one; `base` is [`MATCH_URL_PREFIX`], parsed.
-    fn read(&self, base: &Url) -> Option<Match>;
+    fn read(&self, base: &UrlBase) -> Option<Match>;
 }
 
-/// The fast path: read in the same pass as the answer.
-impl ReadItem for Loose<Item<'_>> {
-    fn read(&self, base: &Url) -> Option<Match> {
+/// The fast path: read in the same pass as the answer. Boxed: an item read whole is ~300
+/// bytes, which the `data` list copied again each time it grew; a box is one allocation.
+impl ReadItem for Loose<Box<Item<'_>>> {
+    fn read(&self, base: &UrlBase) -> Option<Match> {
         match self {
             Loose::Object(item) => read_match(item, base),
             Loose::Other => None,
@@ -61,7 +64,7 @@ impl ReadItem for Loose<Item<'_>> {
 
 /// The fallback: the raw text, read on its own.
 impl ReadItem for &RawValue {
-    fn read(&self, base: &Url) -> Option<Match> {
+    fn read(&self, base: &UrlBase) -> Option<Match> {
         read_match(
             &serde_json::from_str::<Loose<Item<'_>>>(self.get()).ok()?.object()?,
             base,
@@ -129,8 +132,10 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     if page.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    match read_answer::<Answer<'_, Loose<Item<'_>>>, Answer<'_, &RawValue>>(page, "a cricapi `currentMatches` answer")?
-    {
+    match read_answer::<Answer<'_, Loose<Box<Item<'_>>>>, Answer<'_, &RawValue>>(
+        page,
+        "a cricapi `currentMatches` answer",
+    )? {
         Reading::OnePass(answer) => matches_of(answer),
         Reading::Fallback(answer) => matches_of(answer),
     }
@@ -151,9 +156,11 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
     };
 
     // Parsed once per answer: each match's URL is this one with the id pushed onto its path.
-    let base = Url::parse(MATCH_URL_PREFIX).map_err(|e| ParseError::LayoutNotRecognised {
-        what: format!("match URL prefix {MATCH_URL_PREFIX}: {e}"),
-    })?;
+    let base = Url::parse(MATCH_URL_PREFIX)
+        .map(UrlBase::new)
+        .map_err(|e| ParseError::LayoutNotRecognised {
+            what: format!("match URL prefix {MATCH_URL_PREFIX}: {e}"),
+        })?;
     let mut matches = Vec::with_capacity(items.len());
     matches.extend(items.iter().filter_map(|item| item.read(&base)));
     dedupe_by_id(&mut matches);
@@ -166,12 +173,11 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
 }
 
 /// One `data[]` item, or `None` when it has no usable id or not two team names.
-fn read_match(item: &Item<'_>, base: &Url) -> Option<Match> {
+fn read_match(item: &Item<'_>, base: &UrlBase) -> Option<Match> {
     let id = text(item.id.as_ref()).filter(|id| is_id(id))?;
     // The same URL as parsing `MATCH_URL_PREFIX` + id (an id is letters, digits and `-`,
-    // nothing a path escapes), without parsing the host again for every match.
-    let mut url = base.clone();
-    url.path_segments_mut().ok()?.pop_if_empty().push(&id);
+    // nothing a path escapes), without parsing the URL again for every match.
+    let url = base.with_path(id.len(), |path| path.push_str(&id))?;
 
     let Some(List::Array(names)) = &item.teams else {
         return None;
@@ -237,7 +243,7 @@ fn short_name(team_info: Option<&List<Loose<TeamInfo<'_>>>>, name: &str) -> Opti
     };
     // The raw name as written first (no copy); the cleaned name only when none is equal as is.
     let as_written =
-        |info: &&TeamInfo<'_>| matches!(&info.name, Some(Scalar::Text(n)) if n.trim().eq_ignore_ascii_case(name));
+        |info: &&TeamInfo<'_>| matches!(&info.name, Some(Scalar::Text(n)) if trim(n).eq_ignore_ascii_case(name));
     objects()
         .find(as_written)
         .or_else(|| objects().find(|info| text(info.name.as_ref()).is_some_and(|n| n.eq_ignore_ascii_case(name))))
@@ -270,7 +276,7 @@ fn description_and_series(name: &str, team1: &str, team2: &str) -> Option<(Optio
     };
     // Usually no segment has spaces to trim (cleaned text has no double spaces): then the
     // segments joined again are the text itself, cut at the `take`-th ", ".
-    if comma_segments(rest).all(|s| s.len() == s.trim().len()) {
+    if comma_segments(rest).all(|s| s.len() == trim(s).len()) {
         let (description, series) = split_after_segments(rest, take);
         let owned = |s: &str| (!s.is_empty()).then(|| s.to_string());
         return Some((owned(description), series.and_then(owned)));
@@ -371,9 +377,9 @@ fn format_of(match_type: Option<&str>, description: Option<&str>, series: Option
 /// rest is the place (kept whole, like Cricbuzz's "Gros Islet, St Lucia").
 fn venue_of(venue: &str) -> Venue {
     match venue.split_once(',') {
-        Some((ground, city)) if !ground.trim().is_empty() => Venue {
-            ground: ground.trim().to_string(),
-            city: Some(city.trim().to_string()).filter(|c| !c.is_empty()),
+        Some((ground, city)) if !trim(ground).is_empty() => Venue {
+            ground: trim(ground).to_string(),
+            city: Some(trim(city).to_string()).filter(|c| !c.is_empty()),
         },
         _ => Venue {
             ground: venue.to_string(),

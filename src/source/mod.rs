@@ -20,6 +20,7 @@ pub mod espncricinfo;
 pub mod fetch;
 mod lenient;
 mod sniff;
+mod url_base;
 
 pub use css::BUILTIN_PROFILES;
 pub use error::{ParseError, SpecError};
