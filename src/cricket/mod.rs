@@ -115,7 +115,13 @@ impl Format {
             }
             std::str::from_utf8(key).ok()
         });
-        match key.unwrap_or_default() {
+        Format::named(key.unwrap_or_default()).unwrap_or_else(|| Format::Other(t.to_string()))
+    }
+
+    /// The format a word names, the word lower-cased with `_` and ` ` as `-` (`key`); `None`
+    /// for any other word.
+    fn named(key: &str) -> Option<Format> {
+        Some(match key {
             "test" | "tests" => Format::Test,
             "odi" | "odis" | "one-day-international" => Format::Odi,
             "t20i" | "t20is" | "twenty20-international" | "it20" => Format::T20i,
@@ -123,8 +129,8 @@ impl Format {
             "first-class" | "firstclass" | "fc" | "multi-day" => Format::FirstClass,
             "list-a" | "lista" | "one-day" => Format::ListA,
             "the-hundred" | "hundred" | "100-ball" => Format::Hundred,
-            _ => Format::Other(t.to_string()),
-        }
+            _ => return None,
+        })
     }
 
     /// The usual printed name: "Test", "ODI", "T20I", "T20", "First-class", "List A", "The Hundred".
