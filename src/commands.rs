@@ -286,7 +286,10 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             match (&store, config.json()) {
                 (Some((kind, store)), true) => {
                     let status = store.as_ref().map_or_else(|e| e.clone(), |safe| format!("ok ({safe})"));
-                    text.push_str(&format!("{}\n", serde_json::json!({ "store": kind, "status": status })));
+                    text.push_str(&format!(
+                        "{}\n",
+                        serde_json::json!({ "store": kind, "ok": store.is_ok(), "status": status })
+                    ));
                 }
                 (Some((kind, Ok(safe))), false) => text.push_str(&format!("store {kind}: ok ({safe})\n")),
                 (Some((kind, Err(e))), false) => text.push_str(&format!("store {kind}: ERROR: {e}\n")),
@@ -642,6 +645,13 @@ fn print_decisions(decisions: &[Decision], json: bool, store: &str) -> std::io::
             Settled::Posted { id } => ("posted", id.clone()),
             Settled::StillUnknown { found } => ("not found", found.clone()),
             Settled::Changed { state } => ("changed", format!("now {state}; left alone")),
+            Settled::Waiting { until } => (
+                "waiting",
+                format!(
+                    "the platform may still be saving the last send: repeated from {} on; left alone",
+                    until.format("%Y-%m-%dT%H:%M:%SZ")
+                ),
+            ),
             Settled::Repeating { by, until } => (
                 "being repeated",
                 format!("by {by} until {}; left alone", until.format("%Y-%m-%dT%H:%M:%SZ")),

@@ -66,6 +66,12 @@ pub enum Settled {
         /// Its state now.
         state: ClaimState,
     },
+    /// Too soon to repeat its post: the platform may still be saving the last send (see
+    /// [`MASTODON_SETTLE`]). Left alone; a reconciliation from `until` on repeats it.
+    Waiting {
+        /// When it may be repeated (UTC).
+        until: DateTime<Utc>,
+    },
     /// Another reconciler is repeating its post now: left alone (asked again once it is done).
     Repeating {
         /// The instance repeating it.
@@ -127,8 +133,18 @@ pub async fn reconcile_x(store: &ClaimStore, x: &XClient, stuck_after: Duration)
 }
 
 /// How long Mastodon keeps an `Idempotency-Key` (one hour, per account: `sinks.md`, from
-/// Mastodon's `post_status_service.rb`), less a margin for clocks and the request's own time.
+/// Mastodon's `post_status_service.rb`), less a margin for clocks. A repeat must reach the
+/// server within it, counted from the claim (before the first send): it starts only when it
+/// can end, at its post timeout, inside it.
 pub const MASTODON_REPLAY_WINDOW: chrono::Duration = chrono::Duration::minutes(55);
+
+/// How long after a Mastodon post's last send ended the bot waits before repeating it.
+/// Mastodon stores an `Idempotency-Key` only once the status is saved (mastodon#21840,
+/// `sinks.md`): a repeat that arrives while a slow instance is still saving the first create
+/// makes a second status. A send ends, as the bot sees it, at its post timeout (or a
+/// reconciler's lease, if it was killed); the server may go on after that. Ten minutes is far
+/// past the time any HTTP front end lets a request run.
+pub const MASTODON_SETTLE: chrono::Duration = chrono::Duration::minutes(10);
 
 /// Reconciles the `unknown` and stuck claims of a Mastodon or Bluesky channel by repeating the
 /// create where the platform makes a second post impossible (see the module doc). Any other
@@ -145,27 +161,35 @@ pub async fn reconcile_replay(
     if !matches!(kind, SinkKind::Mastodon | SinkKind::Bluesky) {
         return not_asked(store, kind, stuck_after).await;
     }
-    let now = Utc::now();
     let mut decisions = Vec::new();
-    for (listed, was) in unsettled(store, now, stuck_after).await? {
+    for (listed, was) in unsettled(store, Utc::now(), stuck_after).await? {
         let claim = &listed.claim;
+        // Read for each claim: the repeats before it may have taken minutes, and Mastodon's
+        // window closes by the clock.
+        let now = Utc::now();
         // Another reconciler (a replica's `run`, an operator's `claims reconcile`) is
         // repeating it now: a second repeat at the same time could post twice.
         let repeating = claim.replay.as_ref().filter(|r| r.until > now);
-        let outcome = match (repeating, &claim.text) {
-            (Some(r), _) => Settled::Repeating {
+        let held_back = match kind {
+            SinkKind::Mastodon => mastodon_holds_back(claim, now, stuck_after),
+            _ => None,
+        };
+        let outcome = match (repeating, &claim.text, held_back) {
+            (Some(r), _, _) => Settled::Repeating {
                 by: r.by.clone(),
                 until: r.until,
             },
-            (None, None) => Settled::NotAsked {
+            (None, None, _) => Settled::NotAsked {
                 why: "the record has no post text to send again (claimed by an earlier release); check the channel by hand".into(),
             },
-            (None, Some(_)) if kind == SinkKind::Mastodon && now - claim.claimed_at > MASTODON_REPLAY_WINDOW => Settled::NotAsked {
-                why: "Mastodon keeps a post's Idempotency-Key for an hour only: a repeat now could post twice; check the account by hand".into(),
-            },
-            (None, Some(text)) => match store.adopt_for_replay(&listed.key, claim, stuck_after).await {
+            (None, Some(_), Some(held_back)) => held_back,
+            (None, Some(text), None) => match store.adopt_for_replay(&listed.key, claim, stuck_after).await {
                 Ok(Adoption::Adopted(token)) => repeat(store, sink, &listed.key, text, &token).await,
-                Ok(Adoption::Changed(now)) => Settled::Changed { state: now.state },
+                // Another reconciler took it between our read and our write.
+                Ok(Adoption::Changed(now)) => match now.replay {
+                    Some(r) => Settled::Repeating { by: r.by, until: r.until },
+                    None => Settled::Changed { state: now.state },
+                },
                 Ok(Adoption::Gone) => Settled::NotAsked {
                     why: "the claim expired or was released meanwhile".into(),
                 },
@@ -185,6 +209,52 @@ pub async fn reconcile_replay(
         });
     }
     Ok(decisions)
+}
+
+/// Why a Mastodon claim's post must not be repeated at `now`, if it must not: a repeat that
+/// ends (at `post_bound`, its post timeout and margin) after [`MASTODON_REPLAY_WINDOW`] could
+/// find its key gone and post twice; one within [`MASTODON_SETTLE`] of the last send could
+/// arrive while the instance still saves it.
+fn mastodon_holds_back(claim: &Claim, now: DateTime<Utc>, post_bound: Duration) -> Option<Settled> {
+    let repeat_ends = chrono::Duration::from_std(post_bound)
+        .ok()
+        .and_then(|d| now.checked_add_signed(d))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC);
+    if repeat_ends - claim.claimed_at > MASTODON_REPLAY_WINDOW {
+        return Some(Settled::NotAsked {
+            why: "Mastodon keeps a post's Idempotency-Key for an hour only: a repeat now could post twice; check the account by hand".into(),
+        });
+    }
+    let until = last_send_ended(claim) + MASTODON_SETTLE;
+    (now < until).then_some(Settled::Waiting { until })
+}
+
+/// When the first of the posts `decisions` left [`Settled::Waiting`] may be repeated: when a
+/// reconciliation is worth running again. `None` when none waits.
+pub fn earliest_wait(decisions: &[Decision]) -> Option<DateTime<Utc>> {
+    decisions
+        .iter()
+        .filter_map(|d| match d.outcome {
+            Settled::Waiting { until } => Some(until),
+            _ => None,
+        })
+        .min()
+}
+
+/// When the last send of `claim`'s post ended at the latest, as far as the bot can know: its
+/// owner's deadline or its last state change (a post timed out), the end of a reconciler's
+/// lease (one killed mid-repeat), or the record of a repeat that did not settle it.
+fn last_send_ended(claim: &Claim) -> DateTime<Utc> {
+    [
+        Some(claim.updated_at),
+        claim.deadline,
+        claim.checked_at,
+        claim.replay.as_ref().map(|r| r.until),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(claim.updated_at)
 }
 
 /// Repeats the post of a claim this instance took for it (`token`), and records what came of it.
@@ -297,7 +367,12 @@ async fn settle(store: &ClaimStore, key: &MatchKey, claim: &Claim, change: &Tran
             why: "the claim expired or was released meanwhile".into(),
         },
         Err(e) => Settled::NotAsked {
-            why: format!("could not record it: {e}"),
+            why: match &settled {
+                Settled::Posted { id } => format!(
+                    "the post exists (id {id}) but the store did not take it ({e}): the claim is left as it was; run `claims reconcile` again to record it"
+                ),
+                _ => format!("could not record it: {e}"),
+            },
         },
     }
 }
@@ -325,9 +400,103 @@ fn log(key: &MatchKey, was: &str, outcome: &Settled) {
         Settled::Changed { state } => {
             tracing::info!(match_key = %key, was, now = %state, "reconciled: the record changed meanwhile; left alone")
         }
+        Settled::Waiting { until } => {
+            tracing::info!(match_key = %key, was, until = %until.to_rfc3339(), "reconciled later: the platform may still be saving the last send; left alone")
+        }
         Settled::Repeating { by, until } => {
             tracing::info!(match_key = %key, was, by = %by, until = %until.to_rfc3339(), "reconciled elsewhere: another instance is repeating the post; left alone")
         }
         Settled::NotAsked { why } => tracing::warn!(match_key = %key, was, why = %why, "not reconciled"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An `unknown` Mastodon claim won at `claimed`, its state last changed at `updated`.
+    fn claim(claimed: DateTime<Utc>, updated: DateTime<Utc>, extra: serde_json::Value) -> Claim {
+        let mut record = serde_json::json!({
+            "state": "unknown",
+            "owner": "host:1",
+            "token": "t",
+            "claimed_at": claimed.to_rfc3339(),
+            "updated_at": updated.to_rfc3339(),
+            "text": "Coming up: A v B https://example.com/1",
+        });
+        if let (Some(record), serde_json::Value::Object(extra)) = (record.as_object_mut(), extra) {
+            record.extend(extra);
+        }
+        serde_json::from_value(record).unwrap()
+    }
+
+    #[test]
+    fn a_mastodon_post_is_repeated_only_after_its_last_send_settled_and_inside_the_hour() {
+        let now = Utc::now();
+        let min = chrono::Duration::minutes;
+        let bound = Duration::from_secs(45);
+        let waiting = |until| Some(Settled::Waiting { until });
+        // Timed out two minutes ago: the instance may still be saving it.
+        let fresh = claim(now - min(3), now - min(2), serde_json::Value::Null);
+        assert_eq!(
+            mastodon_holds_back(&fresh, now, bound),
+            waiting(now - min(2) + MASTODON_SETTLE)
+        );
+        // Eleven minutes since: repeated.
+        let settled = claim(now - min(12), now - min(11), serde_json::Value::Null);
+        assert_eq!(mastodon_holds_back(&settled, now, bound), None);
+        // A repeat that did not settle it, recorded a minute ago, is a send too.
+        let checked = claim(
+            now - min(30),
+            now - min(29),
+            serde_json::json!({"checked_at": (now - min(1)).to_rfc3339()}),
+        );
+        assert_eq!(
+            mastodon_holds_back(&checked, now, bound),
+            waiting(now - min(1) + MASTODON_SETTLE)
+        );
+        // A reconciler killed mid-repeat: its send may have gone on until its lease ended.
+        let killed = claim(
+            now - min(30),
+            now - min(29),
+            serde_json::json!({"replay": {"by": "host:2", "until": (now - min(3)).to_rfc3339()}}),
+        );
+        assert_eq!(
+            mastodon_holds_back(&killed, now, bound),
+            waiting(now - min(3) + MASTODON_SETTLE)
+        );
+        // Won 54 minutes ago: a repeat ending 45 s from now ends past the window.
+        let late = claim(
+            now - min(54) - chrono::Duration::seconds(30),
+            now - min(40),
+            serde_json::Value::Null,
+        );
+        assert!(matches!(
+            mastodon_holds_back(&late, now, bound),
+            Some(Settled::NotAsked { .. })
+        ));
+        assert_eq!(mastodon_holds_back(&late, now, Duration::from_secs(10)), None);
+    }
+
+    #[test]
+    fn the_next_reconciliation_is_due_when_the_first_waiting_post_may_be_repeated() {
+        let now = Utc::now();
+        let decision = |outcome| Decision {
+            key: MatchKey::parse("2026-07-17_a-v-b").unwrap(),
+            was: "unknown",
+            outcome,
+        };
+        let min = chrono::Duration::minutes;
+        let decisions = [
+            decision(Settled::Posted { id: "1".into() }),
+            decision(Settled::Waiting { until: now + min(9) }),
+            decision(Settled::Repeating {
+                by: "host:2".into(),
+                until: now + min(1),
+            }),
+            decision(Settled::Waiting { until: now + min(4) }),
+        ];
+        assert_eq!(earliest_wait(&decisions), Some(now + min(4)));
+        assert_eq!(earliest_wait(&decisions[..1]), None);
     }
 }

@@ -669,6 +669,14 @@ fn platform(kind: SinkKind) -> &'static str {
 
 fn warn_not_ours(token: &ClaimToken, found: &Checked) {
     match found {
+        // Our claim was stuck, and a reconciler took it to repeat the post (it names itself).
+        Checked::NotOurs(other) if other.replay.is_some() || other.owner == token.claim().owner => tracing::warn!(
+            match_key = %token.key(),
+            owner = %other.owner,
+            repeated_by = other.replay.as_ref().map_or("", |r| r.by.as_str()),
+            state = %other.state,
+            "our claim's record changed under us: `claims reconcile` took it over (we were past our deadline), or it expired and we claimed it again; left its record untouched"
+        ),
         Checked::NotOurs(other) => tracing::warn!(
             match_key = %token.key(),
             holder = %other.owner,

@@ -24,7 +24,7 @@ use crate::claim::{ClaimError, ClaimStore};
 use crate::config::Config;
 use crate::filter::Filter;
 use crate::post::{PostPace, Sink, SinkKind, XClient};
-use crate::reconcile::{reconcile_replay, reconcile_x, Decision, RECONCILE_EVERY_CYCLES};
+use crate::reconcile::{earliest_wait, reconcile_replay, reconcile_x, Decision, RECONCILE_EVERY_CYCLES};
 use crate::shorten::Shortener;
 use crate::source::{self, SourceReader, SourceSpec};
 use crate::telemetry::CauseChain;
@@ -391,6 +391,7 @@ impl App {
         ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let mut done: u64 = 0;
         let mut end = RunEnd::default();
+        let mut reconcile_again_at: Option<chrono::DateTime<chrono::Utc>> = None;
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => break,
@@ -426,10 +427,17 @@ impl App {
                 return end;
             }
             // Unknown and stuck claims are settled with the platform on the first cycle, then
-            // every RECONCILE_EVERY_CYCLES (see `crate::reconcile`).
-            if (done - 1).is_multiple_of(RECONCILE_EVERY_CYCLES) && !cancel.is_cancelled() {
-                if let Err(e) = self.reconcile().await {
-                    tracing::error!(error.cause_chain = %CauseChain(&e), "reconciliation failed: the store could not list the claims");
+            // every RECONCILE_EVERY_CYCLES (see `crate::reconcile`), and as soon as a post the
+            // last reconciliation had to leave for later may be repeated (Mastodon's wait
+            // after a send: its one-hour window would often close before the next one).
+            let due = (done - 1).is_multiple_of(RECONCILE_EVERY_CYCLES)
+                || reconcile_again_at.is_some_and(|at| chrono::Utc::now() >= at);
+            if due && !cancel.is_cancelled() {
+                match self.reconcile().await {
+                    Ok(decisions) => reconcile_again_at = earliest_wait(&decisions),
+                    Err(e) => {
+                        tracing::error!(error.cause_chain = %CauseChain(&e), "reconciliation failed: the store could not list the claims")
+                    }
                 }
             }
             if let (false, Some(why)) = (self.dry_run, &summary.refused) {

@@ -109,6 +109,16 @@ struct HolderFields<'a> {
     _attempts: Option<u32>,
     #[serde(default, deserialize_with = "opt_rfc3339")]
     deadline: Option<DateTime<Utc>>,
+    #[serde(default, rename = "text")]
+    _text: Option<AnyString>,
+    #[serde(default, rename = "dedupe_key")]
+    _dedupe_key: Option<AnyString>,
+    #[serde(default, rename = "checked_at", deserialize_with = "opt_rfc3339")]
+    _checked_at: Option<DateTime<Utc>>,
+    #[serde(default, rename = "check")]
+    _check: Option<AnyString>,
+    #[serde(default, rename = "replay")]
+    _replay: Option<super::record::Replay>,
 }
 
 /// Any JSON string, checked and not kept.

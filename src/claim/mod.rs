@@ -44,7 +44,7 @@ pub use self::postgres::{PostgresClaims, PostgresError};
 pub use self::record::{known_time, Claim, ClaimState, Replay};
 pub use self::redis::{RedisClaims, RedisOptions};
 pub use self::redis_conn::{check_sentinel_url, cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};
-pub use self::tls::{SslMode, TlsError};
+pub use self::tls::{split_sslmode, SslMode, TlsError};
 
 use crate::cricket::{Identities, Lookup, MatchKey, CROSS_KEY_IDENTITY};
 use chrono::{DateTime, Utc};
@@ -1135,6 +1135,19 @@ mod tests {
             ok.replace(r#""state":"claimed""#, r#""state":"lost""#),
             ok.replacen("T", "X", 1),
             ok[..ok.len() - 1].to_string(),
+            // Every optional field is type-checked in both readings.
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","text":1"#),
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","dedupe_key":[]"#),
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","checked_at":"soon""#),
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","check":false"#),
+            ok.replace(
+                r#""state":"claimed""#,
+                r#""state":"claimed","replay":{"by":"x","until":"soon"}"#,
+            ),
+            ok.replace(
+                r#""state":"claimed""#,
+                r#""state":"claimed","replay":{"until":"2026-12-01T00:00:00Z"}"#,
+            ),
         ];
         let mut owners = Owners::default();
         for (i, raw) in records.iter().enumerate() {

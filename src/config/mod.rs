@@ -141,6 +141,9 @@ pub enum Problem {
     /// A `DATABASE_URL` of another scheme.
     #[error("expected postgres:// or postgresql://")]
     NotPostgresUrl,
+    /// A `DATABASE_URL` whose `sslmode` libpq does not know.
+    #[error("sslmode={0:?} is not one of disable, prefer, require, verify-ca, verify-full")]
+    SslMode(String),
     /// A `REDIS_URL` of another scheme.
     #[error("expected redis://, rediss:// (TLS), valkey://, valkeys:// (TLS), unix:// or redis+sentinel://")]
     NotRedisUrl,

@@ -90,6 +90,10 @@ impl StoreSettings {
             }
             (Some(u), None) => StoreConfig::Redis(SecretString::from(redis_url(u)?)),
             (None, Some(u)) if u.starts_with("postgres://") || u.starts_with("postgresql://") => {
+                // A bad sslmode is a bad setting (exit 2), known before anything connects.
+                if let Err(crate::claim::TlsError::SslMode(mode)) = crate::claim::split_sslmode(u) {
+                    return Err(ConfigError::hidden("DATABASE_URL", Problem::SslMode(mode)));
+                }
                 StoreConfig::Postgres(SecretString::from(u.to_string()))
             }
             (None, Some(_)) => return Err(ConfigError::hidden("DATABASE_URL", Problem::NotPostgresUrl)),

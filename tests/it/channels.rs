@@ -336,16 +336,20 @@ async fn a_dry_run_prints_each_channels_post_fitted_to_its_sink() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempotency_key() {
-    // A Mastodon that keeps Idempotency-Keys as the real one does: the first create of a key
-    // makes the status (and, here, answers too late for the bot); a repeat of the key answers
-    // the same status at once and creates nothing.
+    // A Mastodon that keeps Idempotency-Keys as the real one does (mastodon#21840): a create
+    // whose key is stored answers the status made for it and creates nothing; any other makes
+    // a status, and its key is stored only once it is saved, which here takes 3 s for a key's
+    // first create (too late for the bot, whose POST_TIMEOUT_SECS is 1) and 400 ms after.
     let deployment = TimingOut::start(("MASTODON_TOKEN", "mastodon-secret"), |uri| {
         format!("name = \"toots\"\nsink = \"mastodon\"\ninstance = \"{uri}\"\ntoken_env = \"MASTODON_TOKEN\"\n")
     })
     .await;
     let mastodon = &deployment.platform;
-    let statuses: Arc<Mutex<HashMap<String, String>>> = Arc::default();
+    // Per key: the status made first, when its key is stored, and every status made.
+    type Kept = HashMap<String, (String, std::time::Instant, Vec<String>)>;
+    let statuses: Arc<Mutex<Kept>> = Arc::default();
     let kept = statuses.clone();
+    let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     Mock::given(method("POST"))
         .and(path("/api/v1/statuses"))
         .respond_with(move |req: &wiremock::Request| {
@@ -356,14 +360,18 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
                 .to_str()
                 .unwrap()
                 .to_string();
-            let mut made = kept.lock().unwrap();
-            let next = format!("11{:016}", made.len() + 1);
-            let first = !made.contains_key(&key);
-            let id = made.entry(key).or_insert(next).clone();
-            let answer = ResponseTemplate::new(200).set_body_json(serde_json::json!({"id": id, "url": null}));
-            // A repeat takes a while too (within POST_TIMEOUT_SECS), so that two reconcilers
-            // started together are surely at work at the same time.
-            answer.set_delay(std::time::Duration::from_millis(if first { 3000 } else { 400 }))
+            let mut keys = kept.lock().unwrap();
+            let now = std::time::Instant::now();
+            if let Some((id, _, _)) = keys.get(&key).filter(|(_, stored, _)| *stored <= now) {
+                return ResponseTemplate::new(200).set_body_json(serde_json::json!({"id": id, "url": null}));
+            }
+            let id = format!("11{:016}", made.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1);
+            let save = std::time::Duration::from_millis(if keys.contains_key(&key) { 400 } else { 3000 });
+            let entry = keys.entry(key).or_insert_with(|| (id.clone(), now + save, Vec::new()));
+            entry.2.push(id.clone());
+            ResponseTemplate::new(200)
+                .set_body_json(serde_json::json!({"id": id, "url": null}))
+                .set_delay(save)
         })
         .mount(mastodon)
         .await;
@@ -386,9 +394,33 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
         requests.iter().filter(|r| r.url.path() == "/api/v1/statuses").count()
     };
     assert_eq!(creates().await, 4);
-    // Two reconcilers at once (two replicas' `run`, or an operator's `claims reconcile` beside
-    // one): each claim's post is repeated by one of them only. Mastodon writes a key only once
-    // the status is saved (mastodon#21840), so two repeats at once could make two statuses.
+    // At once: the instance may still be saving the first creates (here it is), so a repeat
+    // could make a second status. Each claim is left for MASTODON_SETTLE after its send.
+    let o = deployment.run(&["claims", "reconcile"]).output().await.unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.contains("(unknown): waiting: the platform may still be saving the last send: repeated from "))
+            .count(),
+        4,
+        "{stdout}"
+    );
+    assert_eq!(creates().await, 4, "nothing repeated");
+    // Eleven minutes later (the records' times moved back), two reconcilers at once (two
+    // replicas' `run`, or an operator's `claims reconcile` beside one): each claim's post is
+    // repeated by one of them only, as two repeats at once could make two statuses.
+    deployment.age_claims(chrono::Duration::minutes(11)).await;
+    // ...by which time the instance has long saved the first creates.
+    let saved = statuses
+        .lock()
+        .unwrap()
+        .values()
+        .map(|(_, stored, _)| *stored)
+        .max()
+        .unwrap();
+    tokio::time::sleep(saved.saturating_duration_since(std::time::Instant::now())).await;
     let (a, b) = tokio::join!(
         deployment.run(&["claims", "reconcile"]).output(),
         deployment.run(&["claims", "reconcile"]).output()
@@ -409,8 +441,12 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
         "{stdout}"
     );
     // Four statuses, each made once: the repeats were answered from the key.
-    let made = statuses.lock().unwrap().clone();
-    assert_eq!(made.len(), 4);
+    let statuses = statuses.lock().unwrap().clone();
+    assert_eq!(
+        statuses.values().map(|(_, _, made)| made.len()).collect::<Vec<_>>(),
+        vec![1; 4]
+    );
+    let made: HashMap<String, String> = statuses.into_iter().map(|(k, (id, _, _))| (k, id)).collect();
     let o = deployment.run(&["claims", "list", "--json"]).output().await.unwrap();
     let mut ids: Vec<String> = text(&o)
         .0
@@ -681,6 +717,35 @@ impl TimingOut {
             prefix: unique_prefix(),
             source: format!("{}/cricket-match/live-scores", site.uri()),
             _site: site,
+        }
+    }
+
+    /// Moves every time in this deployment's claim records `by` into the past, as if that
+    /// long had gone by (each record keeps its TTL).
+    async fn age_claims(&self, by: chrono::Duration) {
+        let mut redis = crate::helpers::raw_redis().await;
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{}*match:*", &*self.prefix))
+            .query_async(&mut redis)
+            .await
+            .unwrap();
+        assert!(!keys.is_empty());
+        for key in keys {
+            let raw: String = redis::cmd("GET").arg(&key).query_async(&mut redis).await.unwrap();
+            let mut record: serde_json::Value = serde_json::from_str(&raw).unwrap();
+            for field in ["claimed_at", "updated_at", "deadline", "checked_at"] {
+                if let Some(t) = record[field].as_str() {
+                    let earlier = chrono::DateTime::parse_from_rfc3339(t).unwrap() - by;
+                    record[field] = earlier.to_rfc3339().into();
+                }
+            }
+            redis::cmd("SET")
+                .arg(&key)
+                .arg(record.to_string())
+                .arg("KEEPTTL")
+                .exec_async(&mut redis)
+                .await
+                .unwrap();
         }
     }
 

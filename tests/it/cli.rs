@@ -213,6 +213,14 @@ async fn check_sources_says_whether_postgres_holds_the_ledger_and_creates_none()
         "{line}"
     );
     assert_eq!(tables().await, 0, "checking creates nothing");
+    // For scripts: whether the store is fit, beside the sentence.
+    let o = run(schema_url(&schema), &["check-sources", "--json"]).await.unwrap();
+    let store: serde_json::Value = serde_json::from_str(text(&o).0.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (&store["store"], &store["ok"]),
+        (&"postgres".into(), &true.into()),
+        "{store}"
+    );
 
     let o = run(schema_url(&schema), &["seed"]).await.unwrap();
     assert!(o.status.success(), "{:?}", text(&o));
@@ -343,6 +351,27 @@ async fn a_database_url_that_is_not_postgres_names_the_variable_and_hides_the_va
         "{stderr}"
     );
     assert!(!stderr.contains("hunter2"), "{stderr}");
+    // An sslmode libpq does not know is a bad setting too (exit 2), before anything connects.
+    for args in [&["check-sources"][..], &["claims", "list"], &["--dry-run", "backfill"]] {
+        let o = bot(dir.path())
+            .env(
+                "DATABASE_URL",
+                "postgres://bot:hunter2-pg@127.0.0.1:1/test?sslmode=bogus",
+            )
+            .env("SOURCES", "x.html")
+            .args(args)
+            .output()
+            .await
+            .unwrap();
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.trim_end().lines().last(),
+            Some("error: invalid DATABASE_URL=\"(hidden)\": sslmode=\"bogus\" is not one of disable, prefer, require, verify-ca, verify-full"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("hunter2"), "{stderr}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
