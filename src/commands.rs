@@ -332,7 +332,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let stuck_after = ClaimPolicy::new(
                 config.store.claim_ttl,
                 config.posting.max_post_attempts,
-                config.posting.post_timeout,
+                config.send_bound(),
             )
             .stuck_after;
             let names = channel_names(&config);

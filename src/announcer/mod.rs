@@ -161,19 +161,22 @@ pub struct ClaimPolicy {
 }
 
 impl ClaimPolicy {
-    /// The defaults: `ttl` as given, 3 attempts, stuck after `post_timeout` plus
-    /// [`STUCK_MARGIN`] (the most a live worker can take between claim and record).
-    pub fn new(ttl: Duration, max_attempts: u32, post_timeout: Duration) -> ClaimPolicy {
+    /// `ttl` and `max_attempts` as given; stuck after `send_bound` plus [`STUCK_MARGIN`]:
+    /// `send_bound` is the longest a live worker's send can take after its claim, the
+    /// shortener's time-out (when a shortener is set) plus the post time-out, so that an
+    /// owner still at work is never taken for stuck (and released, or its post repeated).
+    pub fn new(ttl: Duration, max_attempts: u32, send_bound: Duration) -> ClaimPolicy {
         ClaimPolicy {
             ttl,
             max_attempts,
-            stuck_after: post_timeout + STUCK_MARGIN,
+            stuck_after: send_bound + STUCK_MARGIN,
         }
     }
 }
 
-/// Time a live worker may spend between winning a claim and sending the post (shortening),
-/// added to the post timeout to decide that a `claimed` record is stuck.
+/// Time a live worker may spend between winning a claim and recording its outcome besides
+/// the shortener's and the post's own time-outs (rendering, the store's writes), added to
+/// them to decide that a `claimed` record is stuck.
 pub const STUCK_MARGIN: Duration = Duration::from_secs(15);
 
 /// Announces matches. Cheap to clone; clones share the store, HTTP clients and output.

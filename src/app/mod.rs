@@ -150,7 +150,7 @@ impl App {
         let policy = ClaimPolicy::new(
             config.store.claim_ttl,
             config.posting.max_post_attempts,
-            config.posting.post_timeout,
+            config.send_bound(),
         );
         let cap = usize::try_from(config.posting.max_posts_per_cycle).unwrap_or(usize::MAX);
         let bot_pace = || {

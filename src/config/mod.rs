@@ -219,6 +219,16 @@ pub struct Config {
 }
 
 impl Config {
+    /// The longest a post's send can take after its claim: the shortener's time-out (when
+    /// `SHORTENER` is set; shortening comes between the claim and the post) plus the post's.
+    pub fn send_bound(&self) -> std::time::Duration {
+        let shortening = match self.text.shortener {
+            Some(_) => self.text.shorten_timeout,
+            None => std::time::Duration::ZERO,
+        };
+        self.posting.post_timeout + shortening
+    }
+
     /// Whether this is a dry run: posts printed, nothing written.
     pub fn dry_run(&self) -> bool {
         self.sending != Sending::Live

@@ -83,7 +83,9 @@ struct StatusLimits {
 /// the original status (same id) instead of a second one. The key is derived from the match
 /// and the channel, not from the claim's random token, so it is the same for every replica and
 /// for a later claim of the same match (after an operator released an `unknown` one): a retry
-/// inside the hour can never post twice.
+/// inside the hour of the first create's save is answered with that status. Not before the
+/// save ends: Mastodon stores the key only then (mastodon#21840), which is why
+/// `claims reconcile` waits [`crate::reconcile::MASTODON_SETTLE`] after a send.
 ///
 /// Documentation: <https://docs.joinmastodon.org/methods/statuses/#headers> ("Idempotency-Key:
 /// Provide this header with any arbitrary string to prevent duplicate submissions of the same

@@ -293,3 +293,25 @@ fn redis_only_settings_are_refused_where_they_cannot_apply() {
         "invalid REDIS_CA_FILE=\"/etc/ca.pem\": applies to a TLS REDIS_URL only (rediss:// or valkeys://)"
     );
 }
+
+#[test]
+fn an_owner_is_stuck_only_after_its_shortener_and_its_post_could_both_have_timed_out() {
+    use clap::Parser;
+    use cricket_announcer::announcer::{ClaimPolicy, STUCK_MARGIN};
+    use cricket_announcer::cli::Cli;
+    use cricket_announcer::config::{Config, Invocation, Needs};
+    use std::time::Duration;
+    let config = |args: &[&str]| {
+        let mut all = vec!["cricket-announcer", "--source", "x.html", "--post-timeout-secs", "30"];
+        all.extend_from_slice(args);
+        all.extend(["--dry-run", "backfill"]);
+        let cli = Cli::try_parse_from(all).unwrap();
+        Config::from_settings(&cli.settings, Invocation::new(&cli.source, Needs::NoPosting)).unwrap()
+    };
+    let stuck_after = |c: &Config| ClaimPolicy::new(Duration::from_secs(86_400), 3, c.send_bound()).stuck_after;
+    // No shortener: the post's time-out and the margin.
+    assert_eq!(stuck_after(&config(&[])), Duration::from_secs(30) + STUCK_MARGIN);
+    // Shortening comes between the claim and the post: its time-out counts too.
+    let shortening = config(&["--shortener", "isgd", "--shorten-timeout-secs", "60"]);
+    assert_eq!(stuck_after(&shortening), Duration::from_secs(90) + STUCK_MARGIN);
+}
