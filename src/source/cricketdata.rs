@@ -15,7 +15,7 @@
 
 use crate::cricket::format::SeriesMemo;
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
-use crate::source::lenient::{dedupe_by_id, read_answer, List, Loose, Reading, Scalar};
+use crate::source::lenient::{dedupe_by_id, read_answer, List, Loose, Pair, Reading, Scalar};
 use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
 use crate::text::trim;
@@ -98,9 +98,9 @@ struct Item<'a> {
     #[serde(rename = "dateTimeGMT", borrow, default)]
     date_time_gmt: Option<Scalar<'a>>,
     #[serde(borrow, default)]
-    teams: Option<List<Scalar<'a>>>,
+    teams: Option<Pair<Scalar<'a>>>,
     #[serde(rename = "teamInfo", borrow, default)]
-    team_info: Option<List<Loose<TeamInfo<'a>>>>,
+    team_info: Option<Pair<Loose<TeamInfo<'a>>>>,
     #[serde(rename = "matchStarted", borrow, default)]
     match_started: Option<Scalar<'a>>,
     #[serde(rename = "matchEnded", borrow, default)]
@@ -192,7 +192,7 @@ fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
     // nothing a path escapes), without parsing the URL again for every match.
     let url = page.base.with_path(id.len(), |path| path.push_str(&id))?;
 
-    let Some(List::Array(names)) = &item.teams else {
+    let Some(Pair::Array(names)) = &item.teams else {
         return None;
     };
     let mut names = names.iter().filter_map(|t| text(Some(t)));
@@ -245,8 +245,8 @@ fn is_id(id: &str) -> bool {
 
 /// The `shortname` of the `teamInfo` entry named `name`. `teamInfo` is sorted by name, not in
 /// `teams` order, so entries are matched by name, never by position.
-fn short_name(team_info: Option<&List<Loose<TeamInfo<'_>>>>, name: &str) -> Option<String> {
-    let Some(List::Array(infos)) = team_info else {
+fn short_name(team_info: Option<&Pair<Loose<TeamInfo<'_>>>>, name: &str) -> Option<String> {
+    let Some(Pair::Array(infos)) = team_info else {
         return None;
     };
     let objects = || {

@@ -199,6 +199,85 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
     }
 }
 
+/// [`List`] for arrays that nearly always hold two elements (a match's `teams` and
+/// `teamInfo`): the first two are kept inline, so reading one costs no allocation (a `Vec` per
+/// array was two allocations a CricketData match); any further elements go to a `Vec`.
+pub(crate) enum Pair<T> {
+    /// The array's elements.
+    Array(Few<T>),
+    /// Not an array.
+    Other,
+}
+
+/// The elements of a [`Pair`], in order: the first two inline, the rest in `rest`.
+pub(crate) struct Few<T> {
+    /// Filled in order: a `None` is never followed by a `Some`.
+    first: [Option<T>; 2],
+    /// Elements after the second; empty (not allocated) for a pair.
+    rest: Vec<T>,
+}
+
+impl<T> Few<T> {
+    /// Every element, in the array's order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        self.first.iter().flatten().chain(&self.rest)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pair<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct PairVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for PairVisitor<T> {
+            type Value = Pair<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Pair<T>, A::Error> {
+                let mut few = Few {
+                    first: [None, None],
+                    rest: Vec::new(),
+                };
+                let mut slots = few.first.iter_mut();
+                while let Some(element) = seq.next_element()? {
+                    match slots.next() {
+                        Some(slot) => *slot = Some(element),
+                        None => few.rest.push(element),
+                    }
+                }
+                Ok(Pair::Array(few))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Pair<T>, A::Error> {
+                IgnoredAny.visit_map(map).map(|_| Pair::Other)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Pair<T>, D::Error> {
+                Pair::deserialize(d)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Pair<T>, E> {
+                Ok(Pair::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Pair<T>, E> {
+                Ok(Pair::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Pair<T>, E> {
+                Ok(Pair::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Pair<T>, E> {
+                Ok(Pair::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Pair<T>, E> {
+                Ok(Pair::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Pair<T>, E> {
+                Ok(Pair::Other)
+            }
+            fn visit_none<E>(self) -> Result<Pair<T>, E> {
+                Ok(Pair::Other)
+            }
+        }
+        d.deserialize_any(PairVisitor(PhantomData))
+    }
+}
+
 /// How a JSON answer was read by [`read_answer`].
 pub(crate) enum Reading<F, S> {
     /// In one pass, every listing straight into its struct (the usual case).
@@ -240,4 +319,37 @@ pub(crate) fn dedupe_by_id(matches: &mut Vec<Match>) {
     let keep: Vec<bool> = matches.iter().map(|m| seen.insert(m.source_id.as_str())).collect();
     let mut keep = keep.into_iter();
     matches.retain(|_| keep.next().unwrap_or(false));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scalar as comparable text.
+    fn tag(scalar: &Scalar<'_>) -> String {
+        match scalar {
+            Scalar::Text(t) => format!("text {t}"),
+            Scalar::Number(n) => format!("number {n}"),
+            Scalar::Bool(b) => format!("bool {b}"),
+            Scalar::Other => "other".to_string(),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_pair_reads_the_elements_a_list_reads(
+            json in r#"\[ ?((\"[a-c ]{0,2}\"|1|2.5|true|null|\{\}|\[1\]|\{"a":1\}|x)( ?, ?)?){0,5}\]?|\{\}|"x"|1|null|true|"#
+        ) {
+            let list = serde_json::from_str::<List<Scalar<'_>>>(&json).map(|list| match list {
+                List::Array(items) => Some(items.iter().map(tag).collect::<Vec<_>>()),
+                List::Other => None,
+            });
+            let pair = serde_json::from_str::<Pair<Scalar<'_>>>(&json).map(|pair| match pair {
+                Pair::Array(items) => Some(items.iter().map(tag).collect::<Vec<_>>()),
+                Pair::Other => None,
+            });
+            proptest::prop_assert_eq!(list.is_ok(), pair.is_ok());
+            proptest::prop_assert_eq!(list.ok(), pair.ok());
+        }
+    }
 }
