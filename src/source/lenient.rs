@@ -158,44 +158,61 @@ pub(crate) enum List<T> {
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct ListVisitor<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
-            type Value = List<T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<List<T>, A::Error> {
-                Vec::<T>::deserialize(SeqAccessDeserializer::new(seq)).map(List::Array)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<List<T>, A::Error> {
-                IgnoredAny.visit_map(map).map(|_| List::Other)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<List<T>, D::Error> {
-                List::deserialize(d)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-            fn visit_unit<E>(self) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-            fn visit_none<E>(self) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-        }
-        d.deserialize_any(ListVisitor(PhantomData))
+        d.deserialize_any(ArrayVisitor::<Vec<T>>(PhantomData))
+            .map(|array| array.map_or(List::Other, List::Array))
+    }
+}
+
+/// How an array's elements are kept by [`List`] (a `Vec`) and [`Pair`] ([`Few`]).
+trait FromSeq<'de>: Sized {
+    /// The elements of the array `seq` reads.
+    fn from_seq<A: SeqAccess<'de>>(seq: A) -> Result<Self, A::Error>;
+}
+
+impl<'de, T: Deserialize<'de>> FromSeq<'de> for Vec<T> {
+    fn from_seq<A: SeqAccess<'de>>(seq: A) -> Result<Self, A::Error> {
+        Vec::<T>::deserialize(SeqAccessDeserializer::new(seq))
+    }
+}
+
+/// An array read as `C`, or `None` for any other value (skipped): the reading shared by
+/// [`List`] and [`Pair`].
+struct ArrayVisitor<C>(PhantomData<C>);
+
+impl<'de, C: FromSeq<'de>> Visitor<'de> for ArrayVisitor<C> {
+    type Value = Option<C>;
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<C>, A::Error> {
+        C::from_seq(seq).map(Some)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<C>, A::Error> {
+        IgnoredAny.visit_map(map).map(|_| None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<C>, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn visit_none<E>(self) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
     }
 }
 
@@ -224,57 +241,27 @@ impl<T> Few<T> {
     }
 }
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pair<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct PairVisitor<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for PairVisitor<T> {
-            type Value = Pair<T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Pair<T>, A::Error> {
-                let mut few = Few {
-                    first: [None, None],
-                    rest: Vec::new(),
-                };
-                let mut slots = few.first.iter_mut();
-                while let Some(element) = seq.next_element()? {
-                    match slots.next() {
-                        Some(slot) => *slot = Some(element),
-                        None => few.rest.push(element),
-                    }
-                }
-                Ok(Pair::Array(few))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Pair<T>, A::Error> {
-                IgnoredAny.visit_map(map).map(|_| Pair::Other)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Pair<T>, D::Error> {
-                Pair::deserialize(d)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Pair<T>, E> {
-                Ok(Pair::Other)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Pair<T>, E> {
-                Ok(Pair::Other)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Pair<T>, E> {
-                Ok(Pair::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Pair<T>, E> {
-                Ok(Pair::Other)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Pair<T>, E> {
-                Ok(Pair::Other)
-            }
-            fn visit_unit<E>(self) -> Result<Pair<T>, E> {
-                Ok(Pair::Other)
-            }
-            fn visit_none<E>(self) -> Result<Pair<T>, E> {
-                Ok(Pair::Other)
+impl<'de, T: Deserialize<'de>> FromSeq<'de> for Few<T> {
+    fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut few = Few {
+            first: [None, None],
+            rest: Vec::new(),
+        };
+        let mut slots = few.first.iter_mut();
+        while let Some(element) = seq.next_element()? {
+            match slots.next() {
+                Some(slot) => *slot = Some(element),
+                None => few.rest.push(element),
             }
         }
-        d.deserialize_any(PairVisitor(PhantomData))
+        Ok(few)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pair<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ArrayVisitor::<Few<T>>(PhantomData))
+            .map(|array| array.map_or(Pair::Other, Pair::Array))
     }
 }
 
