@@ -38,6 +38,7 @@
 //! say, and nothing is guessed.
 
 use super::Format;
+use std::cell::RefCell;
 
 /// What a source says about whether a match is an international.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,10 +70,16 @@ impl Format {
     /// The format of a match from what its source says, by the table in the module
     /// documentation. Every parser calls this, so the same facts give the same format.
     pub fn classify(clues: &FormatClues<'_>) -> Format {
+        Format::classify_in(clues, &SeriesMemo::default())
+    }
+
+    /// [`Format::classify`] for one of many matches of a page: `memo` remembers what the last
+    /// series name said, so the matches of one series read their shared name once.
+    pub(crate) fn classify_in(clues: &FormatClues<'_>, memo: &SeriesMemo) -> Format {
         // The description and the series are each read once, for every question the table
         // asks of them (this runs for every match of every page).
         let description = clues.description.map(Said::of).unwrap_or_default();
-        let series = clues.series.map(Said::of).unwrap_or_default();
+        let series = clues.series.map(|s| memo.said(s)).unwrap_or_default();
         let said = match clues.word.map(crate::text::trim).filter(|w| !w.is_empty()) {
             Some(word) => Format::parse(word),
             None => match description.format() {
@@ -99,6 +106,41 @@ impl Format {
             (Format::T20i, false) => Format::T20,
             (Format::T20, true) => Format::T20i,
             (format, _) => format,
+        }
+    }
+}
+
+/// What the last series name read on a page said ([`Format::classify_in`]). A page lists a few
+/// series with many matches each (the Cricbuzz upcoming answer: 61 matches), and a series name
+/// says the same for each of its matches; the answer is kept with a copy of the name, compared
+/// byte for byte, so a different name is always read afresh. One per page, never shared
+/// between threads.
+#[derive(Debug, Default)]
+pub(crate) struct SeriesMemo {
+    /// The last name and what it said; the `String` keeps its capacity across names.
+    last: RefCell<Option<(String, Said)>>,
+}
+
+impl SeriesMemo {
+    /// What `series` says: remembered when it is the last name asked, read otherwise.
+    fn said(&self, series: &str) -> Said {
+        let Ok(mut last) = self.last.try_borrow_mut() else {
+            // Not reachable (nothing here re-enters); reading afresh is always right.
+            return Said::of(series);
+        };
+        match &mut *last {
+            Some((name, said)) if name == series => *said,
+            Some((name, said)) => {
+                name.clear();
+                name.push_str(series);
+                *said = Said::of(series);
+                *said
+            }
+            None => {
+                let said = Said::of(series);
+                *last = Some((series.to_string(), said));
+                said
+            }
         }
     }
 }
@@ -386,6 +428,29 @@ mod tests {
             proptest::prop_assert_eq!(said.format(), format_word_in(&text));
             proptest::prop_assert_eq!(said.second_tier, says_second_tier(&text));
             proptest::prop_assert_eq!(said.t20i(), says_t20i(&text));
+        }
+
+        #[test]
+        fn a_remembered_series_classifies_as_reading_it_afresh(
+            clues in proptest::collection::vec((
+                proptest::option::of("(t20|TEST|odi|T20I)"),
+                proptest::option::of("(2nd T20I|1st Youth Test|5th Match|Final)"),
+                proptest::option::of("(T20I Tri-Series|Under 19 Cup|Cup, 2026|ODI Series|Unofficial Test|x)"),
+                "(India|Sri Lanka A|Fiji|England Lions|Pakistan)",
+                0usize..3,
+            ), 0..12)
+        ) {
+            let memo = SeriesMemo::default();
+            for (word, description, series, team, level) in &clues {
+                let clues = FormatClues {
+                    word: word.as_deref(),
+                    level: [Level::International, Level::Domestic, Level::Unknown][*level],
+                    description: description.as_deref(),
+                    series: series.as_deref(),
+                    teams: [team, "Bangladesh"],
+                };
+                proptest::prop_assert_eq!(Format::classify_in(&clues, &memo), Format::classify(&clues));
+            }
         }
 
         #[test]

@@ -43,8 +43,22 @@ impl MatchState {
 /// or two words), strongest evidence kept: abandoned, then complete, then upcoming, then live.
 /// No copy of the line is made: this runs for every match of every page.
 pub fn state_from_status(status: &str) -> Option<MatchState> {
+    // Every upcoming listing of Cricbuzz's API reads "Match starts at Jun 21, 17:30 GMT" (61 of
+    // the 61 on its upcoming page): that opening is known to be upcoming evidence, so only the
+    // rest is weighed, from the opening's last word on.
+    if let Some(rest) = status
+        .get(..STARTS_AT.len())
+        .filter(|head| head.eq_ignore_ascii_case(STARTS_AT))
+        .and_then(|_| status.get(STARTS_AT.len()..))
+    {
+        return weigh_from(rest, may_be_evidence, Some(MatchState::Upcoming), "at");
+    }
     weigh(status, may_be_evidence)
 }
+
+/// A status opening whose words weigh as upcoming and say nothing else (no "won"), ending at a
+/// word boundary.
+const STARTS_AT: &str = "match starts at ";
 
 /// False for a word that is no phrase's last word, so that [`evidence`] need not look at it:
 /// every phrase ends in a word starting with one of these letters ("abandoned", "by", "result",
@@ -58,8 +72,17 @@ fn may_be_evidence(word: &str) -> bool {
 
 /// The strongest evidence among the words `consider` lets through.
 fn weigh(status: &str, consider: impl Fn(&str) -> bool) -> Option<MatchState> {
-    let mut strongest: Option<MatchState> = None;
-    let mut prev = "";
+    weigh_from(status, consider, None, "")
+}
+
+/// [`weigh`] of the text that follows an opening already weighed: `strongest` is what the
+/// opening proved and `prev` its last word (the opening has no "won").
+fn weigh_from<'a>(
+    status: &'a str,
+    consider: impl Fn(&str) -> bool,
+    mut strongest: Option<MatchState>,
+    mut prev: &'a str,
+) -> Option<MatchState> {
     let mut saw_won = false;
     for word in super::format::words(status) {
         let found = if consider(word) {
@@ -135,6 +158,13 @@ mod tests {
         #[test]
         fn skipping_words_by_first_letter_changes_no_answer(
             status in "((no|No|result|RESULT|called|off|won|wins|win|by|match|Match|drawn|tied|beat|boundary|count|super|over|not|started|to|begin|starts|at|in|opt|opted|elected|chose|the|toss|need|needs|stumps|lead|trail|innings|break|abandoned|Abandonment|cancelled|canceled|Jun|16|x|é)[ ,:-]{1,2}){0,8}"
+        ) {
+            proptest::prop_assert_eq!(state_from_status(&status), weigh(&status, |_| true));
+        }
+
+        #[test]
+        fn the_known_opening_weighs_as_reading_it_word_by_word(
+            status in "(Match|MATCH|match|Matchs|Match-)[ ]?(starts|STARTS|start)[ ]?(at|AT|in)[ ,:-]?(( |,|:|-)(no|result|won|by|beat|abandoned|cancelled|not|started|toss|needs|Jun|16|08|30|GMT|x|é)){0,6}"
         ) {
             proptest::prop_assert_eq!(state_from_status(&status), weigh(&status, |_| true));
         }

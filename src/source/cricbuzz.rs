@@ -13,6 +13,7 @@
 //! The page is scanned with `str::find`, never parsed into a DOM, because the bot polls it often
 //! and a benchmark holds this parser to being cheap.
 
+use crate::cricket::format::SeriesMemo;
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
 use crate::source::lenient::{Loose, Scalar};
 use crate::source::url_base::UrlBase;
@@ -152,8 +153,12 @@ pub(crate) fn match_from_raw<'r>(
 
 /// The match URLs built from a record's fields (for matches the page does not link):
 /// `ORIGIN` + `MATCH_PATH`, parsed once per page, with the id and slug appended to its path.
+/// It is also where a page's matches keep what their series name said ([`SeriesMemo`]): like
+/// the base, that is per page, and every match that builds a URL here classifies its format.
 pub(crate) struct MatchUrls {
     base: Option<UrlBase>,
+    /// Most of a page's matches share their series with the match before them.
+    series: SeriesMemo,
 }
 
 impl MatchUrls {
@@ -161,6 +166,7 @@ impl MatchUrls {
     pub(crate) fn new() -> MatchUrls {
         MatchUrls {
             base: Url::parse(&format!("{ORIGIN}{MATCH_PATH}")).ok().map(UrlBase::new),
+            series: SeriesMemo::default(),
         }
     }
 
@@ -748,6 +754,7 @@ impl<'a> Record<'a> {
             self.description.as_deref(),
             self.series.as_deref(),
             &self.teams,
+            &urls.series,
         );
         let state = self
             .state
@@ -788,6 +795,7 @@ fn format_of(
     description: Option<&str>,
     series: Option<&str>,
     teams: &[Team; 2],
+    memo: &SeriesMemo,
 ) -> Format {
     let is = |word: &str| match_type.is_some_and(|t| trim(t).eq_ignore_ascii_case(word));
     let level = if is("international") {
@@ -797,13 +805,16 @@ fn format_of(
     } else {
         Level::Unknown
     };
-    Format::classify(&FormatClues {
-        word: format,
-        level,
-        description,
-        series,
-        teams: [&teams[0].name, &teams[1].name],
-    })
+    Format::classify_in(
+        &FormatClues {
+            word: format,
+            level,
+            description,
+            series,
+            teams: [&teams[0].name, &teams[1].name],
+        },
+        memo,
+    )
 }
 
 /// Maps Cricbuzz's `state`. A toss, interval or weather stoppage means the match day has begun,
@@ -1445,7 +1456,9 @@ mod tests {
                 short_name: None,
             },
         ];
-        let f = |format, match_type, description| format_of(format, match_type, description, None, &teams);
+        let f = |format, match_type, description| {
+            format_of(format, match_type, description, None, &teams, &SeriesMemo::default())
+        };
         assert_eq!(f(Some("T20"), Some("International"), Some("2nd T20I")), Format::T20i);
         assert_eq!(f(Some("T20"), Some("international"), None), Format::T20i);
         assert_eq!(f(Some("T20"), None, Some("3rd T20I")), Format::T20i);
@@ -1477,6 +1490,7 @@ mod tests {
             Some("1st Youth Test"),
             None,
             &youth,
+            &SeriesMemo::default(),
         );
         assert_eq!(m, Format::FirstClass);
     }

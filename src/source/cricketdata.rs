@@ -13,8 +13,9 @@
 //! parser builds, `https://cricketdata.org/match/<id>`, is a stable identifier in URL form and
 //! NOT a page anyone can open.
 
+use crate::cricket::format::SeriesMemo;
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
-use crate::source::lenient::{dedupe_by_id, read_answer, List, Loose, Reading, Scalar};
+use crate::source::lenient::{dedupe_by_id, read_answer, List, Loose, Pair, Reading, Scalar};
 use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
 use crate::text::trim;
@@ -45,18 +46,26 @@ struct Answer<'a, I> {
     data: Option<List<I>>,
 }
 
+/// What every match of one answer is built with.
+struct Page {
+    /// [`MATCH_URL_PREFIX`], parsed once.
+    base: UrlBase,
+    /// An answer lists a few series of many matches each.
+    series: SeriesMemo,
+}
+
 /// A `data[]` item as one of the two paths reads it.
 trait ReadItem {
-    /// The match, when the item is one; `base` is [`MATCH_URL_PREFIX`], parsed.
-    fn read(&self, base: &UrlBase) -> Option<Match>;
+    /// The match, when the item is one.
+    fn read(&self, page: &Page) -> Option<Match>;
 }
 
 /// The fast path: read in the same pass as the answer. Boxed: an item read whole is ~300
 /// bytes, which the `data` list copied again each time it grew; a box is one allocation.
 impl ReadItem for Loose<Box<Item<'_>>> {
-    fn read(&self, base: &UrlBase) -> Option<Match> {
+    fn read(&self, page: &Page) -> Option<Match> {
         match self {
-            Loose::Object(item) => read_match(item, base),
+            Loose::Object(item) => read_match(item, page),
             Loose::Other => None,
         }
     }
@@ -64,10 +73,10 @@ impl ReadItem for Loose<Box<Item<'_>>> {
 
 /// The fallback: the raw text, read on its own.
 impl ReadItem for &RawValue {
-    fn read(&self, base: &UrlBase) -> Option<Match> {
+    fn read(&self, page: &Page) -> Option<Match> {
         read_match(
             &serde_json::from_str::<Loose<Item<'_>>>(self.get()).ok()?.object()?,
-            base,
+            page,
         )
     }
 }
@@ -89,9 +98,9 @@ struct Item<'a> {
     #[serde(rename = "dateTimeGMT", borrow, default)]
     date_time_gmt: Option<Scalar<'a>>,
     #[serde(borrow, default)]
-    teams: Option<List<Scalar<'a>>>,
+    teams: Option<Pair<Scalar<'a>>>,
     #[serde(rename = "teamInfo", borrow, default)]
-    team_info: Option<List<Loose<TeamInfo<'a>>>>,
+    team_info: Option<Pair<Loose<TeamInfo<'a>>>>,
     #[serde(rename = "matchStarted", borrow, default)]
     match_started: Option<Scalar<'a>>,
     #[serde(rename = "matchEnded", borrow, default)]
@@ -161,8 +170,12 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
         .map_err(|e| ParseError::LayoutNotRecognised {
             what: format!("match URL prefix {MATCH_URL_PREFIX}: {e}"),
         })?;
+    let page = Page {
+        base,
+        series: SeriesMemo::default(),
+    };
     let mut matches = Vec::with_capacity(items.len());
-    matches.extend(items.iter().filter_map(|item| item.read(&base)));
+    matches.extend(items.iter().filter_map(|item| item.read(&page)));
     dedupe_by_id(&mut matches);
     if matches.is_empty() {
         return Err(ParseError::NoMatches {
@@ -173,13 +186,13 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
 }
 
 /// One `data[]` item, or `None` when it has no usable id or not two team names.
-fn read_match(item: &Item<'_>, base: &UrlBase) -> Option<Match> {
+fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
     let id = text(item.id.as_ref()).filter(|id| is_id(id))?;
     // The same URL as parsing `MATCH_URL_PREFIX` + id (an id is letters, digits and `-`,
     // nothing a path escapes), without parsing the URL again for every match.
-    let url = base.with_path(id.len(), |path| path.push_str(&id))?;
+    let url = page.base.with_path(id.len(), |path| path.push_str(&id))?;
 
-    let Some(List::Array(names)) = &item.teams else {
+    let Some(Pair::Array(names)) = &item.teams else {
         return None;
     };
     let mut names = names.iter().filter_map(|t| text(Some(t)));
@@ -199,6 +212,7 @@ fn read_match(item: &Item<'_>, base: &UrlBase) -> Option<Match> {
         description.as_deref(),
         series.as_deref(),
         [&first.name, &second.name],
+        &page.series,
     );
     let state = state_of(flag(&item.match_started), flag(&item.match_ended), status.as_deref());
 
@@ -231,8 +245,8 @@ fn is_id(id: &str) -> bool {
 
 /// The `shortname` of the `teamInfo` entry named `name`. `teamInfo` is sorted by name, not in
 /// `teams` order, so entries are matched by name, never by position.
-fn short_name(team_info: Option<&List<Loose<TeamInfo<'_>>>>, name: &str) -> Option<String> {
-    let Some(List::Array(infos)) = team_info else {
+fn short_name(team_info: Option<&Pair<Loose<TeamInfo<'_>>>>, name: &str) -> Option<String> {
+    let Some(Pair::Array(infos)) = team_info else {
         return None;
     };
     let objects = || {
@@ -363,14 +377,21 @@ fn looks_like_place(segment: &str) -> bool {
 /// word, the description and series ("2nd T20I", "T20I Tri-Series") and the teams ("Sri Lanka A
 /// Women"), by the project's one table. Without a `matchType` the description's words decide;
 /// without those either the format is [`Format::Other`] with an empty word.
-fn format_of(match_type: Option<&str>, description: Option<&str>, series: Option<&str>, teams: [&str; 2]) -> Format {
-    Format::classify(&FormatClues {
+fn format_of(
+    match_type: Option<&str>,
+    description: Option<&str>,
+    series: Option<&str>,
+    teams: [&str; 2],
+    memo: &SeriesMemo,
+) -> Format {
+    let clues = FormatClues {
         word: match_type,
         level: Level::Unknown,
         description,
         series,
         teams,
-    })
+    };
+    Format::classify_in(&clues, memo)
 }
 
 /// "Sano International Cricket Ground 2, Sano, Kanto": the ground is up to the first comma, the
@@ -656,21 +677,36 @@ mod tests {
 
     #[test]
     fn match_types_map_to_formats() {
-        let f = |word, description, series| format_of(word, description, series, ["Fiji", "Japan"]);
+        let f =
+            |word, description, series| format_of(word, description, series, ["Fiji", "Japan"], &SeriesMemo::default());
         assert_eq!(f(Some("t20"), Some("2nd T20I"), None), Format::T20i);
         assert_eq!(f(Some("t20"), Some("5th Match"), Some("T20I Tri-Series")), Format::T20i);
         assert_eq!(f(Some("t20"), Some("Final"), Some("Big Bash League")), Format::T20);
         assert_eq!(f(Some("odi"), None, None), Format::Odi);
         // Test status belongs to matches between ICC full members only.
         assert_eq!(f(Some("test"), None, None), Format::FirstClass);
-        let full = format_of(Some("test"), Some("2nd Test"), None, ["Bangladesh", "Pakistan"]);
+        let full = format_of(
+            Some("test"),
+            Some("2nd Test"),
+            None,
+            ["Bangladesh", "Pakistan"],
+            &SeriesMemo::default(),
+        );
         assert_eq!(full, Format::Test);
         assert_eq!(f(Some("t10"), None, None), Format::Other("t10".into()));
         // No `matchType`: the description's words, by the same table as every source.
         assert_eq!(f(None, Some("2nd ODI"), None), Format::Odi);
         assert_eq!(f(None, Some("5th Match"), None), Format::Other(String::new()));
         // A-team and youth matches are never Tests or ODIs.
-        let a = |word, description| format_of(word, description, None, ["India A", "England Lions"]);
+        let a = |word, description| {
+            format_of(
+                word,
+                description,
+                None,
+                ["India A", "England Lions"],
+                &SeriesMemo::default(),
+            )
+        };
         assert_eq!(a(Some("test"), Some("1st unofficial Test")), Format::FirstClass);
         assert_eq!(a(Some("odi"), Some("2nd ODI")), Format::ListA);
     }

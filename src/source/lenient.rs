@@ -158,44 +158,110 @@ pub(crate) enum List<T> {
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct ListVisitor<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
-            type Value = List<T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<List<T>, A::Error> {
-                Vec::<T>::deserialize(SeqAccessDeserializer::new(seq)).map(List::Array)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<List<T>, A::Error> {
-                IgnoredAny.visit_map(map).map(|_| List::Other)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<List<T>, D::Error> {
-                List::deserialize(d)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-            fn visit_unit<E>(self) -> Result<List<T>, E> {
-                Ok(List::Other)
-            }
-            fn visit_none<E>(self) -> Result<List<T>, E> {
-                Ok(List::Other)
+        d.deserialize_any(ArrayVisitor::<Vec<T>>(PhantomData))
+            .map(|array| array.map_or(List::Other, List::Array))
+    }
+}
+
+/// How an array's elements are kept by [`List`] (a `Vec`) and [`Pair`] ([`Few`]).
+trait FromSeq<'de>: Sized {
+    /// The elements of the array `seq` reads.
+    fn from_seq<A: SeqAccess<'de>>(seq: A) -> Result<Self, A::Error>;
+}
+
+impl<'de, T: Deserialize<'de>> FromSeq<'de> for Vec<T> {
+    fn from_seq<A: SeqAccess<'de>>(seq: A) -> Result<Self, A::Error> {
+        Vec::<T>::deserialize(SeqAccessDeserializer::new(seq))
+    }
+}
+
+/// An array read as `C`, or `None` for any other value (skipped): the reading shared by
+/// [`List`] and [`Pair`].
+struct ArrayVisitor<C>(PhantomData<C>);
+
+impl<'de, C: FromSeq<'de>> Visitor<'de> for ArrayVisitor<C> {
+    type Value = Option<C>;
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<C>, A::Error> {
+        C::from_seq(seq).map(Some)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<C>, A::Error> {
+        IgnoredAny.visit_map(map).map(|_| None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<C>, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn visit_none<E>(self) -> Result<Option<C>, E> {
+        Ok(None)
+    }
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+}
+
+/// [`List`] for arrays that nearly always hold two elements (a match's `teams` and
+/// `teamInfo`): the first two are kept inline, so reading one costs no allocation (a `Vec` per
+/// array was two allocations a CricketData match); any further elements go to a `Vec`.
+pub(crate) enum Pair<T> {
+    /// The array's elements.
+    Array(Few<T>),
+    /// Not an array.
+    Other,
+}
+
+/// The elements of a [`Pair`], in order: the first two inline, the rest in `rest`.
+pub(crate) struct Few<T> {
+    /// Filled in order: a `None` is never followed by a `Some`.
+    first: [Option<T>; 2],
+    /// Elements after the second; empty (not allocated) for a pair.
+    rest: Vec<T>,
+}
+
+impl<T> Few<T> {
+    /// Every element, in the array's order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        self.first.iter().flatten().chain(&self.rest)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> FromSeq<'de> for Few<T> {
+    fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut few = Few {
+            first: [None, None],
+            rest: Vec::new(),
+        };
+        let mut slots = few.first.iter_mut();
+        while let Some(element) = seq.next_element()? {
+            match slots.next() {
+                Some(slot) => *slot = Some(element),
+                None => few.rest.push(element),
             }
         }
-        d.deserialize_any(ListVisitor(PhantomData))
+        Ok(few)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pair<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ArrayVisitor::<Few<T>>(PhantomData))
+            .map(|array| array.map_or(Pair::Other, Pair::Array))
     }
 }
 
@@ -240,4 +306,37 @@ pub(crate) fn dedupe_by_id(matches: &mut Vec<Match>) {
     let keep: Vec<bool> = matches.iter().map(|m| seen.insert(m.source_id.as_str())).collect();
     let mut keep = keep.into_iter();
     matches.retain(|_| keep.next().unwrap_or(false));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scalar as comparable text.
+    fn tag(scalar: &Scalar<'_>) -> String {
+        match scalar {
+            Scalar::Text(t) => format!("text {t}"),
+            Scalar::Number(n) => format!("number {n}"),
+            Scalar::Bool(b) => format!("bool {b}"),
+            Scalar::Other => "other".to_string(),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_pair_reads_the_elements_a_list_reads(
+            json in r#"\[ ?((\"[a-c ]{0,2}\"|1|2.5|true|null|\{\}|\[1\]|\{"a":1\}|x)( ?, ?)?){0,5}\]?|\{\}|"x"|1|null|true|"#
+        ) {
+            let list = serde_json::from_str::<List<Scalar<'_>>>(&json).map(|list| match list {
+                List::Array(items) => Some(items.iter().map(tag).collect::<Vec<_>>()),
+                List::Other => None,
+            });
+            let pair = serde_json::from_str::<Pair<Scalar<'_>>>(&json).map(|pair| match pair {
+                Pair::Array(items) => Some(items.iter().map(tag).collect::<Vec<_>>()),
+                Pair::Other => None,
+            });
+            proptest::prop_assert_eq!(list.is_ok(), pair.is_ok());
+            proptest::prop_assert_eq!(list.ok(), pair.ok());
+        }
+    }
 }
