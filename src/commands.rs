@@ -790,7 +790,19 @@ async fn check_store(config: &Config) -> Option<(&'static str, Result<String, St
                 Err(e) => Err(CauseChain(&e).to_string()),
             },
         )),
-        StoreConfig::Embedded(_) => None,
+        // Its file is made by the first command that writes; reading it here would make it.
+        StoreConfig::Embedded(path) => Some((
+            "embedded",
+            match std::fs::metadata(path) {
+                Ok(m) if m.is_file() => Ok(format!("STORE_PATH={}", path.display())),
+                Ok(_) => Err(format!("STORE_PATH={} is not a regular file", path.display())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(format!(
+                    "STORE_PATH={}, not made yet: `seed` or `run` makes it",
+                    path.display()
+                )),
+                Err(e) => Err(format!("cannot read STORE_PATH={}: {e}", path.display())),
+            },
+        )),
     }
 }
 

@@ -225,7 +225,7 @@ fn mastodon_holds_back(claim: &Claim, now: DateTime<Utc>, post_bound: Duration) 
             why: "Mastodon keeps a post's Idempotency-Key for an hour only: a repeat now could post twice; check the account by hand".into(),
         });
     }
-    let until = last_send_ended(claim) + MASTODON_SETTLE;
+    let until = whole_second_after(last_send_ended(claim) + MASTODON_SETTLE);
     (now < until).then_some(Settled::Waiting { until })
 }
 
@@ -239,6 +239,16 @@ pub fn earliest_wait(decisions: &[Decision]) -> Option<DateTime<Utc>> {
             _ => None,
         })
         .min()
+}
+
+/// `t`, or the next whole second when it has a fraction: the time an operator is shown
+/// (to the second) is then never before it.
+fn whole_second_after(t: DateTime<Utc>) -> DateTime<Utc> {
+    use chrono::Timelike;
+    match t.with_nanosecond(0) {
+        Some(whole) if whole != t => whole + chrono::Duration::seconds(1),
+        _ => t,
+    }
 }
 
 /// When the last send of `claim`'s post ended at the latest, as far as the bot can know: its
@@ -440,7 +450,7 @@ mod tests {
         let fresh = claim(now - min(3), now - min(2), serde_json::Value::Null);
         assert_eq!(
             mastodon_holds_back(&fresh, now, bound),
-            waiting(now - min(2) + MASTODON_SETTLE)
+            waiting(whole_second_after(now - min(2) + MASTODON_SETTLE))
         );
         // Eleven minutes since: repeated.
         let settled = claim(now - min(12), now - min(11), serde_json::Value::Null);
@@ -453,7 +463,7 @@ mod tests {
         );
         assert_eq!(
             mastodon_holds_back(&checked, now, bound),
-            waiting(now - min(1) + MASTODON_SETTLE)
+            waiting(whole_second_after(now - min(1) + MASTODON_SETTLE))
         );
         // A reconciler killed mid-repeat: its send may have gone on until its lease ended.
         let killed = claim(
@@ -463,7 +473,7 @@ mod tests {
         );
         assert_eq!(
             mastodon_holds_back(&killed, now, bound),
-            waiting(now - min(3) + MASTODON_SETTLE)
+            waiting(whole_second_after(now - min(3) + MASTODON_SETTLE))
         );
         // Won 54 minutes ago: a repeat ending 45 s from now ends past the window.
         let late = claim(

@@ -671,8 +671,15 @@ async fn check_sources_prints_each_source_with_its_status_and_first_matches() {
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
-    // A row per source, each followed by the first matches it lists, one a line.
-    assert_eq!(lines.len(), 6 + 1, "{stdout}");
+    // A row per source, each followed by the first matches it lists, one a line; then the
+    // store (the embedded one, whose file no command has made yet: checking makes none).
+    assert_eq!(lines.len(), 6 + 1 + 1, "{stdout}");
+    assert!(
+        lines[7].starts_with("store embedded: ok (STORE_PATH=")
+            && lines[7].ends_with(", not made yet: `seed` or `run` makes it)"),
+        "{stdout}"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
     assert!(lines.iter().all(|l| l.chars().count() <= 100), "{stdout}");
     assert!(
         lines[1].starts_with(&good) && lines[1].ends_with(" 9  ok"),
