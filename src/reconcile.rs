@@ -22,10 +22,12 @@
 //! - A claim whose record has no post text (written by a release before this one) cannot be
 //!   looked for: it is listed for the operator.
 
-use crate::claim::{Adoption, Checked, Claim, ClaimError, ClaimState, ClaimStore, ClaimToken, ListedClaim, Transition};
+use crate::claim::{
+    later_by, Adoption, Checked, Claim, ClaimError, ClaimState, ClaimStore, ClaimToken, ListedClaim, Transition,
+};
 use crate::cricket::MatchKey;
 use crate::post::{Found, PostError, Sink, SinkError, SinkKind, XClient};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, DurationRound, Utc};
 use std::time::Duration;
 
 /// How often `run` reconciles: on its first cycle, then every this many cycles (an hour at the
@@ -216,16 +218,14 @@ pub async fn reconcile_replay(
 /// find its key gone and post twice; one within [`MASTODON_SETTLE`] of the last send could
 /// arrive while the instance still saves it.
 fn mastodon_holds_back(claim: &Claim, now: DateTime<Utc>, post_bound: Duration) -> Option<Settled> {
-    let repeat_ends = chrono::Duration::from_std(post_bound)
-        .ok()
-        .and_then(|d| now.checked_add_signed(d))
-        .unwrap_or(DateTime::<Utc>::MAX_UTC);
-    if repeat_ends - claim.claimed_at > MASTODON_REPLAY_WINDOW {
+    if later_by(now, post_bound) - claim.claimed_at > MASTODON_REPLAY_WINDOW {
         return Some(Settled::NotAsked {
             why: "Mastodon keeps a post's Idempotency-Key for an hour only: a repeat now could post twice; check the account by hand".into(),
         });
     }
-    let until = whole_second_after(last_send_ended(claim) + MASTODON_SETTLE);
+    // Shown to the second: rounded up, so the time shown is never before it.
+    let until = last_send_ended(claim) + MASTODON_SETTLE;
+    let until = until.duration_round_up(chrono::Duration::seconds(1)).unwrap_or(until);
     (now < until).then_some(Settled::Waiting { until })
 }
 
@@ -239,16 +239,6 @@ pub fn earliest_wait(decisions: &[Decision]) -> Option<DateTime<Utc>> {
             _ => None,
         })
         .min()
-}
-
-/// `t`, or the next whole second when it has a fraction: the time an operator is shown
-/// (to the second) is then never before it.
-fn whole_second_after(t: DateTime<Utc>) -> DateTime<Utc> {
-    use chrono::Timelike;
-    match t.with_nanosecond(0) {
-        Some(whole) if whole != t => whole + chrono::Duration::seconds(1),
-        _ => t,
-    }
 }
 
 /// When the last send of `claim`'s post ended at the latest, as far as the bot can know: its
@@ -445,12 +435,16 @@ mod tests {
         let now = Utc::now();
         let min = chrono::Duration::minutes;
         let bound = Duration::from_secs(45);
-        let waiting = |until| Some(Settled::Waiting { until });
+        let waiting = |until: DateTime<Utc>| {
+            Some(Settled::Waiting {
+                until: until.duration_round_up(chrono::Duration::seconds(1)).unwrap(),
+            })
+        };
         // Timed out two minutes ago: the instance may still be saving it.
         let fresh = claim(now - min(3), now - min(2), serde_json::Value::Null);
         assert_eq!(
             mastodon_holds_back(&fresh, now, bound),
-            waiting(whole_second_after(now - min(2) + MASTODON_SETTLE))
+            waiting(now - min(2) + MASTODON_SETTLE)
         );
         // Eleven minutes since: repeated.
         let settled = claim(now - min(12), now - min(11), serde_json::Value::Null);
@@ -463,7 +457,7 @@ mod tests {
         );
         assert_eq!(
             mastodon_holds_back(&checked, now, bound),
-            waiting(whole_second_after(now - min(1) + MASTODON_SETTLE))
+            waiting(now - min(1) + MASTODON_SETTLE)
         );
         // A reconciler killed mid-repeat: its send may have gone on until its lease ended.
         let killed = claim(
@@ -473,7 +467,7 @@ mod tests {
         );
         assert_eq!(
             mastodon_holds_back(&killed, now, bound),
-            waiting(whole_second_after(now - min(3) + MASTODON_SETTLE))
+            waiting(now - min(3) + MASTODON_SETTLE)
         );
         // Won 54 minutes ago: a repeat ending 45 s from now ends past the window.
         let late = claim(

@@ -41,7 +41,7 @@ use self::holder::{text_as_bytes, Fingerprint, Kept, Owners};
 pub use self::holder::{Holder, LastRecords};
 pub(crate) use self::key::{RecordName, StoreKey};
 pub use self::postgres::{PostgresClaims, PostgresError};
-pub use self::record::{known_time, Claim, ClaimState, Replay};
+pub use self::record::{known_time, later_by, Claim, ClaimState, Replay};
 pub use self::redis::{RedisClaims, RedisOptions};
 pub use self::redis_conn::{check_sentinel_url, cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};
 pub use self::tls::{split_sslmode, SslMode, TlsError};
@@ -632,7 +632,7 @@ impl ClaimStore {
     /// [`ClaimError`] when the store cannot answer; then nothing is known about any key.
     pub async fn holders_across(reads: &mut [BatchRead<'_>]) -> Result<Vec<Vec<Option<Holder>>>, ClaimError> {
         let all_redis = reads.iter().all(|r| matches!(r.store, ClaimStore::Redis(_)));
-        match reads.first().map(|r| r.store) {
+        let raw = match reads.first().map(|r| r.store) {
             // The held cycle: no look-up refreshes, so ONE `MGET` of every key, each named
             // in the command without a `String` of its own.
             Some(ClaimStore::Redis(redis)) if all_redis && reads.iter().all(|r| r.refresh.is_none()) => {
@@ -649,12 +649,7 @@ impl ClaimStore {
                             .collect()
                     })
                     .collect();
-                let raw = redis.mget_across(&names).await?;
-                reads
-                    .iter_mut()
-                    .zip(raw)
-                    .map(|(r, raw)| read_holders(raw, r.keys.len(), r.last))
-                    .collect()
+                redis.mget_across(&names).await?
             }
             Some(ClaimStore::Redis(redis)) if all_redis => {
                 let requests: Vec<(Vec<StoreKey>, Vec<StoreKey>, Option<u64>)> = reads
@@ -668,21 +663,21 @@ impl ClaimStore {
                         (stored, touched, r.refresh.map(ttl_secs))
                     })
                     .collect();
-                let raw = redis.get_many_across(&requests).await?;
-                reads
-                    .iter_mut()
-                    .zip(raw)
-                    .map(|(r, raw)| read_holders(raw, r.keys.len(), r.last))
-                    .collect()
+                redis.get_many_across(&requests).await?
             }
             _ => {
                 let mut out = Vec::with_capacity(reads.len());
                 for r in reads.iter_mut() {
                     out.push(r.store.holders_touching(&r.keys, &r.touch, r.refresh, r.last).await?);
                 }
-                Ok(out)
+                return Ok(out);
             }
-        }
+        };
+        reads
+            .iter_mut()
+            .zip(raw)
+            .map(|(r, raw)| read_holders(raw, r.keys.len(), r.last))
+            .collect()
     }
 
     /// Reads the claim on `key` without writing anything (dry run, operators).
@@ -804,10 +799,7 @@ impl ClaimStore {
         new.token = record::new_token();
         new.replay = Some(Replay {
             by: self.owner().to_string(),
-            until: chrono::Duration::from_std(lease)
-                .ok()
-                .and_then(|d| now.checked_add_signed(d))
-                .unwrap_or(DateTime::<Utc>::MAX_UTC),
+            until: later_by(now, lease),
         });
         let swapped = each!(self, s => s.compare_and_set(&self.key(key), &read.token, &new.to_stored()).await)?;
         Ok(match swapped.checked(|_| new) {

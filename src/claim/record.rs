@@ -277,12 +277,16 @@ pub(super) fn stuck_at(
     deadline: Option<DateTime<Utc>>,
     stuck_after: Duration,
 ) -> DateTime<Utc> {
-    deadline.unwrap_or_else(|| {
-        chrono::Duration::from_std(stuck_after)
-            .ok()
-            .and_then(|d| claimed_at.checked_add_signed(d))
-            .unwrap_or(DateTime::<Utc>::MAX_UTC)
-    })
+    deadline.unwrap_or_else(|| later_by(claimed_at, stuck_after))
+}
+
+/// `t` plus `d`, or the latest time there is when that does not fit (a bound that far off
+/// is never reached).
+pub fn later_by(t: DateTime<Utc>, d: Duration) -> DateTime<Utc> {
+    chrono::Duration::from_std(d)
+        .ok()
+        .and_then(|d| t.checked_add_signed(d))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
 pub(super) fn is_stuck(
