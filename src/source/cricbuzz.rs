@@ -575,43 +575,43 @@ impl Scalar<'_> {
 #[derive(Deserialize)]
 pub(crate) struct RawMatchInfo<'a> {
     #[serde(rename = "matchId", borrow, default)]
-    match_id: Option<Scalar<'a>>,
+    match_id: Scalar<'a>,
     #[serde(rename = "seriesName", borrow, default)]
-    series_name: Option<Scalar<'a>>,
+    series_name: Scalar<'a>,
     #[serde(rename = "matchDesc", borrow, default)]
-    match_desc: Option<Scalar<'a>>,
+    match_desc: Scalar<'a>,
     #[serde(rename = "matchFormat", borrow, default)]
-    match_format: Option<Scalar<'a>>,
+    match_format: Scalar<'a>,
     #[serde(rename = "matchType", borrow, default)]
-    match_type: Option<Scalar<'a>>,
+    match_type: Scalar<'a>,
     #[serde(rename = "startDate", borrow, default)]
-    start_date: Option<Scalar<'a>>,
+    start_date: Scalar<'a>,
     #[serde(borrow, default)]
-    state: Option<Scalar<'a>>,
+    state: Scalar<'a>,
     #[serde(borrow, default)]
-    status: Option<Scalar<'a>>,
+    status: Scalar<'a>,
     #[serde(borrow, default)]
-    team1: Option<Loose<RawTeam<'a>>>,
+    team1: Loose<RawTeam<'a>>,
     #[serde(borrow, default)]
-    team2: Option<Loose<RawTeam<'a>>>,
+    team2: Loose<RawTeam<'a>>,
     #[serde(rename = "venueInfo", borrow, default)]
-    venue_info: Option<Loose<RawVenue<'a>>>,
+    venue_info: Loose<RawVenue<'a>>,
 }
 
 #[derive(Deserialize)]
 struct RawTeam<'a> {
     #[serde(rename = "teamName", borrow, default)]
-    name: Option<Scalar<'a>>,
+    name: Scalar<'a>,
     #[serde(rename = "teamSName", borrow, default)]
-    short_name: Option<Scalar<'a>>,
+    short_name: Scalar<'a>,
 }
 
 #[derive(Deserialize)]
 struct RawVenue<'a> {
     #[serde(borrow, default)]
-    ground: Option<Scalar<'a>>,
+    ground: Scalar<'a>,
     #[serde(borrow, default)]
-    city: Option<Scalar<'a>>,
+    city: Scalar<'a>,
 }
 
 /// One cleaned `matchInfo`, kept apart from [`Match`] so that later listings of the same match
@@ -633,14 +633,14 @@ struct Record<'a> {
     status: Option<String>,
 }
 
-fn text(field: Option<&Scalar<'_>>) -> Option<String> {
-    field.and_then(Scalar::text)
+fn text(field: &Scalar<'_>) -> Option<String> {
+    field.text()
 }
 
 /// A text field cleaned ([`clean_text_cow`]), borrowed when it is already plain.
-fn text_cow<'r>(field: Option<&'r Scalar<'_>>) -> Option<Cow<'r, str>> {
+fn text_cow<'r>(field: &'r Scalar<'_>) -> Option<Cow<'r, str>> {
     match field {
-        Some(Scalar::Text(t)) => clean_text_cow(t),
+        Scalar::Text(t) => clean_text_cow(t),
         _ => None,
     }
 }
@@ -648,33 +648,33 @@ fn text_cow<'r>(field: Option<&'r Scalar<'_>>) -> Option<Cow<'r, str>> {
 impl<'a> Record<'a> {
     /// `None` unless the record has an id and two named teams: without those it is no match.
     fn from_raw(raw: &'a RawMatchInfo<'_>) -> Option<Record<'a>> {
-        let id = raw.match_id.as_ref()?.match_id()?;
-        let team = |t: &Option<Loose<RawTeam<'_>>>| -> Option<Team> {
-            let Some(Loose::Object(t)) = t else {
+        let id = raw.match_id.match_id()?;
+        let team = |t: &Loose<RawTeam<'_>>| -> Option<Team> {
+            let Loose::Object(t) = t else {
                 return None;
             };
             Some(Team {
-                name: text(t.name.as_ref())?,
-                short_name: text(t.short_name.as_ref()),
+                name: text(&t.name)?,
+                short_name: text(&t.short_name),
             })
         };
         let teams = [team(&raw.team1)?, team(&raw.team2)?];
         let venue = match &raw.venue_info {
-            Some(Loose::Object(venue)) => Some(venue),
+            Loose::Object(venue) => Some(venue),
             _ => None,
         };
         Some(Record {
             id,
             teams,
-            series: text(raw.series_name.as_ref()),
-            description: text(raw.match_desc.as_ref()),
-            format: text_cow(raw.match_format.as_ref()),
-            match_type: text_cow(raw.match_type.as_ref()),
-            ground: venue.as_ref().and_then(|v| text(v.ground.as_ref())),
-            city: venue.as_ref().and_then(|v| text(v.city.as_ref())),
-            start_time: raw.start_date.as_ref().and_then(Scalar::epoch_millis),
-            state: text_cow(raw.state.as_ref()).map(|word| state_of(&word)),
-            status: text(raw.status.as_ref()),
+            series: text(&raw.series_name),
+            description: text(&raw.match_desc),
+            format: text_cow(&raw.match_format),
+            match_type: text_cow(&raw.match_type),
+            ground: venue.as_ref().and_then(|v| text(&v.ground)),
+            city: venue.as_ref().and_then(|v| text(&v.city)),
+            start_time: raw.start_date.epoch_millis(),
+            state: text_cow(&raw.state).map(|word| state_of(&word)),
+            status: text(&raw.status),
         })
     }
 
@@ -1136,7 +1136,7 @@ mod tests {
         let mut ids: Vec<String> = objects
             .iter()
             .filter_map(|o| serde_json::from_str::<RawMatchInfo>(o).ok())
-            .filter_map(|r| r.match_id.and_then(|id| id.match_id()))
+            .filter_map(|r| r.match_id.match_id())
             .collect();
         assert_eq!(ids.len(), 46, "every listing deserializes");
         ids.sort();

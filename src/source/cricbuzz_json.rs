@@ -39,7 +39,7 @@ struct Answer<'a, I> {
 #[serde(bound(deserialize = "I: Deserialize<'de>"))]
 struct Group<'a, I> {
     #[serde(rename = "matchType", borrow, default)]
-    match_type: Option<Scalar<'a>>,
+    match_type: Scalar<'a>,
     #[serde(rename = "seriesMatches", default)]
     series_matches: Option<List<Loose<Wrapper<'a, I>>>>,
 }
@@ -56,7 +56,7 @@ struct Wrapper<'a, I> {
 #[serde(bound(deserialize = "I: Deserialize<'de>"))]
 struct Series<'a, I> {
     #[serde(rename = "seriesName", borrow, default)]
-    series_name: Option<Scalar<'a>>,
+    series_name: Scalar<'a>,
     #[serde(default)]
     matches: Option<List<Loose<Listing<I>>>>,
 }
@@ -128,9 +128,9 @@ fn listings<I>(groups: &[Loose<Group<'_, I>>]) -> usize {
         .sum()
 }
 
-fn text<'a>(field: &'a Option<Scalar<'_>>) -> Option<&'a str> {
+fn text<'a>(field: &'a Scalar<'_>) -> Option<&'a str> {
     match field {
-        Some(Scalar::Text(t)) => Some(t),
+        Scalar::Text(t) => Some(t),
         _ => None,
     }
 }

@@ -86,33 +86,33 @@ impl ReadItem for &RawValue {
 #[derive(Deserialize)]
 struct Item<'a> {
     #[serde(borrow, default)]
-    id: Option<Scalar<'a>>,
+    id: Scalar<'a>,
     #[serde(borrow, default)]
-    name: Option<Scalar<'a>>,
+    name: Scalar<'a>,
     #[serde(rename = "matchType", borrow, default)]
-    match_type: Option<Scalar<'a>>,
+    match_type: Scalar<'a>,
     #[serde(borrow, default)]
-    status: Option<Scalar<'a>>,
+    status: Scalar<'a>,
     #[serde(borrow, default)]
-    venue: Option<Scalar<'a>>,
+    venue: Scalar<'a>,
     #[serde(rename = "dateTimeGMT", borrow, default)]
-    date_time_gmt: Option<Scalar<'a>>,
+    date_time_gmt: Scalar<'a>,
     #[serde(borrow, default)]
-    teams: Option<Pair<Scalar<'a>>>,
+    teams: Pair<Scalar<'a>>,
     #[serde(rename = "teamInfo", borrow, default)]
-    team_info: Option<Pair<Loose<TeamInfo<'a>>>>,
+    team_info: Pair<Loose<TeamInfo<'a>>>,
     #[serde(rename = "matchStarted", borrow, default)]
-    match_started: Option<Scalar<'a>>,
+    match_started: Scalar<'a>,
     #[serde(rename = "matchEnded", borrow, default)]
-    match_ended: Option<Scalar<'a>>,
+    match_ended: Scalar<'a>,
 }
 
 #[derive(Deserialize)]
 struct TeamInfo<'a> {
     #[serde(borrow, default)]
-    name: Option<Scalar<'a>>,
+    name: Scalar<'a>,
     #[serde(borrow, default)]
-    shortname: Option<Scalar<'a>>,
+    shortname: Scalar<'a>,
 }
 
 /// Reads every match in a cricapi `v1/currentMatches` answer.
@@ -187,28 +187,28 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
 
 /// One `data[]` item, or `None` when it has no usable id or not two team names.
 fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
-    let id = text(item.id.as_ref()).filter(|id| is_id(id))?;
+    let id = text(Some(&item.id)).filter(|id| is_id(id))?;
     // The same URL as parsing `MATCH_URL_PREFIX` + id (an id is letters, digits and `-`,
     // nothing a path escapes), without parsing the URL again for every match.
     let url = page.base.with_path(id.len(), |path| path.push_str(&id))?;
 
-    let Some(Pair::Array(names)) = &item.teams else {
+    let Pair::Array(names) = &item.teams else {
         return None;
     };
     let mut names = names.iter().filter_map(|t| text(Some(t)));
     let [first, second] = [names.next()?, names.next()?].map(|name| Team {
-        short_name: short_name(item.team_info.as_ref(), &name),
+        short_name: short_name(&item.team_info, &name),
         name,
     });
 
-    let name = text_cow(item.name.as_ref());
+    let name = text_cow(Some(&item.name));
     let (description, series) = name
         .as_deref()
         .and_then(|n| description_and_series(n, &first.name, &second.name))
         .unwrap_or_default();
-    let status = text(item.status.as_ref());
+    let status = text(Some(&item.status));
     let format = format_of(
-        text_cow(item.match_type.as_ref()).as_deref(),
+        text_cow(Some(&item.match_type)).as_deref(),
         description.as_deref(),
         series.as_deref(),
         [&first.name, &second.name],
@@ -223,17 +223,17 @@ fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
         teams: [first, second],
         series,
         description,
-        venue: text_cow(item.venue.as_ref()).map(|v| venue_of(&v)),
-        start_time: text_cow(item.date_time_gmt.as_ref()).and_then(|t| gmt_time(&t)),
+        venue: text_cow(Some(&item.venue)).map(|v| venue_of(&v)),
+        start_time: text_cow(Some(&item.date_time_gmt)).and_then(|t| gmt_time(&t)),
         state,
         status,
         url,
     })
 }
 
-fn flag(value: &Option<Scalar<'_>>) -> Option<bool> {
+fn flag(value: &Scalar<'_>) -> Option<bool> {
     match value {
-        Some(Scalar::Bool(b)) => Some(*b),
+        Scalar::Bool(b) => Some(*b),
         _ => None,
     }
 }
@@ -245,8 +245,8 @@ fn is_id(id: &str) -> bool {
 
 /// The `shortname` of the `teamInfo` entry named `name`. `teamInfo` is sorted by name, not in
 /// `teams` order, so entries are matched by name, never by position.
-fn short_name(team_info: Option<&Pair<Loose<TeamInfo<'_>>>>, name: &str) -> Option<String> {
-    let Some(Pair::Array(infos)) = team_info else {
+fn short_name(team_info: &Pair<Loose<TeamInfo<'_>>>, name: &str) -> Option<String> {
+    let Pair::Array(infos) = team_info else {
         return None;
     };
     let objects = || {
@@ -256,12 +256,11 @@ fn short_name(team_info: Option<&Pair<Loose<TeamInfo<'_>>>>, name: &str) -> Opti
         })
     };
     // The raw name as written first (no copy); the cleaned name only when none is equal as is.
-    let as_written =
-        |info: &&TeamInfo<'_>| matches!(&info.name, Some(Scalar::Text(n)) if trim(n).eq_ignore_ascii_case(name));
+    let as_written = |info: &&TeamInfo<'_>| matches!(&info.name, Scalar::Text(n) if trim(n).eq_ignore_ascii_case(name));
     objects()
         .find(as_written)
-        .or_else(|| objects().find(|info| text(info.name.as_ref()).is_some_and(|n| n.eq_ignore_ascii_case(name))))
-        .and_then(|info| text(info.shortname.as_ref()))
+        .or_else(|| objects().find(|info| text(Some(&info.name)).is_some_and(|n| n.eq_ignore_ascii_case(name))))
+        .and_then(|info| text(Some(&info.shortname)))
 }
 
 /// Splits `name`, "A vs B, <description>, <series>", into description and series.

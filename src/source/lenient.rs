@@ -24,6 +24,7 @@ use std::marker::PhantomData;
 /// Deserialized by hand rather than as a `#[serde(untagged)]` enum: untagged enums buffer every
 /// value into serde's private `Content` tree and then try each variant against it, which was most
 /// of the parser's time on a page of 46 listings. Strings without escapes are borrowed.
+#[derive(Default)]
 pub(crate) enum Scalar<'a> {
     /// A string, borrowed from the input when it had no escapes.
     Text(Cow<'a, str>),
@@ -31,7 +32,8 @@ pub(crate) enum Scalar<'a> {
     Number(serde_json::Number),
     /// `true` or `false` (CricketData's `matchStarted`).
     Bool(bool),
-    /// Anything else.
+    /// Anything else; also what an absent field reads as.
+    #[default]
     Other,
 }
 
@@ -90,8 +92,15 @@ impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
 pub(crate) enum Loose<T> {
     /// The object, read as `T`.
     Object(T),
-    /// Anything else.
+    /// Anything else; also what an absent field reads as.
     Other,
+}
+
+/// An absent field reads as not an object.
+impl<T> Default for Loose<T> {
+    fn default() -> Self {
+        Loose::Other
+    }
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Loose<T> {
@@ -222,8 +231,15 @@ impl<'de, C: FromSeq<'de>> Visitor<'de> for ArrayVisitor<C> {
 pub(crate) enum Pair<T> {
     /// The array's elements.
     Array(Few<T>),
-    /// Not an array.
+    /// Not an array; also what an absent field reads as.
     Other,
+}
+
+/// An absent field reads as not an array.
+impl<T> Default for Pair<T> {
+    fn default() -> Self {
+        Pair::Other
+    }
 }
 
 /// The elements of a [`Pair`], in order: the first two inline, the rest in `rest`.
