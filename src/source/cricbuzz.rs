@@ -23,6 +23,7 @@ use memchr::memmem;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::LazyLock;
 use url::Url;
 
 /// How an RSC payload chunk's script ends: the literal's closing quote, the call's brackets,
@@ -152,20 +153,24 @@ pub(crate) fn match_from_raw<'r>(
 }
 
 /// The match URLs built from a record's fields (for matches the page does not link):
-/// `ORIGIN` + `MATCH_PATH`, parsed once per page, with the id and slug appended to its path.
-/// It is also where a page's matches keep what their series name said ([`SeriesMemo`]): like
-/// the base, that is per page, and every match that builds a URL here classifies its format.
+/// `ORIGIN` + `MATCH_PATH`, parsed once for the process: every match URL extends it.
+static MATCH_URL_BASE: LazyLock<Option<UrlBase>> =
+    LazyLock::new(|| Url::parse(&format!("{ORIGIN}{MATCH_PATH}")).ok().map(UrlBase::new));
+
+/// A page's match URLs: [`MATCH_URL_BASE`] with the id and slug appended to its path. It is
+/// also where a page's matches keep what their series name said ([`SeriesMemo`]): that is per
+/// page, and every match that builds a URL here classifies its format.
 pub(crate) struct MatchUrls {
-    base: Option<UrlBase>,
+    base: Option<&'static UrlBase>,
     /// Most of a page's matches share their series with the match before them.
     series: SeriesMemo,
 }
 
 impl MatchUrls {
-    /// Parses the base once; a page reads many matches.
+    /// A page's URLs, on the process's one parsed base.
     pub(crate) fn new() -> MatchUrls {
         MatchUrls {
-            base: Url::parse(&format!("{ORIGIN}{MATCH_PATH}")).ok().map(UrlBase::new),
+            base: MATCH_URL_BASE.as_ref(),
             series: SeriesMemo::default(),
         }
     }
@@ -175,7 +180,7 @@ impl MatchUrls {
     /// without parsing the whole URL again for every match.
     #[cfg(test)]
     fn built(&self, id: &str, slug: &str) -> Option<Url> {
-        let Some(base) = &self.base else {
+        let Some(base) = self.base else {
             return match_url(id, slug);
         };
         base.with_path(id.len() + 1 + slug.len(), |path| {
@@ -187,7 +192,7 @@ impl MatchUrls {
 
     /// [`MatchUrls::built`] for the slug of `parts` ([`slug`]), written straight into the URL.
     fn built_from_parts(&self, id: &str, parts: &[&str]) -> Option<Url> {
-        let Some(base) = &self.base else {
+        let Some(base) = self.base else {
             let mut slug = String::new();
             slug_into(&mut slug, parts);
             return match_url(id, &slug);

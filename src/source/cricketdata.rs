@@ -15,7 +15,7 @@
 
 use crate::cricket::format::SeriesMemo;
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
-use crate::source::lenient::{dedupe_by_id, read_answer, List, Loose, Pair, Reading, Scalar};
+use crate::source::lenient::{dedupe_by_id, read_answer, Array, Loose, Pair, Reading, Scalar};
 use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
 use crate::text::trim;
@@ -23,6 +23,7 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::sync::LazyLock;
 use url::Url;
 
 /// Prefix of the identifier URL given to every match; see the module documentation.
@@ -43,13 +44,17 @@ struct Answer<'a, I> {
     #[serde(borrow, default)]
     reason: Option<Scalar<'a>>,
     #[serde(default)]
-    data: Option<List<I>>,
+    data: Array<Vec<I>>,
 }
+
+/// [`MATCH_URL_PREFIX`], parsed once for the process: every answer's match URLs extend it.
+static MATCH_URL_BASE: LazyLock<Result<UrlBase, url::ParseError>> =
+    LazyLock::new(|| Url::parse(MATCH_URL_PREFIX).map(UrlBase::new));
 
 /// What every match of one answer is built with.
 struct Page {
-    /// [`MATCH_URL_PREFIX`], parsed once.
-    base: UrlBase,
+    /// [`MATCH_URL_BASE`].
+    base: &'static UrlBase,
     /// An answer lists a few series of many matches each.
     series: SeriesMemo,
 }
@@ -158,18 +163,16 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
             what: format!("cricapi answered failure: {reason}"),
         });
     }
-    let Some(List::Array(items)) = answer.data else {
+    let Array::Array(items) = answer.data else {
         return Err(ParseError::LayoutNotRecognised {
             what: "no `data` array (cricapi `currentMatches` answer)".to_string(),
         });
     };
 
     // Parsed once per answer: each match's URL is this one with the id pushed onto its path.
-    let base = Url::parse(MATCH_URL_PREFIX)
-        .map(UrlBase::new)
-        .map_err(|e| ParseError::LayoutNotRecognised {
-            what: format!("match URL prefix {MATCH_URL_PREFIX}: {e}"),
-        })?;
+    let base = MATCH_URL_BASE.as_ref().map_err(|e| ParseError::LayoutNotRecognised {
+        what: format!("match URL prefix {MATCH_URL_PREFIX}: {e}"),
+    })?;
     let page = Page {
         base,
         series: SeriesMemo::default(),

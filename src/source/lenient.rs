@@ -156,24 +156,36 @@ impl<T> Loose<T> {
     }
 }
 
-/// An array field whose elements are read as `T`; anything else (object, scalar) reads as
-/// [`List::Other`], so the caller can tell "not a list" from "an empty list".
-pub(crate) enum List<T> {
+/// An array field, its elements kept by `C` (a [`FromSeq`]: a `Vec` for [`List`], [`Few`] for
+/// [`Pair`], or a parser's own, e.g. one that turns each element into a match as it is read);
+/// anything else (object, scalar, absent) reads as [`Array::Other`], so the caller can tell
+/// "not a list" from "an empty list".
+pub(crate) enum Array<C> {
     /// The array's elements.
-    Array(Vec<T>),
-    /// Not an array.
+    Array(C),
+    /// Not an array; also what an absent field reads as.
     Other,
 }
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ArrayVisitor::<Vec<T>>(PhantomData))
-            .map(|array| array.map_or(List::Other, List::Array))
+/// An absent field reads as not an array.
+impl<C> Default for Array<C> {
+    fn default() -> Self {
+        Array::Other
     }
 }
 
-/// How an array's elements are kept by [`List`] (a `Vec`) and [`Pair`] ([`Few`]).
-trait FromSeq<'de>: Sized {
+impl<'de, C: FromSeq<'de>> Deserialize<'de> for Array<C> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ArrayVisitor::<C>(PhantomData))
+            .map(|array| array.map_or(Array::Other, Array::Array))
+    }
+}
+
+/// An array field whose elements are read as `T`, in a `Vec`.
+pub(crate) type List<T> = Array<Vec<T>>;
+
+/// How an [`Array`]'s elements are kept.
+pub(crate) trait FromSeq<'de>: Sized {
     /// The elements of the array `seq` reads.
     fn from_seq<A: SeqAccess<'de>>(seq: A) -> Result<Self, A::Error>;
 }
@@ -228,19 +240,7 @@ impl<'de, C: FromSeq<'de>> Visitor<'de> for ArrayVisitor<C> {
 /// [`List`] for arrays that nearly always hold two elements (a match's `teams` and
 /// `teamInfo`): the first two are kept inline, so reading one costs no allocation (a `Vec` per
 /// array was two allocations a CricketData match); any further elements go to a `Vec`.
-pub(crate) enum Pair<T> {
-    /// The array's elements.
-    Array(Few<T>),
-    /// Not an array; also what an absent field reads as.
-    Other,
-}
-
-/// An absent field reads as not an array.
-impl<T> Default for Pair<T> {
-    fn default() -> Self {
-        Pair::Other
-    }
-}
+pub(crate) type Pair<T> = Array<Few<T>>;
 
 /// The elements of a [`Pair`], in order: the first two inline, the rest in `rest`.
 pub(crate) struct Few<T> {
@@ -271,13 +271,6 @@ impl<'de, T: Deserialize<'de>> FromSeq<'de> for Few<T> {
             }
         }
         Ok(few)
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pair<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ArrayVisitor::<Few<T>>(PhantomData))
-            .map(|array| array.map_or(Pair::Other, Pair::Array))
     }
 }
 
