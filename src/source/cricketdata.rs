@@ -40,9 +40,9 @@ const MAX_ID_LEN: usize = 64;
 #[serde(bound(deserialize = "I: Deserialize<'de>"))]
 struct Answer<'a, I> {
     #[serde(borrow, default)]
-    status: Option<Scalar<'a>>,
+    status: Scalar<'a>,
     #[serde(borrow, default)]
-    reason: Option<Scalar<'a>>,
+    reason: Scalar<'a>,
     #[serde(default)]
     data: Array<Vec<I>>,
 }
@@ -157,8 +157,8 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 
 fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> {
     // A failure answer has no `data`; its reason (bad key, quota) is what the operator needs.
-    if text(answer.status.as_ref()).is_some_and(|s| s.eq_ignore_ascii_case("failure")) {
-        let reason = text(answer.reason.as_ref()).unwrap_or_else(|| "no reason given".to_string());
+    if text(Some(&answer.status)).is_some_and(|s| s.eq_ignore_ascii_case("failure")) {
+        let reason = text(Some(&answer.reason)).unwrap_or_else(|| "no reason given".to_string());
         return Err(ParseError::LayoutNotRecognised {
             what: format!("cricapi answered failure: {reason}"),
         });
@@ -190,7 +190,12 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
 
 /// One `data[]` item, or `None` when it has no usable id or not two team names.
 fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
-    let id = text(Some(&item.id)).filter(|id| is_id(id))?;
+    // An id that passes as written is already plain text (letters, digits and `-`): no
+    // cleaning pass for it.
+    let id = match &item.id {
+        Scalar::Text(raw) if !raw.is_empty() && is_id(raw) => raw.to_string(),
+        id => text(Some(id)).filter(|id| is_id(id))?,
+    };
     // The same URL as parsing `MATCH_URL_PREFIX` + id (an id is letters, digits and `-`,
     // nothing a path escapes), without parsing the URL again for every match.
     let url = page.base.with_path(id.len(), |path| path.push_str(&id))?;
@@ -227,7 +232,7 @@ fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
         series,
         description,
         venue: text_cow(Some(&item.venue)).map(|v| venue_of(&v)),
-        start_time: text_cow(Some(&item.date_time_gmt)).and_then(|t| gmt_time(&t)),
+        start_time: start_time(&item.date_time_gmt),
         state,
         status,
         url,
@@ -408,6 +413,15 @@ fn venue_of(venue: &str) -> Venue {
             ground: venue.to_string(),
             city: None,
         },
+    }
+}
+
+/// The start time from `dateTimeGMT`: cricapi's own form read as written (digits and
+/// separators are already plain text), anything else cleaned first.
+fn start_time(value: &Scalar<'_>) -> Option<DateTime<Utc>> {
+    match value {
+        Scalar::Text(raw) => plain_gmt_time(raw).or_else(|| text_cow(Some(value)).and_then(|t| gmt_time(&t))),
+        _ => None,
     }
 }
 
@@ -788,6 +802,29 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Both ways of finding a repeated id (every pair up to 32 matches, a hash set above)
+        /// keep the first item of each id, in order.
+        #[test]
+        fn each_id_is_kept_once_at_its_first_item(ids in proptest::collection::vec(0u8..40, 1..70)) {
+            let items: Vec<String> = ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| format!(r#"{{"id":"m{id}","teams":["T{i}","U"]}}"#))
+                .collect();
+            let matches = parse(&format!(r#"{{"data":[{}]}}"#, items.join(","))).expect("parses");
+            let got: Vec<(&str, &str)> =
+                matches.iter().map(|m| (m.source_id.as_str(), m.teams[0].name.as_str())).collect();
+            let mut seen = std::collections::HashSet::new();
+            let expected: Vec<(String, String)> = ids
+                .iter()
+                .enumerate()
+                .filter(|(_, id)| seen.insert(**id))
+                .map(|(i, id)| (format!("m{id}"), format!("T{i}")))
+                .collect();
+            let expected: Vec<(&str, &str)> = expected.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            proptest::prop_assert_eq!(got, expected);
+        }
+
         #[test]
         fn cutting_the_text_agrees_with_joining_its_trimmed_segments(
             rest in "[a ,,]{0,14}|((5th|Super|Six|Match|10|Final|Cup|2026| )[ ]?,? ?){0,6}",

@@ -311,6 +311,22 @@ where
 /// Keeps the first match of each `source_id`, in order: an answer may list a match twice.
 /// Done once over the matches read, so that no id is copied.
 pub(crate) fn dedupe_by_id(matches: &mut Vec<Match>) {
+    // An answer rarely repeats an id: look for a repeat first, and pay for the hash set (and
+    // the list of what to keep) only when there is one. Up to `SMALL` matches, every pair is
+    // compared instead: cheaper than hashing that many ids.
+    const SMALL: usize = 32;
+    let repeats = if matches.len() <= SMALL {
+        matches
+            .iter()
+            .enumerate()
+            .any(|(i, m)| matches[..i].iter().any(|earlier| earlier.source_id == m.source_id))
+    } else {
+        let mut seen: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
+        !matches.iter().all(|m| seen.insert(m.source_id.as_str()))
+    };
+    if !repeats {
+        return;
+    }
     let mut seen: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
     let keep: Vec<bool> = matches.iter().map(|m| seen.insert(m.source_id.as_str())).collect();
     let mut keep = keep.into_iter();
