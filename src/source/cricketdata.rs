@@ -802,8 +802,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Both ways of finding a repeated id (every pair up to 32 matches, a hash set above)
-        /// keep the first item of each id, in order.
+        /// Answers with and without a repeated id keep the first item of each id, in order.
         #[test]
         fn each_id_is_kept_once_at_its_first_item(ids in proptest::collection::vec(0u8..40, 1..70)) {
             let items: Vec<String> = ids

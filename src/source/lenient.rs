@@ -311,24 +311,15 @@ where
 /// Keeps the first match of each `source_id`, in order: an answer may list a match twice.
 /// Done once over the matches read, so that no id is copied.
 pub(crate) fn dedupe_by_id(matches: &mut Vec<Match>) {
-    // An answer rarely repeats an id: look for a repeat first, and pay for the hash set (and
-    // the list of what to keep) only when there is one. Up to `SMALL` matches, every pair is
-    // compared instead: cheaper than hashing that many ids.
-    const SMALL: usize = 32;
-    let repeats = if matches.len() <= SMALL {
-        matches
-            .iter()
-            .enumerate()
-            .any(|(i, m)| matches[..i].iter().any(|earlier| earlier.source_id == m.source_id))
-    } else {
-        let mut seen: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
-        !matches.iter().all(|m| seen.insert(m.source_id.as_str()))
-    };
-    if !repeats {
+    let mut seen: HashSet<&str, foldhash::fast::RandomState> =
+        HashSet::with_capacity_and_hasher(matches.len(), Default::default());
+    // An answer rarely repeats an id: the list of what to keep is built only when one does.
+    let Some(first_repeat) = matches.iter().position(|m| !seen.insert(m.source_id.as_str())) else {
         return;
-    }
-    let mut seen: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
-    let keep: Vec<bool> = matches.iter().map(|m| seen.insert(m.source_id.as_str())).collect();
+    };
+    let keep: Vec<bool> = (0..matches.len())
+        .map(|i| i < first_repeat || (i > first_repeat && seen.insert(matches[i].source_id.as_str())))
+        .collect();
     let mut keep = keep.into_iter();
     matches.retain(|_| keep.next().unwrap_or(false));
 }
