@@ -27,6 +27,8 @@ use serde_json::value::RawValue;
 #[derive(Deserialize)]
 #[serde(bound(deserialize = "I: Deserialize<'de>"))]
 struct Answer<'a, I> {
+    /// An `Option`, unlike the other lists: an answer with no `typeMatches` at all is an empty
+    /// answer, one whose `typeMatches` is not an array is not this layout.
     #[serde(rename = "typeMatches", borrow, default)]
     type_matches: Option<List<Loose<Group<'a, I>>>>,
     #[serde(rename = "responseLastUpdated", default)]
@@ -41,7 +43,7 @@ struct Group<'a, I> {
     #[serde(rename = "matchType", borrow, default)]
     match_type: Scalar<'a>,
     #[serde(rename = "seriesMatches", default)]
-    series_matches: Option<List<Loose<Wrapper<'a, I>>>>,
+    series_matches: List<Loose<Wrapper<'a, I>>>,
 }
 
 #[derive(Deserialize)]
@@ -58,7 +60,7 @@ struct Series<'a, I> {
     #[serde(rename = "seriesName", borrow, default)]
     series_name: Scalar<'a>,
     #[serde(default)]
-    matches: Option<List<Loose<Listing<I>>>>,
+    matches: List<Loose<Listing<I>>>,
 }
 
 #[derive(Deserialize)]
@@ -95,9 +97,9 @@ impl Info for &RawValue {
 
 /// The objects of a list field, read in place: the listings are large, and moving each out of
 /// its list cost a copy per level.
-fn list<T>(field: &Option<List<Loose<T>>>) -> impl Iterator<Item = &T> {
+fn list<T>(field: &List<Loose<T>>) -> impl Iterator<Item = &T> {
     match field {
-        Some(List::Array(items)) => objects(items),
+        List::Array(items) => objects(items),
         _ => objects(&[]),
     }
 }
@@ -111,9 +113,9 @@ fn objects<T>(items: &[Loose<T>]) -> impl Iterator<Item = &T> {
 
 /// How many listings the groups hold: room for every match, reserved once.
 fn listings<I>(groups: &[Loose<Group<'_, I>>]) -> usize {
-    fn items<T>(list: &Option<List<T>>) -> &[T] {
+    fn items<T>(list: &List<T>) -> &[T] {
         match list {
-            Some(List::Array(items)) => items,
+            List::Array(items) => items,
             _ => &[],
         }
     }
