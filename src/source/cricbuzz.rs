@@ -534,13 +534,6 @@ const SLUG_BYTES: [u8; 256] = {
 use crate::text::{plain as clean_text, plain_cow as clean_text_cow, trim};
 
 impl Scalar<'_> {
-    fn text(&self) -> Option<String> {
-        match self {
-            Scalar::Text(s) => clean_text(s),
-            Scalar::Number(_) | Scalar::Bool(_) | Scalar::Other => None,
-        }
-    }
-
     fn match_id(&self) -> Option<String> {
         let n = match self {
             Scalar::Text(s) if is_match_id(trim(s)) => trim(s).parse::<u64>().ok()?,
@@ -638,18 +631,6 @@ struct Record<'a> {
     status: Option<String>,
 }
 
-fn text(field: &Scalar<'_>) -> Option<String> {
-    field.text()
-}
-
-/// A text field cleaned ([`clean_text_cow`]), borrowed when it is already plain.
-fn text_cow<'r>(field: &'r Scalar<'_>) -> Option<Cow<'r, str>> {
-    match field {
-        Scalar::Text(t) => clean_text_cow(t),
-        _ => None,
-    }
-}
-
 impl<'a> Record<'a> {
     /// `None` unless the record has an id and two named teams: without those it is no match.
     fn from_raw(raw: &'a RawMatchInfo<'_>) -> Option<Record<'a>> {
@@ -659,8 +640,8 @@ impl<'a> Record<'a> {
                 return None;
             };
             Some(Team {
-                name: text(&t.name)?,
-                short_name: text(&t.short_name),
+                name: t.name.text()?,
+                short_name: t.short_name.text(),
             })
         };
         let teams = [team(&raw.team1)?, team(&raw.team2)?];
@@ -671,15 +652,15 @@ impl<'a> Record<'a> {
         Some(Record {
             id,
             teams,
-            series: text(&raw.series_name),
-            description: text(&raw.match_desc),
-            format: text_cow(&raw.match_format),
-            match_type: text_cow(&raw.match_type),
-            ground: venue.as_ref().and_then(|v| text(&v.ground)),
-            city: venue.as_ref().and_then(|v| text(&v.city)),
+            series: raw.series_name.text(),
+            description: raw.match_desc.text(),
+            format: raw.match_format.text_cow(),
+            match_type: raw.match_type.text_cow(),
+            ground: venue.as_ref().and_then(|v| v.ground.text()),
+            city: venue.as_ref().and_then(|v| v.city.text()),
             start_time: raw.start_date.epoch_millis(),
-            state: text_cow(&raw.state).map(|word| state_of(&word)),
-            status: text(&raw.status),
+            state: raw.state.text_cow().map(|word| state_of(&word)),
+            status: raw.status.text(),
         })
     }
 

@@ -22,7 +22,6 @@ use crate::text::trim;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::borrow::Cow;
 use std::sync::LazyLock;
 use url::Url;
 
@@ -157,8 +156,8 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 
 fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> {
     // A failure answer has no `data`; its reason (bad key, quota) is what the operator needs.
-    if text(&answer.status).is_some_and(|s| s.eq_ignore_ascii_case("failure")) {
-        let reason = text(&answer.reason).unwrap_or_else(|| "no reason given".to_string());
+    if answer.status.text().is_some_and(|s| s.eq_ignore_ascii_case("failure")) {
+        let reason = answer.reason.text().unwrap_or_else(|| "no reason given".to_string());
         return Err(ParseError::LayoutNotRecognised {
             what: format!("cricapi answered failure: {reason}"),
         });
@@ -194,7 +193,7 @@ fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
     // cleaning pass for it.
     let id = match &item.id {
         Scalar::Text(raw) if !raw.is_empty() && is_id(raw) => raw.to_string(),
-        id => text(id).filter(|id| is_id(id))?,
+        id => id.text().filter(|id| is_id(id))?,
     };
     // The same URL as parsing `MATCH_URL_PREFIX` + id (an id is letters, digits and `-`,
     // nothing a path escapes), without parsing the URL again for every match.
@@ -203,20 +202,20 @@ fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
     let Pair::Array(names) = &item.teams else {
         return None;
     };
-    let mut names = names.iter().filter_map(|t| text(t));
+    let mut names = names.iter().filter_map(Scalar::text);
     let [first, second] = [names.next()?, names.next()?].map(|name| Team {
         short_name: short_name(&item.team_info, &name),
         name,
     });
 
-    let name = text_cow(&item.name);
+    let name = item.name.text_cow();
     let (description, series) = name
         .as_deref()
         .and_then(|n| description_and_series(n, &first.name, &second.name))
         .unwrap_or_default();
-    let status = text(&item.status);
+    let status = item.status.text();
     let format = format_of(
-        text_cow(&item.match_type).as_deref(),
+        item.match_type.text_cow().as_deref(),
         description.as_deref(),
         series.as_deref(),
         [&first.name, &second.name],
@@ -231,7 +230,7 @@ fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
         teams: [first, second],
         series,
         description,
-        venue: text_cow(&item.venue).map(|v| venue_of(&v)),
+        venue: item.venue.text_cow().map(|v| venue_of(&v)),
         start_time: start_time(&item.date_time_gmt),
         state,
         status,
@@ -267,8 +266,8 @@ fn short_name(team_info: &Pair<Loose<TeamInfo<'_>>>, name: &str) -> Option<Strin
     let as_written = |info: &&TeamInfo<'_>| matches!(&info.name, Scalar::Text(n) if trim(n).eq_ignore_ascii_case(name));
     objects()
         .find(as_written)
-        .or_else(|| objects().find(|info| text(&info.name).is_some_and(|n| n.eq_ignore_ascii_case(name))))
-        .and_then(|info| text(&info.shortname))
+        .or_else(|| objects().find(|info| info.name.text().is_some_and(|n| n.eq_ignore_ascii_case(name))))
+        .and_then(|info| info.shortname.text())
 }
 
 /// Splits `name`, "A vs B, <description>, <series>", into description and series.
@@ -420,7 +419,7 @@ fn venue_of(venue: &str) -> Venue {
 /// separators are already plain text), anything else cleaned first.
 fn start_time(value: &Scalar<'_>) -> Option<DateTime<Utc>> {
     match value {
-        Scalar::Text(raw) => plain_gmt_time(raw).or_else(|| text_cow(value).and_then(|t| gmt_time(&t))),
+        Scalar::Text(raw) => plain_gmt_time(raw).or_else(|| value.text_cow().and_then(|t| gmt_time(&t))),
         _ => None,
     }
 }
@@ -474,22 +473,6 @@ fn state_of(started: Option<bool>, ended: Option<bool>, status: Option<&str>) ->
         _ => MatchState::Other,
     };
     flags.with_status(status)
-}
-
-/// A JSON string as clean text: HTML entities decoded, control and bidirectional-override
-/// characters (which can hide or reorder text in a public post) removed, whitespace trimmed and
-/// collapsed. `None` for a non-string or when nothing is left.
-fn text(value: &Scalar<'_>) -> Option<String> {
-    text_cow(value).map(Cow::into_owned)
-}
-
-/// [`text`] borrowed when the string is already clean: for fields that are only looked at or
-/// cut into parts.
-fn text_cow<'a>(value: &'a Scalar<'_>) -> Option<Cow<'a, str>> {
-    match value {
-        Scalar::Text(t) => crate::text::plain_cow(t),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

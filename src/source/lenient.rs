@@ -86,6 +86,24 @@ impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
     }
 }
 
+impl Scalar<'_> {
+    /// The string as clean text ([`crate::text::plain`]): HTML entities decoded, control and
+    /// bidirectional-override characters removed, whitespace trimmed and collapsed. `None` for
+    /// a non-string or when nothing is left.
+    pub(crate) fn text(&self) -> Option<String> {
+        self.text_cow().map(Cow::into_owned)
+    }
+
+    /// [`Scalar::text`], borrowed when the string is already clean: for fields that are only
+    /// looked at or cut into parts before any of them is kept.
+    pub(crate) fn text_cow(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Scalar::Text(t) => crate::text::plain_cow(t),
+            Scalar::Number(_) | Scalar::Bool(_) | Scalar::Other => None,
+        }
+    }
+}
+
 /// An object field that may instead be a reference or junk; such values read as absent.
 /// Deserialized by hand for the reason given on [`Scalar`]: an object is read straight into
 /// `T`, anything else is skipped.
