@@ -119,8 +119,8 @@ async fn bench(mock: mock_x::MockX) {
     let matches: Vec<Match> = (0..n)
         .map(|i| {
             let mut m = base.clone();
-            m.description = Some(format!("Match {i}"));
-            m.source_id = format!("{}{i}", m.source_id);
+            m.description = Some(format!("Match {i}").into());
+            m.source_id = format!("{}{i}", m.source_id).into();
             m
         })
         .collect();

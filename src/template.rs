@@ -665,9 +665,9 @@ mod tests {
     fn a_hostile_ten_kilobyte_series_and_venue_are_cut_series_first_and_the_post_fits() {
         let mut m = sample_match();
         m.teams = [team("Zimbabwe"), team("Bangladesh")];
-        m.series = Some("S".repeat(10_000));
+        m.series = Some("S".repeat(10_000).into());
         m.venue = Some(Venue {
-            ground: "V".repeat(10_000),
+            ground: "V".repeat(10_000).into(),
             city: None,
         });
         let post = shipped("announce.txt").render_post(&m, &link()).unwrap();
@@ -692,12 +692,12 @@ mod tests {
     fn cjk_and_emoji_names_weigh_double_and_cut_series_then_venue_then_description() {
         let mut m = sample_match();
         m.teams = [team("日本代表🏏チーム"), team("香港代表🏏チーム")];
-        m.series = Some("アジア選手権".repeat(20));
+        m.series = Some("アジア選手権".repeat(20).into());
         m.venue = Some(Venue {
-            ground: "横浜スタジアム".repeat(20),
+            ground: "横浜スタジアム".repeat(20).into(),
             city: None,
         });
-        m.description = Some("第二試合".repeat(30));
+        m.description = Some("第二試合".repeat(30).into());
         let post = shipped("announce.txt").render_post(&m, &link()).unwrap();
         assert!(
             post.weighted_length() <= MAX_WEIGHTED_LENGTH,
@@ -726,9 +726,9 @@ mod tests {
         m.teams = [team("Zimbabwe"), team("Bangladesh")];
         let chars = |t: &str| t.chars().count();
         // A limit 20 characters above the post without its series: the series is cut, nothing else.
-        m.series = Some(String::new());
+        m.series = Some(crate::cricket::Text::default());
         let base = chars(&shipped("announce.txt").render(&m, &link()).unwrap());
-        m.series = Some("S".repeat(100));
+        m.series = Some("S".repeat(100).into());
         let max = base + 20;
         let limit = SinkLimit {
             sink: "test".into(),

@@ -20,6 +20,16 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use url::Url;
 
+/// The text of a match's fields (ids, team names, series, description, venue, status): a string
+/// kept inside the value itself, with no allocation, when it is at most 24 bytes long (most team
+/// names, short names, descriptions and cities), and on the heap like a `String` when longer.
+///
+/// A parse builds about ten of these a match, and allocating each one was a large part of the
+/// JSON sources' time (issue 20). It dereferences to `str`, compares with `&str` and `String`,
+/// and is built from either with `.into()`; it serialises as a plain JSON string.
+/// [`compact_str::CompactString`] (<https://docs.rs/compact_str>).
+pub type Text = compact_str::CompactString;
+
 /// The site (or feed) a match was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -56,9 +66,9 @@ impl fmt::Display for Site {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Team {
     /// Full name as the page prints it ("Zimbabwe", "Chennai Super Kings").
-    pub name: String,
+    pub name: Text,
     /// Abbreviation as the page prints it ("ZIM", "CSK"), when the page gives one.
-    pub short_name: Option<String>,
+    pub short_name: Option<Text>,
 }
 
 impl Team {
@@ -202,15 +212,15 @@ impl fmt::Display for MatchState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Venue {
     /// Ground name ("Queens Sports Club").
-    pub ground: String,
+    pub ground: Text,
     /// Town or city, when the page gives it ("Bulawayo").
-    pub city: Option<String>,
+    pub city: Option<Text>,
 }
 
 impl fmt::Display for Venue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.city {
-            Some(city) if !city.is_empty() && city != &self.ground => {
+            Some(city) if !city.is_empty() && *city != self.ground => {
                 write!(f, "{}, {}", self.ground, city)
             }
             _ => f.write_str(&self.ground),
@@ -224,13 +234,13 @@ pub struct Match {
     /// The site the match was read from.
     pub site: Site,
     /// The site's own id for the match (Cricbuzz `matchId`, ESPNcricinfo `objectId`).
-    pub source_id: String,
+    pub source_id: Text,
     /// The two sides, in the page's order (home or first-listed side first).
     pub teams: [Team; 2],
     /// Series or tournament name ("Bangladesh tour of Zimbabwe, 2026").
-    pub series: Option<String>,
+    pub series: Option<Text>,
     /// The match's place in its series ("2nd T20I", "Final", "Match 12").
-    pub description: Option<String>,
+    pub description: Option<Text>,
     /// The form of the game.
     pub format: Format,
     /// Where it is played.
@@ -240,7 +250,7 @@ pub struct Match {
     /// Where the match is in its life.
     pub state: MatchState,
     /// The page's one-line status ("Match starts at Jul 17, 10:30 GMT", "IND won by 7 runs").
-    pub status: Option<String>,
+    pub status: Option<Text>,
     /// The match's own page on the source site (absolute URL).
     pub url: Url,
 }

@@ -14,7 +14,7 @@
 //! and a benchmark holds this parser to being cheap.
 
 use crate::cricket::format::SeriesMemo;
-use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
+use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
 use crate::source::lenient::{Loose, Scalar};
 use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
@@ -76,7 +76,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     })?;
 
     let mut records: Vec<Record<'static>> = Vec::new();
-    let mut by_id: HashMap<String, usize> = HashMap::new();
+    let mut by_id: HashMap<Text, usize> = HashMap::new();
     let mut objects = MatchInfos::new(&payload);
     // A match is listed under several tabs; once its first listing left nothing to fill, later
     // ones are passed over unread (most of the page's listings).
@@ -147,7 +147,7 @@ pub(crate) fn match_from_raw<'r>(
         record.match_type = match_type.and_then(clean_text_cow);
     }
     if record.series.is_none() {
-        record.series = series_name.and_then(clean_text);
+        record.series = series_name.and_then(clean_text_cow).map(Text::from);
     }
     record.into_match(&HashMap::new(), urls)
 }
@@ -531,16 +531,16 @@ const SLUG_BYTES: [u8; 256] = {
     table
 };
 
-use crate::text::{plain as clean_text, plain_cow as clean_text_cow, trim};
+use crate::text::{plain_cow as clean_text_cow, trim};
 
 impl Scalar<'_> {
-    fn match_id(&self) -> Option<String> {
+    fn match_id(&self) -> Option<Text> {
         let n = match self {
             Scalar::Text(s) if is_match_id(trim(s)) => trim(s).parse::<u64>().ok()?,
             Scalar::Number(n) => n.as_u64()?,
             _ => return None,
         };
-        (n > 0).then(|| n.to_string())
+        (n > 0).then(|| compact_str::ToCompactString::to_compact_string(&n))
     }
 
     /// Epoch milliseconds, as a number or a string of digits.
@@ -617,18 +617,18 @@ struct RawVenue<'a> {
 /// group type are only looked at, never kept in the [`Match`], so they stay borrowed from the
 /// `matchInfo` (and the group) when they are already plain text: two allocations a match fewer.
 struct Record<'a> {
-    id: String,
+    id: Text,
     teams: [Team; 2],
-    series: Option<String>,
-    description: Option<String>,
+    series: Option<Text>,
+    description: Option<Text>,
     format: Option<Cow<'a, str>>,
     match_type: Option<Cow<'a, str>>,
-    ground: Option<String>,
-    city: Option<String>,
+    ground: Option<Text>,
+    city: Option<Text>,
     start_time: Option<DateTime<Utc>>,
     /// Cricbuzz's state word, read as soon as the record is (no copy of the word is kept).
     state: Option<MatchState>,
-    status: Option<String>,
+    status: Option<Text>,
 }
 
 impl<'a> Record<'a> {
@@ -720,7 +720,7 @@ impl<'a> Record<'a> {
     }
 
     fn into_match(self, hrefs: &HashMap<String, Url>, urls: &MatchUrls) -> Option<Match> {
-        let url = match hrefs.get(&self.id) {
+        let url = match hrefs.get(self.id.as_str()) {
             Some(url) => url.clone(),
             None => {
                 let [t1, t2] = &self.teams;
@@ -1119,7 +1119,7 @@ mod tests {
             }
         }
         assert_eq!(objects.len(), 46);
-        let mut ids: Vec<String> = objects
+        let mut ids: Vec<Text> = objects
             .iter()
             .filter_map(|o| serde_json::from_str::<RawMatchInfo>(o).ok())
             .filter_map(|r| r.match_id.match_id())

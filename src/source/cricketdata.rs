@@ -14,7 +14,7 @@
 //! NOT a page anyone can open.
 
 use crate::cricket::format::SeriesMemo;
-use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
+use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
 use crate::source::lenient::{dedupe_by_id, read_answer, Array, Loose, Pair, Reading, Scalar};
 use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
@@ -157,7 +157,10 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> {
     // A failure answer has no `data`; its reason (bad key, quota) is what the operator needs.
     if answer.status.text().is_some_and(|s| s.eq_ignore_ascii_case("failure")) {
-        let reason = answer.reason.text().unwrap_or_else(|| "no reason given".to_string());
+        let reason = answer
+            .reason
+            .text_cow()
+            .unwrap_or(std::borrow::Cow::Borrowed("no reason given"));
         return Err(ParseError::LayoutNotRecognised {
             what: format!("cricapi answered failure: {reason}"),
         });
@@ -192,7 +195,7 @@ fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
     // An id that passes as written is already plain text (letters, digits and `-`): no
     // cleaning pass for it.
     let id = match &item.id {
-        Scalar::Text(raw) if !raw.is_empty() && is_id(raw) => raw.to_string(),
+        Scalar::Text(raw) if !raw.is_empty() && is_id(raw) => Text::new(raw),
         id => id.text().filter(|id| is_id(id))?,
     };
     // The same URL as parsing `MATCH_URL_PREFIX` + id (an id is letters, digits and `-`,
@@ -252,7 +255,7 @@ fn is_id(id: &str) -> bool {
 
 /// The `shortname` of the `teamInfo` entry named `name`. `teamInfo` is sorted by name, not in
 /// `teams` order, so entries are matched by name, never by position.
-fn short_name(team_info: &Pair<Loose<TeamInfo<'_>>>, name: &str) -> Option<String> {
+fn short_name(team_info: &Pair<Loose<TeamInfo<'_>>>, name: &str) -> Option<Text> {
     let Pair::Array(infos) = team_info else {
         return None;
     };
@@ -277,7 +280,7 @@ fn short_name(team_info: &Pair<Loose<TeamInfo<'_>>>, name: &str) -> Option<Strin
 /// looks like a match's place ("5th Match", "Final", "Match 10"), the first two when only the
 /// second does, and otherwise just the first; the series is the rest. `None` when `name` does not
 /// start "A vs B, " with this item's own team names.
-fn description_and_series(name: &str, team1: &str, team2: &str) -> Option<(Option<String>, Option<String>)> {
+fn description_and_series(name: &str, team1: &str, team2: &str) -> Option<(Option<Text>, Option<Text>)> {
     // "A vs B, " matched piece by piece, without building it.
     let mut rest = name;
     for piece in [team1, " vs ", team2, ", "] {
@@ -298,7 +301,7 @@ fn description_and_series(name: &str, team1: &str, team2: &str) -> Option<(Optio
     // segments joined again are the text itself, cut at the `take`-th ", ".
     if comma_segments(rest).all(|s| s.len() == trim(s).len()) {
         let (description, series) = split_after_segments(rest, take);
-        let owned = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        let owned = |s: &str| (!s.is_empty()).then(|| Text::new(s));
         return Some((owned(description), series.and_then(owned)));
     }
     Some((join(segments().take(take)), join(segments().skip(take))))
@@ -339,8 +342,8 @@ fn comma_segments(text: &str) -> impl Iterator<Item = &str> + Clone {
 }
 
 /// The parts joined by ", ", or `None` when that is empty.
-fn join<'a>(parts: impl Iterator<Item = &'a str> + Clone) -> Option<String> {
-    let mut out = String::with_capacity(parts.clone().map(|p| p.len() + 2).sum());
+fn join<'a>(parts: impl Iterator<Item = &'a str> + Clone) -> Option<Text> {
+    let mut out = Text::with_capacity(parts.clone().map(|p| p.len() + 2).sum());
     for (i, part) in parts.enumerate() {
         if i > 0 {
             out.push_str(", ");
@@ -405,11 +408,11 @@ fn format_of(
 fn venue_of(venue: &str) -> Venue {
     match venue.split_once(',') {
         Some((ground, city)) if !trim(ground).is_empty() => Venue {
-            ground: trim(ground).to_string(),
-            city: Some(trim(city).to_string()).filter(|c| !c.is_empty()),
+            ground: Text::new(trim(ground)),
+            city: Some(trim(city)).filter(|c| !c.is_empty()).map(Text::new),
         },
         _ => Venue {
-            ground: venue.to_string(),
+            ground: Text::new(venue),
             city: None,
         },
     }
@@ -644,7 +647,7 @@ mod tests {
     #[test]
     fn names_split_into_description_and_series_only_when_they_start_with_the_teams() {
         let split = |name, a, b| description_and_series(name, a, b);
-        let some = |d: &str, s: &str| Some((Some(d.to_string()), Some(s.to_string())));
+        let some = |d: &str, s: &str| Some((Some(Text::new(d)), Some(Text::new(s))));
         assert_eq!(
             split("A vs B, 12th Match, Series Name", "A", "B"),
             some("12th Match", "Series Name")
@@ -815,7 +818,7 @@ mod tests {
             let segments = || comma_segments(&rest).map(str::trim);
             if comma_segments(&rest).all(|s| s.len() == s.trim().len()) {
                 let (description, series) = split_after_segments(&rest, take);
-                let owned = |s: &str| (!s.is_empty()).then(|| s.to_string());
+                let owned = |s: &str| (!s.is_empty()).then(|| Text::new(s));
                 proptest::prop_assert_eq!(owned(description), join(segments().take(take)));
                 proptest::prop_assert_eq!(series.and_then(owned), join(segments().skip(take)));
             }

@@ -439,15 +439,18 @@ fn read_item(item: &Item) -> Option<Match> {
     let state = state_from_scores(&side1, &side2);
     Some(Match {
         site: Site::Espncricinfo,
-        source_id: id,
-        teams: [side1.name?, side2.name?].map(|name| Team { name, short_name: None }),
+        source_id: id.into(),
+        teams: [side1.name?, side2.name?].map(|name| Team {
+            name: name.into(),
+            short_name: None,
+        }),
         series: None,
         description: None,
         format: Format::Other(String::new()),
         venue: None,
         start_time: None,
         state,
-        status: scored.then_some(title),
+        status: scored.then(|| title.into()),
         url,
     })
 }
@@ -690,7 +693,7 @@ mod tests {
             assert_eq!(
                 m.teams[0],
                 Team {
-                    name: team1.to_string(),
+                    name: (*team1).into(),
                     short_name: None
                 },
                 "{id}"
@@ -698,7 +701,7 @@ mod tests {
             assert_eq!(
                 m.teams[1],
                 Team {
-                    name: team2.to_string(),
+                    name: (*team2).into(),
                     short_name: None
                 },
                 "{id}"

@@ -21,8 +21,9 @@ use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visi
 use serde::Deserialize;
 use url::Url;
 
-use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Venue};
+use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
 use crate::source::ParseError;
+use compact_str::ToCompactString;
 
 /// The site root every match URL is built on.
 const BASE: &str = "https://www.espncricinfo.com/";
@@ -78,7 +79,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     };
 
     let mut found: Vec<(Match, usize)> = Vec::new();
-    let mut position: HashMap<String, usize> = HashMap::new();
+    let mut position: HashMap<crate::cricket::Text, usize> = HashMap::new();
     let mut candidates = 0usize;
     for object in match_shaped(&tree) {
         candidates += 1;
@@ -603,15 +604,15 @@ fn to_match(raw: &RawMatch) -> Option<(Match, usize)> {
     let form = format(raw, &teams);
     let m = Match {
         site: Site::Espncricinfo,
-        source_id: raw.object_id.to_string(),
+        source_id: raw.object_id.to_compact_string(),
         teams,
-        series,
-        description,
+        series: series.map(Text::from),
+        description: description.map(Text::from),
         format: form,
         venue,
         start_time,
         state: state(raw).with_status(status.as_deref()),
-        status,
+        status: status.map(Text::from),
         url,
     };
     Some((m, richness))
@@ -625,8 +626,8 @@ fn team(raw: &RawTeam) -> Team {
         .or_else(|| raw.name.as_deref().and_then(clean))
         .unwrap_or_default();
     Team {
-        name,
-        short_name: raw.abbreviation.as_deref().and_then(clean),
+        name: name.into(),
+        short_name: raw.abbreviation.as_deref().and_then(clean).map(Text::from),
     }
 }
 
@@ -674,7 +675,10 @@ fn venue(raw: &RawGround) -> Option<Venue> {
             .map_or_else(|| full.clone(), str::to_string),
         None => full,
     };
-    Some(Venue { ground, city })
+    Some(Venue {
+        ground: ground.into(),
+        city: city.map(Text::from),
+    })
 }
 
 /// `startTime` is ISO-8601 in UTC ("2022-07-27T17:30:00.000Z"). `startDate` is not used as a
@@ -1354,7 +1358,7 @@ mod tests {
         // serde_json's json! sorts keys, so write the document by hand.
         let text = format!("{{\"zzz\":[{}],\"aaa\":[{}]}}", json["zzz"][0], json["aaa"][0]);
         let html = format!("<script id=\"__NEXT_DATA__\" type=\"application/json\">{text}</script>");
-        let ids: Vec<String> = parse(&html).expect("parses").into_iter().map(|m| m.source_id).collect();
+        let ids: Vec<Text> = parse(&html).expect("parses").into_iter().map(|m| m.source_id).collect();
         assert_eq!(ids, ["1", "2"]);
     }
 

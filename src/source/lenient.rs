@@ -6,7 +6,7 @@
 //! into serde's private `Content` tree and then try each variant against it, which was most of
 //! the Cricbuzz parsers' time (measured with `perf` on the criterion benchmark, `benches/parse.rs`).
 
-use crate::cricket::Match;
+use crate::cricket::{Match, Text};
 use crate::source::ParseError;
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -90,8 +90,8 @@ impl Scalar<'_> {
     /// The string as clean text ([`crate::text::plain`]): HTML entities decoded, control and
     /// bidirectional-override characters removed, whitespace trimmed and collapsed. `None` for
     /// a non-string or when nothing is left.
-    pub(crate) fn text(&self) -> Option<String> {
-        self.text_cow().map(Cow::into_owned)
+    pub(crate) fn text(&self) -> Option<Text> {
+        self.text_cow().map(Text::from)
     }
 
     /// [`Scalar::text`], borrowed when the string is already clean: for fields that are only

@@ -9,7 +9,7 @@ use url::Url;
 
 use super::compile::{Plan, STATE_CLASS};
 use super::schema::{Field, Profile, StateRule, Step};
-use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Team, Venue};
+use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Team, Text, Venue};
 
 /// The most characters of a page's value quoted in a debug line.
 const MAX_LOGGED_VALUE_CHARS: usize = 80;
@@ -94,24 +94,27 @@ pub(super) fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>
 
     Ok(Match {
         site: profile.site,
-        source_id: id,
+        source_id: id.into(),
         teams: [
             Team {
-                name: name1,
-                short_name: optional("fields.team1_short", &f.team1_short),
+                name: name1.into(),
+                short_name: optional("fields.team1_short", &f.team1_short).map(Text::from),
             },
             Team {
-                name: name2,
-                short_name: optional("fields.team2_short", &f.team2_short),
+                name: name2.into(),
+                short_name: optional("fields.team2_short", &f.team2_short).map(Text::from),
             },
         ],
-        series,
-        description,
+        series: series.map(Text::from),
+        description: description.map(Text::from),
         format,
-        venue: optional("fields.venue", &f.venue).map(|ground| Venue { ground, city: None }),
+        venue: optional("fields.venue", &f.venue).map(|ground| Venue {
+            ground: ground.into(),
+            city: None,
+        }),
         start_time,
         state: read_state(&profile.state, raw(STATE_CLASS), raw("state")).with_status(status.as_deref()),
-        status,
+        status: status.map(Text::from),
         url,
     })
 }

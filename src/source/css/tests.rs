@@ -206,7 +206,7 @@ fn the_espncricinfo_2020_profile_reads_one_match_from_the_twice_rendered_header(
     assert_eq!(
         m.venue,
         Some(Venue {
-            ground: "Rawalpindi".to_string(),
+            ground: "Rawalpindi".into(),
             city: None
         })
     );
