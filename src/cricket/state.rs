@@ -23,7 +23,26 @@ impl MatchState {
     /// The state once the status line's evidence is weighed, by the table in the module
     /// documentation. Every parser calls this with its own reading of the state word.
     pub fn with_status(self, status: Option<&str>) -> MatchState {
-        let Some(evidence) = status.and_then(state_from_status) else {
+        let Some(status) = status else {
+            return self;
+        };
+        // By the table below only an abandonment changes these two: an abandoned match stays
+        // abandoned whatever the line says, and a finished one becomes abandoned on that
+        // evidence alone. Asking just that question spares weighing every phrase of the line,
+        // and most listings of an answer are finished.
+        match self {
+            MatchState::Abandoned => return self,
+            MatchState::Complete if proves_abandonment(status) => return MatchState::Abandoned,
+            MatchState::Complete => return self,
+            _ => {}
+        }
+        self.settled_by(state_from_status(status))
+    }
+
+    /// The table of [`MatchState::with_status`]: this state word once a status line proved
+    /// `evidence` (`None`: it proved nothing).
+    fn settled_by(self, evidence: Option<MatchState>) -> MatchState {
+        let Some(evidence) = evidence else {
             return self;
         };
         match (evidence, self) {
@@ -99,6 +118,47 @@ fn weigh_from<'a>(
     strongest
 }
 
+/// True when the line holds an abandonment phrase ("abandoned", "cancelled", "no result",
+/// "called off"): the same answer as [`state_from_status`] giving [`MatchState::Abandoned`], the
+/// strongest evidence, so any one phrase settles it.
+fn proves_abandonment(status: &str) -> bool {
+    // Every such phrase ends in a word holding "abandon", "cancel", "result" or "off" in some
+    // mix of cases (words compare ignoring ASCII case): a line holding none of them, nearly
+    // every line, is answered without splitting it into words.
+    let bytes = status.as_bytes();
+    let holds = |at: usize, part: &[u8]| {
+        bytes
+            .get(at..at + part.len())
+            .is_some_and(|b| b.eq_ignore_ascii_case(part))
+    };
+    // `| 0x20` lower-cases an ASCII letter; only 'A' and 'a' give b'a', and so on.
+    let may = (0..bytes.len()).any(|at| match bytes.get(at).map(|b| b | 0x20) {
+        Some(b'a') => holds(at, b"abandon"),
+        Some(b'c') => holds(at, b"cancel"),
+        Some(b'r') => holds(at, b"result"),
+        Some(b'o') => holds(at, b"off"),
+        _ => false,
+    });
+    may && {
+        let mut prev = "";
+        super::format::words(status).any(|word| {
+            let found = is_abandonment(prev, word);
+            prev = word;
+            found
+        })
+    }
+}
+
+/// `word`, read after `prev`, ends an abandonment phrase.
+fn is_abandonment(prev: &str, word: &str) -> bool {
+    let is = |w: &str, wanted: &str| w.eq_ignore_ascii_case(wanted);
+    word.get(..7).is_some_and(|head| is(head, "abandon"))
+        || is(word, "cancelled")
+        || is(word, "canceled")
+        || (is(prev, "no") && is(word, "result"))
+        || (is(prev, "called") && is(word, "off"))
+}
+
 /// How strong a piece of evidence is: an abandonment outranks a result, which outranks "not
 /// started", which outranks signs of play.
 fn rank(state: MatchState) -> u8 {
@@ -116,12 +176,7 @@ fn rank(state: MatchState) -> u8 {
 fn evidence(prev: &str, word: &str, saw_won: bool) -> Option<MatchState> {
     let is = |w: &str, wanted: &str| w.eq_ignore_ascii_case(wanted);
     let any = |w: &str, wanted: &[&str]| wanted.iter().any(|x| is(w, x));
-    let starts = |w: &str, head: &str| w.get(..head.len()).is_some_and(|h| is(h, head));
-    if starts(word, "abandon")
-        || any(word, &["cancelled", "canceled"])
-        || (is(prev, "no") && is(word, "result"))
-        || (is(prev, "called") && is(word, "off"))
-    {
+    if is_abandonment(prev, word) {
         Some(MatchState::Abandoned)
     } else if (any(prev, &["won", "wins", "win"]) && is(word, "by"))
         || (is(prev, "match") && any(word, &["drawn", "tied"]))
@@ -172,6 +227,25 @@ mod tests {
         #[test]
         fn skipping_words_changes_no_answer_on_any_text(status in "\\PC{0,60}") {
             proptest::prop_assert_eq!(state_from_status(&status), weigh(&status, |_| true));
+        }
+
+        /// Asking a finished or abandoned match only about abandonment settles it as weighing
+        /// the whole line does, for every state word.
+        #[test]
+        fn the_abandonment_question_settles_as_the_whole_line_does(
+            status in "((no|No|NO|result|Result|called|Called|off|OFF|won|by|abandoned|Abandonment|abandon|abando|ABANDONED|cancelled|Canceled|cancel|cancels|resulted|offer|scoff|not|started|stumps|x|é)[ ,:.-]{1,2}){0,8}|\\PC{0,40}"
+        ) {
+            for state in [Upcoming, Live, Complete, Abandoned, Other] {
+                proptest::prop_assert_eq!(
+                    state.with_status(Some(&status)),
+                    state.settled_by(state_from_status(&status)),
+                    "{}", state
+                );
+            }
+            proptest::prop_assert_eq!(
+                proves_abandonment(&status),
+                state_from_status(&status) == Some(Abandoned)
+            );
         }
     }
 
