@@ -47,7 +47,10 @@ for case, row in ext.items():
         )
     else:
         x_json = row["json"] / ours
-        met = "✅" if x_json >= 2 else "❌"
+        # One sample of each, minutes apart: when the alternating rounds below ran, they are
+        # the judged measure and this row only reports.
+        met = ("one sample; judged in rounds below" if os.path.isdir(os.path.join(out, "json-round-1"))
+               else "✅" if x_json >= 2 else "❌")
         print(
             f"| {case} (JSON API) | {size} | {row['matches']} | {t(ours)} | – (stdlib json + walk: {t(row['json'])}, "
             f"ours {x_json:.1f}× faster) | – | – | – | – | ≥2× stdlib json + walk: {met} |"
@@ -63,9 +66,10 @@ while os.path.isdir(os.path.join(out, f"json-round-{i}")):
     i += 1
 if rounds:
     print(f"JSON API pages in {len(rounds)} alternating rounds (criterion on our parser, then stdlib "
-          "json + walk, each round within a minute); judged: the median round by ratio.\n")
-    print("| page | ours, median round | stdlib json + walk, median round | ours ×faster, median round | every round (×faster) | rounds ≥ 2× | target ≥ 2× |")
-    print("| --- | ---: | ---: | ---: | --- | ---: | --- |")
+          "json + walk, each round within a minute); judged: the median round by ratio. Also shown: the "
+          "fastest round of each side, the estimate least moved by other load on the machine.\n")
+    print("| page | ours, median round | stdlib json + walk, median round | ours ×faster, median round | every round (×faster) | rounds ≥ 2× | fastest of each: ours, Python (×faster) | target ≥ 2× |")
+    print("| --- | ---: | ---: | ---: | --- | ---: | --- | --- |")
     for case in [c for c, r in ext.items() if "json" in r]:
         per = []
         for d in rounds:
@@ -76,9 +80,11 @@ if rounds:
             per.append((py_r / ours_r, ours_r, py_r))
         ratio, ours_m, py_m = sorted(per)[len(per) // 2]
         met = sum(1 for p in per if p[0] >= 2)
+        ours_best, py_best = min(p[1] for p in per), min(p[2] for p in per)
         print(f"| {case} | {t(ours_m)} | {t(py_m)} | {ratio:.1f}× | "
               + ", ".join(f"{p[0]:.1f}×" for p in per)
-              + f" | {met} of {len(per)} | {'✅' if ratio >= 2 else '❌'} |")
+              + f" | {met} of {len(per)} | {t(ours_best)}, {t(py_best)} ({py_best / ours_best:.1f}×)"
+              + f" | {'✅' if ratio >= 2 else '❌'} |")
     print()
 if os.environ.get("BENCH_ONLY") == "extract":
     sys.exit(0)

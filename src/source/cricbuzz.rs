@@ -19,6 +19,7 @@ use crate::source::lenient::{Loose, Scalar};
 use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
 use chrono::{DateTime, Utc};
+use compact_str::ToCompactString as _;
 use memchr::memmem;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -540,7 +541,7 @@ impl Scalar<'_> {
             Scalar::Number(n) => n.as_u64()?,
             _ => return None,
         };
-        (n > 0).then(|| compact_str::ToCompactString::to_compact_string(&n))
+        (n > 0).then(|| n.to_compact_string())
     }
 
     /// Epoch milliseconds, as a number or a string of digits.

@@ -157,10 +157,8 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> {
     // A failure answer has no `data`; its reason (bad key, quota) is what the operator needs.
     if answer.status.text().is_some_and(|s| s.eq_ignore_ascii_case("failure")) {
-        let reason = answer
-            .reason
-            .text_cow()
-            .unwrap_or(std::borrow::Cow::Borrowed("no reason given"));
+        let reason = answer.reason.text_cow();
+        let reason = reason.as_deref().unwrap_or("no reason given");
         return Err(ParseError::LayoutNotRecognised {
             what: format!("cricapi answered failure: {reason}"),
         });

@@ -23,7 +23,7 @@ use url::Url;
 
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
 use crate::source::ParseError;
-use compact_str::ToCompactString;
+use compact_str::ToCompactString as _;
 
 /// The site root every match URL is built on.
 const BASE: &str = "https://www.espncricinfo.com/";
@@ -79,7 +79,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     };
 
     let mut found: Vec<(Match, usize)> = Vec::new();
-    let mut position: HashMap<crate::cricket::Text, usize> = HashMap::new();
+    let mut position: HashMap<Text, usize> = HashMap::new();
     let mut candidates = 0usize;
     for object in match_shaped(&tree) {
         candidates += 1;
