@@ -28,18 +28,9 @@ log() { printf '== %s\n' "$*" >&2; }
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "rustc: $(rustc --version)"
   echo "python: $(python3 --version 2>&1); $(python3 -c 'import bs4, lxml.etree, selectolax; print("bs4", bs4.__version__, "lxml", ".".join(map(str, lxml.etree.LXML_VERSION)), "selectolax", selectolax.__version__)')"
-  echo "redis: $(redis-server --version | cut -d' ' -f3)"
+  if command -v redis-server >/dev/null; then echo "redis: $(redis-server --version | cut -d' ' -f3)"; fi
 } > "$out/machine.txt"
 cat "$out/machine.txt" >&2
-
-# --- A dedicated Redis on a free loopback port, nothing kept on disk.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --daemonize no >"$out/redis.log" 2>&1 &
-redis_pid=$!
-trap 'kill "$redis_pid" 2>/dev/null || true' EXIT
-for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-url="redis://127.0.0.1:$port/"
-log "redis on port $port (pid $redis_pid)"
 
 # --- 1. Extraction: criterion for our parsers, then Python on the same pages.
 log "cargo bench --bench parse"
@@ -65,6 +56,15 @@ if [ "${BENCH_ONLY:-}" = extract ]; then
   python3 bench/report.py "$out" | tee "$out/report.md"
   exit 0
 fi
+
+# --- A dedicated Redis on a free loopback port, nothing kept on disk.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --daemonize no >"$out/redis.log" 2>&1 &
+redis_pid=$!
+trap 'kill "$redis_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+url="redis://127.0.0.1:$port/"
+log "redis on port $port (pid $redis_pid)"
 
 # --- Build the examples once, then run the binaries (no cargo in the timings).
 log "cargo build --release --examples --bin cricket-announcer"
