@@ -26,7 +26,7 @@ use url::Url;
 ///
 /// A parse builds about ten of these a match, and allocating each one was a large part of the
 /// JSON sources' time (issue 20). It dereferences to `str`, compares with `&str` and `String`,
-/// and is built from either with `.into()`; it serialises as a plain JSON string.
+/// and is built from either with `.into()`; it serialises as a plain JSON string. It is
 /// [`compact_str::CompactString`] (<https://docs.rs/compact_str>).
 pub type Text = compact_str::CompactString;
 

@@ -15,7 +15,7 @@
 
 use crate::cricket::format::SeriesMemo;
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
-use crate::source::lenient::{dedupe_by_id, read_answer, Array, Loose, Pair, Reading, Scalar};
+use crate::source::lenient::{dedupe_by_id, read_answer, Array, List, Loose, Pair, Reading, Scalar};
 use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
 use crate::text::trim;
@@ -43,7 +43,7 @@ struct Answer<'a, I> {
     #[serde(borrow, default)]
     reason: Scalar<'a>,
     #[serde(default)]
-    data: Array<Vec<I>>,
+    data: List<I>,
 }
 
 /// [`MATCH_URL_PREFIX`], parsed once for the process: every answer's match URLs extend it.
@@ -156,7 +156,11 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 
 fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> {
     // A failure answer has no `data`; its reason (bad key, quota) is what the operator needs.
-    if answer.status.text().is_some_and(|s| s.eq_ignore_ascii_case("failure")) {
+    if answer
+        .status
+        .text_cow()
+        .is_some_and(|s| s.eq_ignore_ascii_case("failure"))
+    {
         let reason = answer.reason.text_cow();
         let reason = reason.as_deref().unwrap_or("no reason given");
         return Err(ParseError::LayoutNotRecognised {

@@ -175,8 +175,7 @@ impl<T> Loose<T> {
 }
 
 /// An array field, its elements kept by `C` (a [`FromSeq`]: a `Vec` for [`List`], [`Few`] for
-/// [`Pair`], or a parser's own, e.g. one that turns each element into a match as it is read);
-/// anything else (object, scalar, absent) reads as [`Array::Other`], so the caller can tell
+/// [`Pair`]); anything else (object, scalar, absent) reads as [`Array::Other`], so the caller can tell
 /// "not a list" from "an empty list".
 pub(crate) enum Array<C> {
     /// The array's elements.
@@ -203,7 +202,7 @@ impl<'de, C: FromSeq<'de>> Deserialize<'de> for Array<C> {
 pub(crate) type List<T> = Array<Vec<T>>;
 
 /// How an [`Array`]'s elements are kept.
-pub(crate) trait FromSeq<'de>: Sized {
+trait FromSeq<'de>: Sized {
     /// The elements of the array `seq` reads.
     fn from_seq<A: SeqAccess<'de>>(seq: A) -> Result<Self, A::Error>;
 }
