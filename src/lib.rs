@@ -19,7 +19,8 @@
 //!   SQLite and PostgreSQL stores; [`reconcile`]: settling unknown posts with the platform.
 //! - [`template`]: post templates; [`text`]: making scraped text safe.
 //! - [`post`]: the X client and the other sinks (Mastodon, Bluesky, Discord, Telegram), their
-//!   length rules and failure classification; [`shorten`]: link shorteners.
+//!   length rules and failure classification; [`shorten`]: link shorteners; [`http_client`]:
+//!   the HTTP client they and the fetcher start from.
 //! - [`channels`]: the channels file (where the bot posts: a sink, its secrets by environment
 //!   variable, a template, a filter and a pace per channel), read and validated.
 #![deny(missing_docs)]
@@ -33,6 +34,7 @@ pub mod cli;
 pub mod config;
 pub mod cricket;
 pub mod filter;
+pub mod http_client;
 pub mod metric_names;
 pub mod post;
 pub mod reconcile;

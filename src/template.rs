@@ -407,7 +407,7 @@ impl Template {
         let name = self.path.display().to_string();
         let template = self.env.get_template(&name).map_err(|e| invalid(&self.path, "", e))?;
         let raw = template
-            .render(fields)
+            .render(minijinja::value::Serde(fields))
             .map_err(|e| invalid(&self.path, template.source(), e))?;
         let lines: Vec<&str> = raw.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
         Ok(lines.join("\n"))
@@ -571,7 +571,7 @@ mod tests {
         // One line, pointing at the unknown name.
         assert_eq!(
             message,
-            "template templates/bad.txt: undefined value (in templates/bad.txt:2) near \"venu\""
+            "template templates/bad.txt: undefined value: `venu` is undefined (in templates/bad.txt:2) near \"venu\""
         );
     }
 

@@ -112,7 +112,7 @@ pub fn split_sslmode(url: &str) -> Result<(String, SslMode), TlsError> {
     Ok((url, mode))
 }
 
-/// The crypto this crate's TLS uses: ring (already built for reqwest), chosen explicitly so that
+/// The crypto this crate's TLS uses: ring (reqwest's too), chosen explicitly so that
 /// no other provider compiled into the binary can make the choice ambiguous.
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())

@@ -650,7 +650,7 @@ pub(crate) fn http_client(
     if let Some((_, client)) = clients.iter().find(|(bounds, _)| *bounds == (timeout, connect_timeout)) {
         return Ok(client.clone());
     }
-    let client = reqwest::Client::builder()
+    let client = crate::http_client::builder()
         .user_agent(crate::USER_AGENT)
         .timeout(timeout)
         .connect_timeout(connect_timeout)

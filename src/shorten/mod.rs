@@ -91,7 +91,7 @@ impl Shortener {
     /// [`reqwest::Error`] when the HTTP client cannot be built (its TLS roots cannot be
     /// loaded).
     pub fn new(provider: Provider, base: Url, timeout: Duration) -> Result<Shortener, reqwest::Error> {
-        let http = reqwest::Client::builder()
+        let http = crate::http_client::builder()
             .user_agent(crate::USER_AGENT)
             .timeout(timeout)
             .build()?;

@@ -160,16 +160,16 @@ fn read_feed(page: &str) -> Result<Feed, String> {
                 }
                 let name = e.local_name();
                 match depth {
-                    1 if name.as_ref() != b"rss" => return Err(no_channel()),
-                    2 if name.as_ref() == b"channel" && !saw_channel => {
+                    1 if name.as_ref() != "rss" => return Err(no_channel()),
+                    2 if name.as_ref() == "channel" && !saw_channel => {
                         saw_channel = true;
                         in_channel = true;
                     }
-                    3 if in_channel && name.as_ref() == b"item" => {
+                    3 if in_channel && name.as_ref() == "item" => {
                         in_item = true;
                         feed.items.push(Item::default());
                     }
-                    4 if in_item => slot = open_field(&mut feed, name.as_ref()),
+                    4 if in_item => slot = open_field(&mut feed, name.as_ref().as_bytes()),
                     _ => {}
                 }
             }
@@ -182,11 +182,11 @@ fn read_feed(page: &str) -> Result<Feed, String> {
                     0 => return Err(no_channel()),
                     // `<channel/>`: the first channel, and an empty one (so a later channel is
                     // not read, as for `<channel></channel>`).
-                    1 if e.local_name().as_ref() == b"channel" => saw_channel = true,
-                    2 if in_channel && e.local_name().as_ref() == b"item" => feed.items.push(Item::default()),
+                    1 if e.local_name().as_ref() == "channel" => saw_channel = true,
+                    2 if in_channel && e.local_name().as_ref() == "item" => feed.items.push(Item::default()),
                     // `<title/>`: present, and empty (so a later `title` is not read).
                     3 if in_item => {
-                        open_field(&mut feed, e.local_name().as_ref());
+                        open_field(&mut feed, e.local_name().as_ref().as_bytes());
                     }
                     _ => {}
                 }
@@ -203,16 +203,18 @@ fn read_feed(page: &str) -> Result<Feed, String> {
             }
             Event::Text(t) => {
                 // Outside the root only XML's white space (not, say, a form feed) may stand.
-                if depth == 0 && !t.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
+                if depth == 0 && !t.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
                     return Err(malformed(&"text outside the root element"));
                 }
                 // A single-byte search: building a substring searcher for every text event of
                 // the feed cost more than the event's own reading.
-                if memchr::memchr_iter(b'>', &t).any(|i| i >= 2 && t.get(i - 2..i) == Some(b"]]".as_slice())) {
+                if memchr::memchr_iter(b'>', t.as_bytes())
+                    .any(|i| i >= 2 && t.as_bytes().get(i - 2..i) == Some(b"]]".as_slice()))
+                {
                     return Err(malformed(&"`]]>` in text"));
                 }
                 if let Some(field) = field_text(&mut feed, slot, depth) {
-                    field.push_str(&t.decode().map_err(|e| malformed(&e))?);
+                    field.push_str(&t);
                 }
             }
             Event::CData(t) => {
@@ -221,7 +223,7 @@ fn read_feed(page: &str) -> Result<Feed, String> {
                     return Err(malformed(&"text outside the root element"));
                 }
                 if let Some(field) = field_text(&mut feed, slot, depth) {
-                    field.push_str(&t.decode().map_err(|e| malformed(&e))?);
+                    field.push_str(&t);
                 }
             }
             Event::GeneralRef(r) => {
@@ -243,7 +245,7 @@ fn read_feed(page: &str) -> Result<Feed, String> {
                 if !at_start {
                     return Err(malformed(&"an XML declaration after the start"));
                 }
-                if !is_xml_declaration(&d) {
+                if !is_xml_declaration(d.as_bytes()) {
                     return Err(malformed(&"an XML declaration that is not `<?xml version=\"1.x\" …?>`"));
                 }
             }
@@ -251,7 +253,7 @@ fn read_feed(page: &str) -> Result<Feed, String> {
             // for the declaration; quick-xml hands `<?XML …?>` and `<? xml …?>` over as PIs).
             Event::PI(pi) => {
                 let target = pi.target();
-                if !is_xml_name(target) || target.eq_ignore_ascii_case(b"xml") {
+                if !is_xml_name(target.as_bytes()) || target.eq_ignore_ascii_case("xml") {
                     return Err(malformed(&"a processing instruction without a valid target"));
                 }
             }
@@ -335,17 +337,17 @@ fn is_xml_char(c: char) -> bool {
 /// and each value holds no `<` and only references that resolve (predefined entities or
 /// character references to XML characters).
 fn check_tag(tag: &BytesStart<'_>) -> Result<(), String> {
-    if !is_xml_name(tag.name().as_ref()) {
+    if !is_xml_name(tag.name().as_ref().as_bytes()) {
         return Err("an element name that is not an XML name".to_string());
     }
     // With checks on (the default), the iterator reports repeated names and values that are
     // missing or unquoted.
     for attribute in tag.attributes() {
         let attribute = attribute.map_err(|e| e.to_string())?;
-        if !is_xml_name(attribute.key.as_ref()) {
+        if !is_xml_name(attribute.key.as_ref().as_bytes()) {
             return Err("an attribute name that is not an XML name".to_string());
         }
-        if attribute.value.contains(&b'<') {
+        if attribute.value.contains('<') {
             return Err("`<` in an attribute value".to_string());
         }
         let value = attribute
@@ -422,8 +424,7 @@ fn resolve_reference(r: &BytesRef<'_>) -> Option<char> {
     if let Ok(Some(c)) = r.resolve_char_ref() {
         return Some(c);
     }
-    let name = r.decode().ok()?;
-    quick_xml::escape::resolve_predefined_entity(&name)?.chars().next()
+    quick_xml::escape::resolve_predefined_entity(r)?.chars().next()
 }
 
 /// One `item`, or `None` when its `guid` has no match id or its title no two teams.

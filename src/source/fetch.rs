@@ -169,7 +169,7 @@ impl Fetcher {
         total_timeout: Duration,
         per_host_per_minute: u32,
     ) -> Result<Fetcher, reqwest::Error> {
-        let http = reqwest::Client::builder()
+        let http = crate::http_client::builder()
             .user_agent(crate::USER_AGENT)
             .connect_timeout(connect_timeout)
             .timeout(total_timeout)

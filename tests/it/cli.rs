@@ -968,7 +968,7 @@ async fn a_template_error_is_one_line_naming_the_template_line_and_text() {
     assert_eq!(
         error,
         [format!(
-            "error: TEMPLATE_PATH: template {0}: undefined value (in {0}:2) near \"venu\"",
+            "error: TEMPLATE_PATH: template {0}: undefined value: `venu` is undefined (in {0}:2) near \"venu\"",
             bad.display()
         )],
         "{stderr}"

@@ -228,7 +228,13 @@ fn sample(scrape: &str, series: &str) -> Option<f64> {
 }
 
 async fn get(url: &str) -> Option<(u16, String)> {
-    let r = reqwest::get(url).await.ok()?;
+    let r = cricket_announcer::http_client::builder()
+        .build()
+        .ok()?
+        .get(url)
+        .send()
+        .await
+        .ok()?;
     let status = r.status().as_u16();
     Some((status, r.text().await.ok()?))
 }

@@ -198,13 +198,12 @@ pub(super) fn scan(plan: &Plan, page: &str) -> Result<Vec<Vec<Option<String>>>, 
         handlers.push((Cow::Borrowed(&target.selector), h));
     }
 
-    let settings = Settings {
-        element_content_handlers: handlers,
+    let settings = handlers
+        .into_iter()
+        .fold(Settings::new(), Settings::append_element_content_handler)
         // Strict mode stops at markup lol_html cannot place without a tree (rare `<select>`
         // and foreign-content cases); a best guess beats refusing a scraped page.
-        strict: false,
-        ..Settings::new()
-    };
+        .with_strict(false);
     // The rewritten page is not wanted: lol_html is used as a parser only.
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
     rewriter.write(page.as_bytes())?;
