@@ -20,4 +20,5 @@ mod shorten;
 mod sinks;
 mod sources;
 mod tls;
+mod upgrade;
 mod wipe;
