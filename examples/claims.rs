@@ -32,7 +32,7 @@ mod mock_x;
 use cricket_announcer::announcer::{holders_of_all, Announcer, ClaimPolicy, Mode, Outcome};
 use cricket_announcer::claim::{ClaimStore, RedisClaims};
 use cricket_announcer::cricket::{Match, Sighting};
-use cricket_announcer::post::{PostPace, XClient};
+use cricket_announcer::post::{PostPace, Sink};
 use cricket_announcer::source::SourceKind;
 use cricket_announcer::template::Template;
 use std::collections::BTreeMap;
@@ -132,7 +132,7 @@ async fn bench(mock: mock_x::MockX) {
         .get_multiplexed_async_connection()
         .await
         .unwrap();
-    let x = XClient::new(
+    let x = Sink::x(
         &mock.base,
         mock_x::credentials(),
         Duration::from_secs(5),

@@ -20,7 +20,7 @@ use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Outcome};
 use cricket_announcer::claim::{ClaimStore, RedisClaims};
 use cricket_announcer::cricket::{MatchKey, Sighting};
 use cricket_announcer::filter::Filter;
-use cricket_announcer::post::{PostPace, XClient};
+use cricket_announcer::post::{PostPace, Sink};
 use cricket_announcer::source::SourceKind;
 use cricket_announcer::template::Template;
 use std::collections::HashMap;
@@ -41,7 +41,7 @@ async fn bench(mut mock: mock_x::MockX) {
     let root = env!("CARGO_MANIFEST_DIR");
     let page = std::fs::read_to_string(format!("{root}/fixtures/cricbuzz/live-scores_2026-07-17.html")).unwrap();
     let template_path = std::path::PathBuf::from(format!("{root}/templates/announce.txt"));
-    let x = XClient::new(
+    let x = Sink::x(
         &mock.base,
         mock_x::credentials(),
         Duration::from_secs(5),

@@ -32,9 +32,7 @@ use crate::post::discord::check_webhook_url;
 use crate::post::is_loopback;
 use crate::post::mastodon::Visibility;
 use crate::post::telegram::{check_bot_token, ChatId, DEFAULT_API_BASE};
-use crate::post::{
-    BlueskyClient, DiscordClient, MastodonClient, Sink, SinkKind, TelegramClient, XClient, XCredentials,
-};
+use crate::post::{Sink, SinkKind, XCredentials};
 use crate::template::MAX_TEMPLATE_BYTES;
 use secrecy::SecretString;
 use serde::Deserialize;
@@ -196,7 +194,7 @@ impl Channel {
         let built = match &self.sink {
             SinkSettings::X { base_url, credentials } => {
                 let credentials = credentials.clone().ok_or_else(unread)?;
-                XClient::new(base_url, credentials, timeout, connect_timeout).map(Sink::X)
+                Sink::x(base_url, credentials, timeout, connect_timeout)
             }
             SinkSettings::Mastodon {
                 instance,
@@ -205,8 +203,15 @@ impl Channel {
                 language,
             } => {
                 let token = token.clone().ok_or_else(unread)?;
-                MastodonClient::new(instance, token, &self.name, timeout, connect_timeout)
-                    .map(|c| Sink::Mastodon(c.with_visibility(*visibility).with_language(language.clone())))
+                Sink::mastodon(
+                    instance,
+                    token,
+                    &self.name,
+                    *visibility,
+                    language.clone(),
+                    timeout,
+                    connect_timeout,
+                )
             }
             SinkSettings::Bluesky {
                 service,
@@ -215,12 +220,19 @@ impl Channel {
                 language,
             } => {
                 let app_password = app_password.clone().ok_or_else(unread)?;
-                BlueskyClient::new(service, handle, app_password, &self.name, timeout, connect_timeout)
-                    .map(|c| Sink::Bluesky(c.with_language(language.clone())))
+                Sink::bluesky(
+                    service,
+                    handle,
+                    app_password,
+                    &self.name,
+                    language.clone(),
+                    timeout,
+                    connect_timeout,
+                )
             }
             SinkSettings::Discord { webhook_url } => {
                 let webhook_url = webhook_url.clone().ok_or_else(unread)?;
-                DiscordClient::new(webhook_url, timeout, connect_timeout).map(Sink::Discord)
+                Sink::discord(webhook_url, timeout, connect_timeout)
             }
             SinkSettings::Telegram {
                 api_base,
@@ -228,7 +240,7 @@ impl Channel {
                 chat_id,
             } => {
                 let bot_token = bot_token.as_ref().ok_or_else(unread)?;
-                TelegramClient::new(api_base, bot_token, chat_id.clone(), timeout, connect_timeout).map(Sink::Telegram)
+                Sink::telegram(api_base, bot_token, chat_id.clone(), timeout, connect_timeout)
             }
         };
         built.map_err(|source| ChannelsError::Sink {

@@ -5,15 +5,16 @@ use crate::tables::{self, Column};
 use anyhow::Context;
 use chrono::Utc;
 use cricket_announcer::announcer::{ClaimPolicy, Output};
-use cricket_announcer::app::{check_eviction, check_sources, open_store, open_store_for, Access, App, Summary};
+use cricket_announcer::app::{
+    channel_claims, check_eviction, check_sources, open_store, open_store_for, Access, App, Summary,
+};
 use cricket_announcer::claim::{
     known_time, ClaimError, ClaimState, EvictionSafety, ListedClaim, OperatorRelease, PostgresClaims, PostgresError,
 };
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, ConfigError, Invocation, Needs, Printing, Sending, StoreConfig};
 use cricket_announcer::cricket::MatchKey;
-use cricket_announcer::post::{Sink, XClient};
-use cricket_announcer::reconcile::{reconcile_replay, reconcile_x, Decision, Settled};
+use cricket_announcer::reconcile::{Decision, Settled};
 use cricket_announcer::status;
 use cricket_announcer::telemetry::CauseChain;
 use cricket_announcer::template::{TemplateError, BUILT_IN_NAME};
@@ -348,11 +349,10 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 return reconcile(&config, &base, channel.as_deref(), stuck_after).await;
             }
             // One channel's claims: the named one, or the only one.
-            let store = match (&config.posting.channels, channel.as_deref()) {
-                (None, _) => base,
-                (Some(_), Some(name)) => base.for_channel(name),
-                (Some(_), None) if names.len() == 1 => base.for_channel(names[0]),
-                (Some(_), None) => {
+            let name = match channel.as_deref() {
+                Some(name) => name,
+                None if names.len() == 1 => names[0],
+                None => {
                     return Err(Usage(format!(
                         "name the channel whose claims to read: --channel NAME (channels: {})",
                         names.join(", ")
@@ -360,6 +360,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     .into())
                 }
             };
+            let store = channel_claims(&base, &config.posting.channels, name);
             match action {
                 ClaimsCommand::List { state, wide } => {
                     let now = Utc::now();
@@ -576,16 +577,13 @@ async fn seed_dry_run(app: &App, config: &Config) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(if ok { EXIT_OK } else { EXIT_INCOMPLETE }))
 }
 
-/// The channels' names: the channels file's, or the one X channel (`x`) without one.
+/// The channels' names: the channels file's, or the environment's X channel (`x`) without one.
 fn channel_names(config: &Config) -> Vec<&str> {
-    match &config.posting.channels {
-        Some(file) => file.channels.iter().map(|c| c.name.as_str()).collect(),
-        None => vec!["x"],
-    }
+    config.posting.channels.names()
 }
 
-/// `claims reconcile`: the named channel, or every channel; X channels are asked (see
-/// [`reconcile_x`]); the unknown and stuck claims of other sinks are listed as not asked.
+/// `claims reconcile`: the named channel, or every channel, each the way its platform can be
+/// asked (see [`cricket_announcer::reconcile::reconcile`]).
 async fn reconcile(
     config: &Config,
     base: &cricket_announcer::claim::ClaimStore,
@@ -600,34 +598,18 @@ async fn reconcile(
         .into());
     }
     let mut decisions = Vec::new();
-    match &config.posting.channels {
-        None => {
-            let credentials = config
-                .posting
-                .x_credentials
-                .clone()
-                .context("claims reconcile reads the account's posts: set the four X credentials")?;
-            let x = XClient::new(
-                &config.posting.x_api_base,
-                credentials,
-                config.posting.post_timeout,
-                cricket_announcer::source::fetch::CONNECT_TIMEOUT,
-            )
-            .map_err(anyhow::Error::msg)?;
-            decisions.extend(reconcile_x(base, &x, stuck_after).await?);
-        }
-        Some(file) => {
-            for c in file.channels.iter().filter(|c| channel.is_none_or(|n| n == c.name)) {
-                let store = base.for_channel(&c.name);
-                match c.sink(
-                    config.posting.post_timeout,
-                    cricket_announcer::source::fetch::CONNECT_TIMEOUT,
-                )? {
-                    Sink::X(x) => decisions.extend(reconcile_x(&store, &x, stuck_after).await?),
-                    other => decisions.extend(reconcile_replay(&store, &other, stuck_after).await?),
-                }
-            }
-        }
+    let channels = &config.posting.channels;
+    for c in channels
+        .channels()
+        .iter()
+        .filter(|c| channel.is_none_or(|n| n == c.name))
+    {
+        let sink = c.sink(
+            config.posting.post_timeout,
+            cricket_announcer::source::fetch::CONNECT_TIMEOUT,
+        )?;
+        let store = channel_claims(base, channels, &c.name);
+        decisions.extend(cricket_announcer::reconcile::reconcile(&store, &sink, stuck_after).await?);
     }
     print_decisions(&decisions, config.json(), &store_label(config))?;
     let asked_all = decisions.iter().all(|d| !matches!(d.outcome, Settled::NotAsked { .. }));
@@ -700,7 +682,7 @@ fn log_startup(command: &str, config: &Config) {
         .template_path
         .as_deref()
         .map_or_else(|| BUILT_IN_NAME.to_string(), |p: &Path| p.display().to_string());
-    let posting = match (command, config.dry_run(), &config.posting.channels) {
+    let posting = match (command, config.dry_run(), config.posting.channels.file()) {
         ("seed", false, _) => "records without posting".to_string(),
         ("seed", true, _) => "dry run: records nothing".to_string(),
         (_, true, _) => "dry run: prints posts, sends and writes nothing".to_string(),
@@ -727,7 +709,7 @@ fn log_startup(command: &str, config: &Config) {
         "starting"
     );
     // Read only when set, for a command that posts nothing (see `channels::Secrets`).
-    if let Some(file) = &config.posting.channels {
+    if let Some(file) = config.posting.channels.file() {
         let unset: Vec<String> = file
             .channels
             .iter()

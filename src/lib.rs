@@ -18,11 +18,12 @@
 //! - [`claim`]: claim records, tokens, and the Redis (one server, Cluster, Sentinel), embedded
 //!   SQLite and PostgreSQL stores; [`reconcile`]: settling unknown posts with the platform.
 //! - [`template`]: post templates; [`text`]: making scraped text safe.
-//! - [`post`]: the X client and the other sinks (Mastodon, Bluesky, Discord, Telegram), their
-//!   length rules and failure classification; [`shorten`]: link shorteners; [`http_client`]:
-//!   the HTTP client they and the fetcher start from.
+//! - [`post`]: the [`post::Sink`] each channel posts through (X, Mastodon, Bluesky, Discord,
+//!   Telegram), with its length rule and what a failure proves; [`shorten`]: link shorteners;
+//!   [`http_client`]: the HTTP client they and the fetcher start from.
 //! - [`channels`]: the channels file (where the bot posts: a sink, its secrets by environment
-//!   variable, a template, a filter and a pace per channel), read and validated.
+//!   variable, a template, a filter and a pace per channel), read and validated; without one,
+//!   [`config`] makes the environment's X account the one channel.
 #![deny(missing_docs)]
 
 pub mod announcer;

@@ -5,12 +5,12 @@
 //! (a duplicate is worse than a lost post). This module asks the platform whether the post
 //! exists, and records what it learns:
 //! - **X** has no idempotency key, so the bot never posts again: it reads the account's recent
-//!   posts ([`XClient::find_post`]) and, when one is the claim's post (its text, links aside, or
+//!   posts (`GET /2/users/:id/tweets`) and, when one is the claim's post (its text, links aside, or
 //!   its link), records `posted` with that id. Not found is not proof (the timeline is
 //!   eventually consistent, and reads cost credits): the claim stays as it was, with the time
 //!   of the check and what was found (`claims list --state unknown` shows both).
 //! - **Mastodon** keeps a post's `Idempotency-Key` for an hour: within that hour the create is
-//!   repeated with the same key ([`reconcile_replay`]), and the server answers the original
+//!   repeated with the same key (see [`reconcile`]), and the server answers the original
 //!   status, or creates the post once if the first create never landed. After the hour a repeat
 //!   is no longer safe: the claim is listed for the operator. Only one reconciler repeats a
 //!   post at a time ([`ClaimStore::adopt_for_replay`]): Mastodon writes the key only once the
@@ -21,12 +21,14 @@
 //!   for the operator ([`not_asked`]).
 //! - A claim whose record has no post text (written by a release before this one) cannot be
 //!   looked for: it is listed for the operator.
+//!
+//! [`reconcile`] picks the way for a channel's sink: `run` and `claims reconcile` both call it.
 
 use crate::claim::{
     later_by, Adoption, Checked, Claim, ClaimError, ClaimState, ClaimStore, ClaimToken, ListedClaim, Transition,
 };
 use crate::cricket::MatchKey;
-use crate::post::{Found, PostError, Sink, SinkError, SinkKind, XClient};
+use crate::post::{Client, Found, Sink, SinkError, SinkKind, XClient};
 use chrono::{DateTime, DurationRound, Utc};
 use std::time::Duration;
 
@@ -88,15 +90,52 @@ pub enum Settled {
     },
 }
 
-/// Reconciles every `unknown` or stuck claim in `store` with X's account behind `x`; a claim
-/// is stuck when `claimed` past its owner's deadline (or, for older records, `stuck_after`
-/// after its claim). Stops asking X at the first refusal that every later read would meet too
-/// (credentials, rate limit); the claims not asked are listed as such.
+/// Reconciles every `unknown` or stuck claim of one channel (its claims in `store`, its posts
+/// through `sink`) the way its platform allows: X's account is searched, a Mastodon or Bluesky
+/// post is repeated under its dedupe key, Discord's and Telegram's claims are listed as not
+/// asked (see the module doc). A claim is stuck when `claimed` past its owner's deadline (or,
+/// for older records, `stuck_after` after its claim).
 ///
 /// # Errors
 /// [`ClaimError`] when the store cannot list the claims. A store error while recording one
 /// claim's outcome is that claim's [`Settled::NotAsked`], not the whole call's.
-pub async fn reconcile_x(store: &ClaimStore, x: &XClient, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
+pub async fn reconcile(store: &ClaimStore, sink: &Sink, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
+    match way(sink) {
+        Way::Search(x) => search(store, x, stuck_after).await,
+        Way::Replay => replay(store, sink, stuck_after).await,
+        Way::NotAsked => not_asked(store, sink.kind(), stuck_after).await,
+    }
+}
+
+/// Whether [`reconcile`] asks `sink`'s platform anything (X, Mastodon, Bluesky), rather than
+/// only listing the claims for the operator (Discord, Telegram).
+pub fn asks(sink: &Sink) -> bool {
+    !matches!(way(sink), Way::NotAsked)
+}
+
+/// How a platform is asked whether a post exists.
+enum Way<'a> {
+    /// The account's recent posts are searched (X).
+    Search(&'a XClient),
+    /// The create is repeated under the post's dedupe key (Mastodon, Bluesky).
+    Replay,
+    /// Nothing can be asked (Discord, Telegram): the claims are listed for the operator.
+    NotAsked,
+}
+
+/// The way `sink`'s platform is asked: the one place that tells the sinks apart.
+fn way(sink: &Sink) -> Way<'_> {
+    match sink.client() {
+        Client::X(x) => Way::Search(x),
+        Client::Mastodon(_) | Client::Bluesky(_) => Way::Replay,
+        Client::Discord(_) | Client::Telegram(_) => Way::NotAsked,
+    }
+}
+
+/// Reconciles with X's account behind `x` (see [`reconcile`]). Stops asking X at the first
+/// refusal that every later read would meet too (credentials, rate limit); the claims not
+/// asked are listed as such.
+async fn search(store: &ClaimStore, x: &XClient, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
     let now = Utc::now();
     let mut decisions = Vec::new();
     let mut stop: Option<String> = None;
@@ -148,21 +187,10 @@ pub const MASTODON_REPLAY_WINDOW: chrono::Duration = chrono::Duration::minutes(5
 /// past the time any HTTP front end lets a request run.
 pub const MASTODON_SETTLE: chrono::Duration = chrono::Duration::minutes(10);
 
-/// Reconciles the `unknown` and stuck claims of a Mastodon or Bluesky channel by repeating the
-/// create where the platform makes a second post impossible (see the module doc). Any other
-/// sink's claims are [`not_asked`].
-///
-/// # Errors
-/// [`ClaimError`] when the store cannot list the claims.
-pub async fn reconcile_replay(
-    store: &ClaimStore,
-    sink: &Sink,
-    stuck_after: Duration,
-) -> Result<Vec<Decision>, ClaimError> {
+/// Reconciles a Mastodon or Bluesky channel's claims by repeating the create where the
+/// platform makes a second post impossible (see [`reconcile`]).
+async fn replay(store: &ClaimStore, sink: &Sink, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
     let kind = sink.kind();
-    if !matches!(kind, SinkKind::Mastodon | SinkKind::Bluesky) {
-        return not_asked(store, kind, stuck_after).await;
-    }
     let mut decisions = Vec::new();
     for (listed, was) in unsettled(store, Utc::now(), stuck_after).await? {
         let claim = &listed.claim;
@@ -313,10 +341,7 @@ async fn unsettled(
 
 /// The `unknown` and stuck claims of a channel whose sink this release does not ask yet
 /// (`kind`), each listed as not asked, for the operator.
-///
-/// # Errors
-/// [`ClaimError`] when the store cannot list the claims.
-pub async fn not_asked(store: &ClaimStore, kind: SinkKind, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
+async fn not_asked(store: &ClaimStore, kind: SinkKind, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
     let now = Utc::now();
     let mut decisions = Vec::new();
     for (listed, was) in unsettled(store, now, stuck_after).await? {
@@ -379,10 +404,10 @@ async fn settle(store: &ClaimStore, key: &MatchKey, claim: &Claim, change: &Tran
 
 /// True when every later read would be refused the same way: credentials (401, 403) or the
 /// read limit (429).
-fn stops_asking(e: &PostError) -> bool {
+fn stops_asking(e: &SinkError) -> bool {
     matches!(
         e,
-        PostError::Refused {
+        SinkError::Refused {
             status: 401 | 403 | 429,
             ..
         }

@@ -3,7 +3,7 @@
 //! [`crate::text::clean`].
 
 use crate::cricket::Match;
-use crate::post::{Post, TooLong, MAX_WEIGHTED_LENGTH};
+use crate::post::{LengthRule, SinkKind};
 use crate::text::clean;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
@@ -73,27 +73,12 @@ pub enum RenderError {
     /// The template failed (see [`TemplateError`]).
     #[error(transparent)]
     Template(#[from] TemplateError),
-    /// Even with series, venue and description cut away, the post is over X's limit.
-    #[error(
-        "template {template}: the post for {title} ({origin}) is {weighted_length} weighted characters \
-         even with series, venue and description cut; X allows {MAX_WEIGHTED_LENGTH}"
-    )]
-    TooLong {
-        /// The template's path.
-        template: String,
-        /// The match: teams and description.
-        title: String,
-        /// Where the match was read (`site:id`).
-        origin: String,
-        /// The shortest post's weighted length.
-        weighted_length: usize,
-    },
     /// Even with series, venue and description cut away, the post is over a sink's limit.
     #[error(
         "template {template}: the post for {title} ({origin}) is {length} {} even with series, venue and description cut; {} allows {}",
         limit.unit, limit.sink, limit.max
     )]
-    TooLongFor {
+    TooLong {
         /// The template's path.
         template: String,
         /// The match: teams and description.
@@ -107,10 +92,10 @@ pub enum RenderError {
     },
 }
 
-/// A sink's length limit, as a [`RenderError::TooLongFor`] names it.
+/// A sink's length limit, as a [`RenderError::TooLong`] names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SinkLimit {
-    /// The sink (`mastodon`, `bluesky`…).
+    /// The sink, as people write it (`X`, `Mastodon`…).
     pub sink: String,
     /// Its limit, in `unit`s.
     pub max: usize,
@@ -301,36 +286,38 @@ impl Template {
         self.render_fields(&Fields::of(m, link))
     }
 
-    /// Renders the post for `m` with `link` and makes sure X accepts its length: when the full
-    /// post is over [`MAX_WEIGHTED_LENGTH`], the least important fields are cut, one at a time
-    /// and each as little as needed, ending with `…`: first the series, then the venue, then the
-    /// description (a field cut to nothing disappears with its line). The link and the team
-    /// names are never cut. Length is measured by [`crate::post::weighted_length`].
+    /// Renders the post for `m` with `link` and makes sure `sink` accepts its length by its
+    /// `rule`: when the full post is over the rule's limit, the least important fields are cut,
+    /// one at a time and each as little as needed, ending with `…`: first the series, then the
+    /// venue, then the description (a field cut to nothing disappears with its line). The link
+    /// and the team names are never cut. The text is the post as the sink takes it
+    /// ([`LengthRule::fit`]: NFC-normalised for X).
     ///
     /// # Errors
     /// [`RenderError::Template`] when rendering fails; [`RenderError::TooLong`] (naming the
-    /// template and the match) when the post is still too long with all three fields gone.
-    pub fn render_post(&self, m: &Match, link: &Url) -> Result<Post, RenderError> {
-        self.render_fitting(m, link, |text| {
-            Post::new(text).map_err(|TooLong { weighted_length }| weighted_length)
-        })
-        .map_err(|e| match e {
-            Unfit::Template(e) => RenderError::Template(e),
-            Unfit::TooLong { title, length } => RenderError::TooLong {
-                template: self.path.display().to_string(),
-                title,
-                origin: m.alias(),
-                weighted_length: length,
-            },
-        })
+    /// template, the match and the sink's limit) when the post is still too long with series,
+    /// venue and description gone.
+    pub fn render_within(
+        &self,
+        m: &Match,
+        link: &Url,
+        sink: SinkKind,
+        rule: LengthRule,
+    ) -> Result<String, RenderError> {
+        let limit = SinkLimit {
+            sink: sink.platform().to_string(),
+            max: rule.max(),
+            unit: rule.unit().to_string(),
+        };
+        self.render_for(m, link, &limit, |text| rule.fit(text))
     }
 
-    /// As [`Template::render_post`], for a sink whose rule `fit` is: `fit(text)` is the post
+    /// As [`Template::render_within`], for any rule `fit`: `fit(text)` is the post
     /// when `text` is within the sink's limit, else `Err(length)` in the rule's unit. Fields
     /// are cut in the same order until it fits.
     ///
     /// # Errors
-    /// [`RenderError::Template`] when rendering fails; [`RenderError::TooLongFor`] (naming the
+    /// [`RenderError::Template`] when rendering fails; [`RenderError::TooLong`] (naming the
     /// template, the match and the sink's rule) when the post is still too long with series,
     /// venue and description gone.
     pub fn render_for<T>(
@@ -342,7 +329,7 @@ impl Template {
     ) -> Result<T, RenderError> {
         self.render_fitting(m, link, fit).map_err(|e| match e {
             Unfit::Template(e) => RenderError::Template(e),
-            Unfit::TooLong { title, length } => RenderError::TooLongFor {
+            Unfit::TooLong { title, length } => RenderError::TooLong {
                 template: self.path.display().to_string(),
                 title,
                 origin: m.alias(),
@@ -503,7 +490,12 @@ fn sample_match() -> Match {
 mod tests {
     use super::*;
     use crate::cricket::{Team, Venue};
-    use crate::post::weighted_length;
+    use crate::post::{weighted_length, MAX_WEIGHTED_LENGTH};
+
+    /// The post for X: `template` fitted to X's weighted 280.
+    fn x_post(template: &Template, m: &Match, link: &Url) -> Result<String, RenderError> {
+        template.render_within(m, link, SinkKind::X, LengthRule::XWeighted)
+    }
 
     fn shipped(name: &str) -> Template {
         Template::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("templates").join(name)).unwrap()
@@ -532,11 +524,8 @@ mod tests {
         let built_in = Template::configured(None).unwrap();
         assert_eq!(built_in.path(), Path::new(BUILT_IN_NAME));
         assert_eq!(
-            built_in.render_post(&sample_match(), &link()).unwrap().text(),
-            shipped("announce.txt")
-                .render_post(&sample_match(), &link())
-                .unwrap()
-                .text()
+            x_post(&built_in, &sample_match(), &link()).unwrap(),
+            x_post(&shipped("announce.txt"), &sample_match(), &link()).unwrap()
         );
     }
 
@@ -627,15 +616,15 @@ mod tests {
 
     #[test]
     fn both_shipped_templates_load_and_render_the_sample_match_in_full() {
-        let short = shipped("announce.txt").render_post(&sample_match(), &link()).unwrap();
+        let short = x_post(&shipped("announce.txt"), &sample_match(), &link()).unwrap();
         assert_eq!(
-            short.text(),
+            short,
             "Coming up: Home v Away, 1st T20I\nSeries\n📍 Ground, City\n🕒 Thu 1 Jan, 00:00 UTC\n\
              https://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i"
         );
-        let detailed = shipped("detailed.txt").render_post(&sample_match(), &link()).unwrap();
+        let detailed = x_post(&shipped("detailed.txt"), &sample_match(), &link()).unwrap();
         assert_eq!(
-            detailed.text(),
+            detailed,
             "Coming up: Home v Away, 1st T20I (T20I)\nSeries\n📍 Ground, City\n🕒 Thu 1 Jan, 00:00 UTC\n\
              ℹ️ Match starts soon\nhttps://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i (via cricbuzz)"
         );
@@ -654,10 +643,10 @@ mod tests {
             let mut m = sample_match();
             m.teams = [team("Zimbabwe"), team("Bangladesh")];
             m.state = state;
-            let post = shipped("announce.txt").render_post(&m, &link()).unwrap();
-            assert_eq!(post.text().lines().next(), Some(first), "{state}");
-            let detailed = shipped("detailed.txt").render_post(&m, &link()).unwrap();
-            assert!(detailed.text().starts_with(first), "{state}: {}", detailed.text());
+            let post = x_post(&shipped("announce.txt"), &m, &link()).unwrap();
+            assert_eq!(post.lines().next(), Some(first), "{state}");
+            let detailed = x_post(&shipped("detailed.txt"), &m, &link()).unwrap();
+            assert!(detailed.starts_with(first), "{state}: {}", detailed);
         }
     }
 
@@ -670,10 +659,9 @@ mod tests {
             ground: "V".repeat(10_000).into(),
             city: None,
         });
-        let post = shipped("announce.txt").render_post(&m, &link()).unwrap();
-        assert!(post.weighted_length() <= MAX_WEIGHTED_LENGTH);
-        assert_eq!(post.weighted_length(), weighted_length(post.text()));
-        let lines: Vec<&str> = post.text().lines().collect();
+        let post = x_post(&shipped("announce.txt"), &m, &link()).unwrap();
+        assert!(weighted_length(&post) <= MAX_WEIGHTED_LENGTH);
+        let lines: Vec<&str> = post.lines().collect();
         assert_eq!(lines[0], "Coming up: Zimbabwe v Bangladesh, 1st T20I");
         // The venue (cleaned to 120 characters + "…") is whole; only the series was cut.
         assert_eq!(lines[2], format!("📍 {}…", "V".repeat(crate::text::MAX_FIELD_CHARS)));
@@ -682,9 +670,9 @@ mod tests {
         assert_eq!(lines.last().copied(), Some(link().as_str()));
         // Cut as little as needed: one more series character would not fit.
         assert!(
-            post.weighted_length() >= MAX_WEIGHTED_LENGTH - 1,
+            weighted_length(&post) >= MAX_WEIGHTED_LENGTH - 1,
             "{}",
-            post.weighted_length()
+            weighted_length(&post)
         );
     }
 
@@ -698,13 +686,13 @@ mod tests {
             city: None,
         });
         m.description = Some("第二試合".repeat(30).into());
-        let post = shipped("announce.txt").render_post(&m, &link()).unwrap();
+        let post = x_post(&shipped("announce.txt"), &m, &link()).unwrap();
         assert!(
-            post.weighted_length() <= MAX_WEIGHTED_LENGTH,
+            weighted_length(&post) <= MAX_WEIGHTED_LENGTH,
             "{}",
-            post.weighted_length()
+            weighted_length(&post)
         );
-        let lines: Vec<&str> = post.text().lines().collect();
+        let lines: Vec<&str> = post.lines().collect();
         // Series and venue are gone entirely (their lines dropped); the description is cut.
         assert!(
             lines[0].starts_with("Coming up: 日本代表🏏チーム v 香港代表🏏チーム, 第二試合"),
@@ -712,11 +700,7 @@ mod tests {
             lines[0]
         );
         assert!(lines[0].ends_with('…'), "{}", lines[0]);
-        assert!(
-            !post.text().contains("アジア") && !post.text().contains("横浜"),
-            "{}",
-            post.text()
-        );
+        assert!(!post.contains("アジア") && !post.contains("横浜"), "{}", post);
         assert_eq!(lines.last().copied(), Some(link().as_str()));
     }
 
@@ -761,24 +745,15 @@ mod tests {
             )),
             "{said}"
         );
-        assert!(matches!(err, RenderError::TooLongFor { .. }), "{err:?}");
+        assert!(matches!(err, RenderError::TooLong { .. }), "{err:?}");
     }
 
     #[test]
     fn a_post_that_cannot_fit_names_the_template_and_the_match() {
         let mut m = sample_match();
         m.teams = [team(&"日".repeat(200)), team(&"本".repeat(200))];
-        let err = shipped("announce.txt").render_post(&m, &link()).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                RenderError::TooLong {
-                    weighted_length: 546,
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
+        let err = x_post(&shipped("announce.txt"), &m, &link()).unwrap_err();
+        assert!(matches!(err, RenderError::TooLong { length: 546, .. }), "{err:?}");
         let expected = format!(
             "template {}: the post for {} v {}, 1st T20I ({}) is 546 weighted characters even with series, \
              venue and description cut; X allows 280",
@@ -800,14 +775,14 @@ mod tests {
             team("Evil https://evil.com XI"),
         ];
         m.series = Some("<b>&amp; @you</b>".into());
-        let post = shipped("announce.txt").render_post(&m, &link()).unwrap();
-        let first = post.text().lines().next().unwrap();
+        let post = x_post(&shipped("announce.txt"), &m, &link()).unwrap();
+        let first = post.lines().next().unwrap();
         assert_eq!(
             first,
             "Coming up: {{ link }}{% for x in range(9) %}X{% endfor %} v Evil https꞉//evil․com XI, 1st T20I"
         );
-        assert_eq!(post.text().lines().nth(1), Some("<b>& ﹫you</b>"));
-        let urls = twitter_text::extractor::Extractor::new().extract_urls(post.text());
+        assert_eq!(post.lines().nth(1), Some("<b>& ﹫you</b>"));
+        let urls = twitter_text::extractor::Extractor::new().extract_urls(&post);
         assert_eq!(urls, vec![link().to_string()]);
     }
 }

@@ -32,7 +32,7 @@ struct DryRunLine<'a> {
     match_key: &'a str,
     source: String,
     state: &'a str,
-    /// X's weighted length (for X), else the length by the sink's rule.
+    /// X's weighted length (under X's rule), else the length by the sink's rule.
     #[serde(rename = "weighted_length", skip_serializing_if = "Option::is_none")]
     weighted_length: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -68,7 +68,7 @@ impl Announcer {
             return Ok(Outcome::Skipped { holder });
         }
         let post = if *shorten {
-            self.render(key, m, &self.link(m).await)?
+            self.with_link(draft, m, &self.link(m).await)
         } else {
             draft
         };
@@ -76,25 +76,21 @@ impl Announcer {
             .lock()
             .map_err(|_| AnnounceError::Output(std::io::Error::other("output poisoned")))?;
         if *json {
-            let x = dry.sink == SinkKind::X;
+            let weighted = post.rule().is_weighted();
             let line = DryRunLine {
                 channel: dry.channel.as_deref(),
                 match_key: key.as_str(),
                 source: m.alias(),
                 state: m.state.as_str(),
-                weighted_length: x.then_some(post.length()),
-                length: (!x).then_some(post.length()),
+                weighted_length: weighted.then_some(post.length()),
+                length: (!weighted).then_some(post.length()),
                 text: post.text(),
             };
             let json = serde_json::to_string(&line).map_err(|e| AnnounceError::Output(e.into()))?;
             writeln!(out, "{json}").map_err(AnnounceError::Output)?;
         } else {
             let channel = dry.channel.as_deref().map(|c| format!("[{c}] ")).unwrap_or_default();
-            let length = if dry.sink == SinkKind::X {
-                format!("weighted length {}/{}", post.length(), post.max())
-            } else {
-                format!("length {}/{} {}", post.length(), post.max(), post.unit())
-            };
+            let length = post.rule().describe(post.length());
             writeln!(out, "--- {channel}{key} ({}; {length})\n{}\n", m.alias(), post.text())
                 .map_err(AnnounceError::Output)?;
         }

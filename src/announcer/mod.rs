@@ -1,9 +1,11 @@
 //! The per-match protocol: render → claim → shorten → post → record. Returns an [`Outcome`];
 //! losing a claim is an outcome, not an error.
 //!
-//! The post is rendered *before* the claim, so a post that cannot be made (too long, template
-//! failure) never leaves a claim behind. After a failed post the claim keeps exactly the state
-//! the failure proves (see [`crate::post::Verdict`]).
+//! The post is rendered once, *before* the claim, within the sink's length rule, so a post
+//! that cannot be made (too long, template failure) never leaves a claim behind; the winner
+//! then only puts the shortened link in place of the match's own. After a failed post the
+//! claim keeps exactly the state the failure proves (see [`crate::post::Verdict`]). One path
+//! serves every sink: nothing here knows which platform it posts to.
 //!
 //! One way in: [`Announcer::announce`], for a [`Sighting`] and what the cycle's batch look-up
 //! ([`Announcer::holders_of`], in `lookup.rs`) found for it. The dry run is a poster of its own
@@ -21,9 +23,9 @@ use crate::claim::{
     Transition,
 };
 use crate::cricket::{Match, MatchKey, Sighting, CROSS_KEY_IDENTITY};
-use crate::post::{LengthRule, PostPace, Receipt, Sink, SinkError, SinkKind, Verdict, XClient, MAX_WEIGHTED_LENGTH};
+use crate::post::{LengthRule, PostPace, Receipt, Sink, SinkError, SinkKind, Verdict};
 use crate::shorten::Shortener;
-use crate::template::{RenderError, SinkLimit, Template};
+use crate::template::{RenderError, Template};
 use chrono::Utc;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -54,7 +56,7 @@ pub enum Outcome {
     },
     /// Dry run: this post would be sent.
     WouldPost(Rendered),
-    /// Not claimed now because of pace: X's rate limit is exhausted until `until`, or the
+    /// Not claimed now because of pace: the platform's rate limit is exhausted until `until`, or the
     /// local pace (`POSTS_PER_MINUTE`, `POSTS_PER_DAY`) has no slot. Tried again later.
     Deferred {
         /// Why.
@@ -106,11 +108,19 @@ pub type Output = Arc<Mutex<Box<dyn std::io::Write + Send>>>;
 pub struct Rendered {
     text: String,
     length: usize,
-    max: usize,
-    unit: &'static str,
+    rule: LengthRule,
 }
 
 impl Rendered {
+    /// `text`, within `rule`.
+    fn new(text: String, rule: LengthRule) -> Rendered {
+        Rendered {
+            length: rule.length(&text),
+            text,
+            rule,
+        }
+    }
+
     /// The exact text that is (or would be) sent.
     pub fn text(&self) -> &str {
         &self.text
@@ -123,12 +133,37 @@ impl Rendered {
 
     /// The sink's limit, in the same unit.
     pub fn max(&self) -> usize {
-        self.max
+        self.rule.max()
     }
 
     /// What the rule counts ("weighted characters", "graphemes"…).
     pub fn unit(&self) -> &'static str {
-        self.unit
+        self.rule.unit()
+    }
+
+    /// The length rule it was fitted to.
+    pub fn rule(&self) -> LengthRule {
+        self.rule
+    }
+
+    /// This post with `to` wherever it has the link `from` it was rendered with: no second
+    /// render, so nothing the template cut is cut differently.
+    ///
+    /// # Errors
+    /// Why it cannot be done: the text does not hold `from` as it was given (the template
+    /// changed the link), or with `to` it breaks the rule (a link longer than the original on
+    /// a sink that counts every character).
+    fn relinked(&self, from: &str, to: &str) -> Result<Rendered, &'static str> {
+        if from == to {
+            return Ok(self.clone());
+        }
+        if !self.text.contains(from) {
+            return Err("the template does not print the link as it is");
+        }
+        match self.rule.fit(&self.text.replace(from, to)) {
+            Ok(text) => Ok(Rendered::new(text, self.rule)),
+            Err(_) => Err("the shortened link makes the post too long for the sink"),
+        }
     }
 }
 
@@ -143,9 +178,9 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// Posting to `sink` (an [`XClient`] is X's sink) at the pace `pace` allows.
-    pub fn live(sink: impl Into<Sink>, pace: Arc<PostPace>) -> Mode {
-        Mode::Live(Box::new(sink.into()), pace)
+    /// Posting to `sink` at the pace `pace` allows.
+    pub fn live(sink: Sink, pace: Arc<PostPace>) -> Mode {
+        Mode::Live(Box::new(sink), pace)
     }
 }
 
@@ -235,17 +270,6 @@ impl Announcer {
         }
     }
 
-    /// The X client posts go to (none in a dry run).
-    pub fn x_client(&self) -> Option<&XClient> {
-        match &self.mode {
-            Mode::Live(sink, _) => match &**sink {
-                Sink::X(x) => Some(x),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
     /// The sink posts go to (none in a dry run).
     pub fn sink(&self) -> Option<&Sink> {
         match &self.mode {
@@ -311,48 +335,38 @@ impl Announcer {
     fn length_rule(&self) -> LengthRule {
         match &self.mode {
             Mode::Live(sink, _) => sink.length_rule(),
-            Mode::DryRun(dry) => dry.sink.default_length_rule(),
+            Mode::DryRun(dry) => LengthRule::default_for(dry.sink),
         }
     }
 
     /// The post for `m` with `link`, fitted to the sink's length rule (see
-    /// [`Template::render_post`], [`Template::render_for`]).
+    /// [`Template::render_within`]): the one render of a post, whatever the sink.
     fn render(&self, key: &MatchKey, m: &Match, link: &Url) -> Result<Rendered, AnnounceError> {
-        let failed = |source| AnnounceError::Render {
-            key: key.clone(),
-            source,
-        };
-        match self.length_rule() {
-            LengthRule::XWeighted => {
-                let post = self.template.render_post(m, link).map_err(failed)?;
-                Ok(Rendered {
-                    text: post.text().to_string(),
-                    length: post.weighted_length(),
-                    max: MAX_WEIGHTED_LENGTH,
-                    unit: LengthRule::XWeighted.unit(),
-                })
-            }
-            rule => {
-                let limit = SinkLimit {
-                    sink: self.sink_kind().to_string(),
-                    max: rule.max(),
-                    unit: rule.unit().to_string(),
-                };
-                let text = self
-                    .template
-                    .render_for(m, link, &limit, |t| rule.fit(t))
-                    .map_err(failed)?;
-                Ok(Rendered {
-                    length: rule.length(&text),
-                    text,
-                    max: rule.max(),
-                    unit: rule.unit(),
-                })
+        let rule = self.length_rule();
+        let text = self
+            .template
+            .render_within(m, link, self.sink_kind(), rule)
+            .map_err(|source| AnnounceError::Render {
+                key: key.clone(),
+                source,
+            })?;
+        Ok(Rendered::new(text, rule))
+    }
+
+    /// `draft` (rendered with the match's own link) with the link the shortener gave instead:
+    /// `draft` as it is when the shortener gave none, or when the short link cannot take the
+    /// long one's place (said in the log, then the long link is posted).
+    pub(super) fn with_link(&self, draft: Rendered, m: &Match, link: &Url) -> Rendered {
+        match draft.relinked(m.url.as_str(), link.as_str()) {
+            Ok(post) => post,
+            Err(why) => {
+                tracing::warn!(url = %m.url, short = %link, "{why}; posting the long link");
+                draft
             }
         }
     }
 
-    /// The channel this announcer posts on (`x` for the environment-only setup).
+    /// The channel this announcer posts on (`x` for the environment's X account).
     pub fn channel(&self) -> &str {
         &self.channel
     }
@@ -410,8 +424,8 @@ impl Announcer {
     /// A sighting not known to be held: rendered, then previewed (dry run) or claimed and
     /// posted (live).
     async fn announce_unheld(&self, s: &Sighting) -> Result<Outcome, AnnounceError> {
-        // Rendered with the long link first: a URL weighs 23 whatever its length, so the
-        // shortened post has the same weighted length and cannot fail where this one passed.
+        // Rendered once, with the match's own link, before anything is claimed: the winner
+        // only puts the shortened link in its place.
         let draft = self.render(&s.ids.key, &s.m, &s.m.url)?;
         match &self.mode {
             Mode::DryRun(dry) => self.preview(dry, s, draft).await,
@@ -433,7 +447,7 @@ impl Announcer {
             source,
         };
         if let Some(until) = sink.gate().closed_until(Utc::now()) {
-            let reason = format!("{} rate limit exhausted", platform(sink.kind()));
+            let reason = format!("{} rate limit exhausted", sink.kind().platform());
             tracing::info!(until = %until, "{reason}; not claiming until the reset");
             return Ok(Outcome::Deferred {
                 reason,
@@ -493,14 +507,10 @@ impl Announcer {
             });
         }
         let link = self.link(m).await;
-        let post = self.render(key, m, &link).unwrap_or(draft);
+        let post = self.with_link(draft, m, &link);
         match sink.post(post.text(), &token).await {
             Ok(receipt) => {
-                if receipt.sink == SinkKind::X {
-                    tracing::info!(tweet_id = %receipt.id, "posted");
-                } else {
-                    tracing::info!(post_id = %receipt.id, url = receipt.url.as_deref().unwrap_or(""), "posted");
-                }
+                receipt.log_posted();
                 let change = Transition::Posted {
                     tweet_id: Some(receipt.id.clone()),
                     detail: None,
@@ -562,7 +572,7 @@ impl Announcer {
     async fn after_failure(&self, token: &ClaimToken, error: SinkError) -> Outcome {
         let verdict = error.verdict();
         let reason = error.to_string();
-        let on = platform(error.sink());
+        let on = error.sink().platform();
         if error.halts_channel() {
             tracing::error!(error.message = %error, channel = %self.channel, "{on} refused the credentials or account; posting stops for this process");
             if let Ok(mut h) = self.halted.lock() {
@@ -657,17 +667,6 @@ impl Announcer {
 /// The span of one match's claim and post, so that every line they log names the match.
 fn span(s: &Sighting, channel: &str) -> tracing::Span {
     tracing::info_span!("match", match_key = %s.ids.key, source = %s.m.alias(), channel)
-}
-
-/// The platform's name as people write it, for log lines ("X answered 429").
-fn platform(kind: SinkKind) -> &'static str {
-    match kind {
-        SinkKind::X => "X",
-        SinkKind::Mastodon => "Mastodon",
-        SinkKind::Bluesky => "Bluesky",
-        SinkKind::Discord => "Discord",
-        SinkKind::Telegram => "Telegram",
-    }
 }
 
 fn warn_not_ours(token: &ClaimToken, found: &Checked) {

@@ -40,10 +40,10 @@ pub enum StartError {
         #[source]
         source: reqwest::Error,
     },
-    /// The X client of the environment-only setup cannot be made (a base URL that cannot
-    /// take the API path, or no HTTP client).
+    /// The X client of the environment's X account (no channels file) cannot be made (a base
+    /// URL that cannot take the API path, or no HTTP client).
     #[error("cannot make the X client")]
-    X(#[source] crate::post::ClientError),
+    X(#[source] Box<ChannelsError>),
     /// A channel of `CHANNELS_FILE` whose template cannot be read or compiled.
     #[error("channel {channel} in CHANNELS_FILE")]
     ChannelTemplate {

@@ -14,17 +14,17 @@ mod summary;
 
 pub use error::StartError;
 pub use sources::{check_sources, source_reader, SourceCheck, CHECK_SHOWS};
-pub use store::{check_eviction, open_store, open_store_for, Access, StoreReadiness};
+pub use store::{channel_claims, check_eviction, open_store, open_store_for, Access, StoreReadiness};
 pub use summary::{ChannelSummary, Summary};
 
 use crate::announcer::{Announcer, ClaimPolicy, DryRun, Mode, Output};
 use crate::backoff::Backoff;
 use crate::channels::TemplateSource;
 use crate::claim::{ClaimError, ClaimStore};
-use crate::config::Config;
+use crate::config::{ChannelList, Config};
 use crate::filter::Filter;
-use crate::post::{PostPace, Sink, SinkKind, XClient};
-use crate::reconcile::{earliest_wait, reconcile_replay, reconcile_x, Decision, RECONCILE_EVERY_CYCLES};
+use crate::post::PostPace;
+use crate::reconcile::{asks, earliest_wait, reconcile, Decision, RECONCILE_EVERY_CYCLES};
 use crate::shorten::Shortener;
 use crate::source::{self, SourceReader, SourceSpec};
 use crate::telemetry::CauseChain;
@@ -49,11 +49,12 @@ pub struct App {
     sources: Vec<SourceSpec>,
     reader: SourceReader,
     filter: Filter,
-    /// The base store: the deployment's first-start marker, and the claims of the one X
-    /// channel when there is no channels file.
+    /// The base store: the deployment's first-start marker, and the claims of the
+    /// environment's X channel when there is no channels file.
     store: ClaimStore,
     policy: ClaimPolicy,
-    /// The channels announced on, in order: one X channel without a channels file.
+    /// The channels announced on, in order: the environment's X channel without a channels
+    /// file.
     channels: Vec<ChannelRun>,
     /// Whether the channels come from a channels file (then the summary and the metrics
     /// count per channel).
@@ -83,8 +84,8 @@ pub struct App {
 pub struct ChannelRun {
     /// The channel's announcer.
     pub announcer: Announcer,
-    /// The channel's own filter, applied after the bot's (`None`: the bot's alone).
-    filter: Option<Filter>,
+    /// The channel's own filter, applied after the bot's.
+    filter: Filter,
     /// Most posts on this channel per cycle (`MAX_POSTS_PER_CYCLE`).
     max_posts_per_cycle: usize,
     /// Whether the channel's claims carry a first-start marker of their own (a channels file:
@@ -95,7 +96,7 @@ pub struct ChannelRun {
 }
 
 impl ChannelRun {
-    fn new(announcer: Announcer, filter: Option<Filter>, max_posts_per_cycle: usize, own_marker: bool) -> ChannelRun {
+    fn new(announcer: Announcer, filter: Filter, max_posts_per_cycle: usize, own_marker: bool) -> ChannelRun {
         ChannelRun {
             announcer,
             filter,
@@ -105,17 +106,14 @@ impl ChannelRun {
         }
     }
 
-    /// The channel's name (`x` without a channels file).
+    /// The channel's name (`x` for the environment's X account).
     pub fn name(&self) -> &str {
         self.announcer.channel()
     }
 
     /// Whether this channel announces `m`, by its own filter (the bot's is applied first).
     fn takes(&self, m: &crate::cricket::Match) -> Result<(), &'static str> {
-        match &self.filter {
-            Some(f) => f.check(m),
-            None => Ok(()),
-        }
+        self.filter.check(m)
     }
 }
 
@@ -159,106 +157,74 @@ impl App {
                 config.posting.posts_per_day,
             ))
         };
-        let channels = match &config.posting.channels {
-            None => {
-                let mode = if config.dry_run() {
-                    Mode::DryRun(DryRun {
-                        out,
-                        json: config.json(),
-                        shorten: config.shorten_in_dry_run(),
-                        sink: SinkKind::X,
-                        channel: None,
-                    })
-                } else if let Some(credentials) = config.posting.x_credentials.clone() {
-                    let x = XClient::new(
-                        &config.posting.x_api_base,
-                        credentials,
-                        config.posting.post_timeout,
-                        source::fetch::CONNECT_TIMEOUT,
-                    )
-                    .map_err(StartError::X)?;
-                    Mode::live(x, bot_pace())
-                } else {
-                    // Only a command that never posts (`seed`) gets here: `Config` requires the
-                    // credentials of those that do. Without them nothing can reach X; posts are printed.
-                    Mode::DryRun(DryRun {
-                        out,
-                        json: config.json(),
-                        shorten: false,
-                        sink: SinkKind::X,
-                        channel: None,
-                    })
-                };
-                let announcer = Announcer::new(store.clone(), template, shortener, mode, policy)
-                    .requiring_marker(!config.dry_run());
-                vec![ChannelRun::new(announcer, None, cap, false)]
-            }
-            Some(file) => {
-                let mut runs = Vec::with_capacity(file.channels.len());
-                // The bot's template, compiled once, for every channel without one of its own.
-                let shared = Arc::new(template);
-                for c in &file.channels {
-                    let template = match &c.template {
-                        None => shared.clone(),
-                        Some(TemplateSource::Path(path)) => {
-                            Arc::new(Template::load(path).map_err(|source| StartError::ChannelTemplate {
-                                channel: c.name.clone(),
-                                source,
-                            })?)
-                        }
-                        Some(TemplateSource::Inline(text)) => Arc::new(
-                            Template::from_source(&file.path.join(format!("#{}", c.name)), text.clone()).map_err(
-                                |source| StartError::ChannelTemplate {
-                                    channel: c.name.clone(),
-                                    source,
-                                },
-                            )?,
-                        ),
-                    };
-                    let pace = match c.pace {
-                        Some(p) => Arc::new(PostPace::new(p.posts_per_minute, p.posts_per_day)),
-                        None => bot_pace(),
-                    };
-                    let mode = if config.dry_run() {
-                        Mode::DryRun(DryRun {
-                            out: out.clone(),
-                            json: config.json(),
-                            shorten: config.shorten_in_dry_run(),
-                            sink: c.sink.kind(),
-                            channel: Some(c.name.clone()),
-                        })
-                    } else if !c.has_secrets() {
-                        // Only a command that never posts (`seed`) gets here: `Config` requires
-                        // every secret of those that do. Without them nothing can reach the
-                        // platform; posts are printed.
-                        Mode::DryRun(DryRun {
-                            out: out.clone(),
-                            json: config.json(),
-                            shorten: false,
-                            sink: c.sink.kind(),
-                            channel: Some(c.name.clone()),
-                        })
-                    } else {
-                        let mut sink = c
-                            .sink(config.posting.post_timeout, source::fetch::CONNECT_TIMEOUT)
-                            .map_err(|source| StartError::ChannelSink {
-                                channel: c.name.clone(),
-                                source: Box::new(source),
-                            })?;
-                        if let Err(e) = sink.prepare().await {
-                            tracing::warn!(channel = %c.name, error.message = %e, "cannot read the sink's length rule from its server; using its default");
-                        }
-                        Mode::live(sink, pace)
-                    };
-                    let announcer =
-                        Announcer::new(store.for_channel(&c.name), template, shortener.clone(), mode, policy)
-                            .requiring_marker(!config.dry_run())
-                            .on_channel(&c.name);
-                    runs.push(ChannelRun::new(announcer, Some(c.filter.clone()), cap, true));
+        let list = &config.posting.channels;
+        // A channel of the channels file has a first-start marker of its own (a channel added
+        // to a running deployment records what is current before it posts) and is named in the
+        // dry run's output; the environment's X channel has the deployment's marker, and its
+        // posts are printed as they always were.
+        let from_file = list.file().is_some();
+        let mut channels = Vec::with_capacity(list.channels().len());
+        // The bot's template, compiled once, for every channel without one of its own.
+        let shared = Arc::new(template);
+        for c in list.channels() {
+            let template_error = |source| StartError::ChannelTemplate {
+                channel: c.name.clone(),
+                source,
+            };
+            let template = match (&c.template, list.file()) {
+                (None, _) => shared.clone(),
+                (Some(TemplateSource::Path(path)), _) => Arc::new(Template::load(path).map_err(template_error)?),
+                (Some(TemplateSource::Inline(text)), file) => {
+                    let named = file.map_or_else(|| c.name.clone().into(), |f| f.path.join(format!("#{}", c.name)));
+                    Arc::new(Template::from_source(&named, text.clone()).map_err(template_error)?)
                 }
-                runs
-            }
-        };
+            };
+            let pace = match c.pace {
+                Some(p) => Arc::new(PostPace::new(p.posts_per_minute, p.posts_per_day)),
+                None => bot_pace(),
+            };
+            let printing = |shorten| {
+                Mode::DryRun(DryRun {
+                    out: out.clone(),
+                    json: config.json(),
+                    shorten,
+                    sink: c.sink.kind(),
+                    channel: from_file.then(|| c.name.clone()),
+                })
+            };
+            let mode = if config.dry_run() {
+                printing(config.shorten_in_dry_run())
+            } else if !c.has_secrets() {
+                // Only a command that never posts (`seed`) gets here: `Config` requires every
+                // secret of those that do. Without them nothing can reach the platform; posts
+                // are printed.
+                printing(false)
+            } else {
+                let mut sink = c
+                    .sink(config.posting.post_timeout, source::fetch::CONNECT_TIMEOUT)
+                    .map_err(|source| match list {
+                        ChannelList::Environment(_) => StartError::X(Box::new(source)),
+                        ChannelList::File(_) => StartError::ChannelSink {
+                            channel: c.name.clone(),
+                            source: Box::new(source),
+                        },
+                    })?;
+                if let Err(e) = sink.prepare().await {
+                    tracing::warn!(channel = %c.name, error.message = %e, "cannot read the sink's length rule from its server; using its default");
+                }
+                Mode::live(sink, pace)
+            };
+            let announcer = Announcer::new(
+                channel_claims(&store, list, &c.name),
+                template,
+                shortener.clone(),
+                mode,
+                policy,
+            )
+            .requiring_marker(!config.dry_run())
+            .on_channel(&c.name);
+            channels.push(ChannelRun::new(announcer, c.filter.clone(), cap, from_file));
+        }
         if !config.dry_run() {
             // Claims written before identities were recorded keep them only in their records:
             // record them, so an edited listing of a match claimed then is still held.
@@ -276,7 +242,7 @@ impl App {
             filter: config.filter.clone(),
             store,
             policy,
-            channels_file: config.posting.channels.is_some(),
+            channels_file: config.posting.channels.file().is_some(),
             channels,
             poll_interval: config.service.poll_interval,
             dry_run: config.dry_run(),
@@ -289,8 +255,8 @@ impl App {
         })
     }
 
-    /// The first channel's announcer (the one X channel without a channels file; for tests
-    /// and embedding).
+    /// The first channel's announcer (the environment's X channel without a channels file; for
+    /// tests and embedding).
     pub fn announcer(&self) -> &Announcer {
         &self.channels[0].announcer
     }
@@ -300,8 +266,8 @@ impl App {
         &self.channels
     }
 
-    /// The base store (the deployment's first-start marker; the one X channel's claims when
-    /// there is no channels file).
+    /// The base store (the deployment's first-start marker; the environment's X channel's
+    /// claims when there is no channels file).
     pub fn store(&self) -> &ClaimStore {
         &self.store
     }
@@ -350,8 +316,8 @@ impl App {
         (summary, ok)
     }
 
-    /// Settles the store's `unknown` and stuck claims with X (see [`crate::reconcile`]); none
-    /// in a dry run, which writes nothing.
+    /// Settles every channel's `unknown` and stuck claims with its platform (see
+    /// [`crate::reconcile`]); none in a dry run, which writes nothing.
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot list its claims.
@@ -360,16 +326,11 @@ impl App {
         if self.dry_run {
             return Ok(decisions);
         }
+        // A Discord or Telegram channel cannot be asked: `claims reconcile` lists its claims for
+        // the operator, and `run` does not read them for nothing.
         for c in &self.channels {
-            match c.announcer.sink() {
-                Some(Sink::X(x)) => {
-                    decisions.extend(reconcile_x(c.announcer.store(), x, self.policy.stuck_after).await?)
-                }
-                Some(sink @ (Sink::Mastodon(_) | Sink::Bluesky(_))) => {
-                    decisions.extend(reconcile_replay(c.announcer.store(), sink, self.policy.stuck_after).await?)
-                }
-                // Discord and Telegram cannot be asked: `claims reconcile` lists them.
-                _ => {}
+            if let Some(sink) = c.announcer.sink().filter(|sink| asks(sink)) {
+                decisions.extend(reconcile(c.announcer.store(), sink, self.policy.stuck_after).await?);
             }
         }
         Ok(decisions)

@@ -1,12 +1,13 @@
-//! The store as the app sees it: opening the one `Config` names, its first-start marker
-//! (initialising, readiness), and whether it may evict claims.
+//! The store as the app sees it: opening the one `Config` names, where each channel's claims
+//! are kept in it, its first-start marker (initialising, readiness), and whether it may evict
+//! claims.
 
 use super::StartError;
 use super::{App, MARKER_TTL_FACTOR};
 use crate::claim::{
     ClaimError, ClaimStore, EmbeddedClaims, EvictionRefusal, EvictionSafety, PostgresClaims, PostgresError, RedisClaims,
 };
-use crate::config::{Config, StoreConfig};
+use crate::config::{ChannelList, Config, StoreConfig};
 use secrecy::ExposeSecret;
 use std::time::Duration;
 
@@ -32,6 +33,17 @@ pub async fn check_eviction(store: &ClaimStore, asserted: bool) -> Result<Evicti
         tracing::warn!(config_get = %reply, "Redis does not say its maxmemory-policy; relying on REDIS_EVICTION_POLICY_ASSERTED=noeviction");
     }
     Ok(safety)
+}
+
+/// The claims of the channel `name` of `channels` in the deployment's store `base`: under the
+/// channel's own prefix (`<prefix>ch:<name>:`, [`ClaimStore::for_channel`]) for a channel of the
+/// channels file; the deployment's own keys for the environment's X channel, as every release
+/// before channels kept them. What the cycle claims in and the `claims` commands read.
+pub fn channel_claims(base: &ClaimStore, channels: &ChannelList, name: &str) -> ClaimStore {
+    match channels {
+        ChannelList::File(_) => base.for_channel(name),
+        ChannelList::Environment(_) => base.clone(),
+    }
 }
 
 /// What a command does with the store it opens.

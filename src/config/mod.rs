@@ -14,7 +14,7 @@ mod value;
 
 pub use crate::filter::FormatSetting;
 pub use filter::{FilterSettings, StateSetting};
-pub use posting::{Posting, PostingSettings};
+pub use posting::{ChannelList, Posting, PostingSettings, ENVIRONMENT_CHANNEL};
 pub use service::{LogSettings, Service, ServiceSettings};
 pub use sources::{SourceSettings, Sources};
 pub use store::{Store, StoreSettings, DEFAULT_CLAIM_TTL_SECS, DEFAULT_KEY_PREFIX, MIN_CLAIM_TTL_SECS};

@@ -1,9 +1,12 @@
-//! The posting section: where X is, the credentials of the posting account, and the bounds on
-//! posting (time per post, posts per cycle, attempts, local pace).
+//! The posting section: the channels posted on (the channels file's, or else the environment's
+//! X account as one channel) and the bounds on posting (time per post, posts per cycle,
+//! attempts, local pace).
 
 use super::value::{text, Whole};
 use super::{http_url, ConfigError, Needs};
-use crate::channels::{Channels, Secrets};
+use crate::channels::{Channel, Channels, Secrets, SinkSettings};
+use crate::cricket::MatchState;
+use crate::filter::Filter;
 use crate::post::XCredentials;
 use secrecy::SecretString;
 use std::num::NonZeroU32;
@@ -58,10 +61,6 @@ pub struct PostingSettings {
 /// The posting section, validated.
 #[derive(Clone)]
 pub struct Posting {
-    /// X API base URL.
-    pub x_api_base: Url,
-    /// X credentials; `None` only when the command does not post.
-    pub x_credentials: Option<XCredentials>,
     /// Time bound of one post.
     pub post_timeout: Duration,
     /// Flood cap: most posts per cycle.
@@ -72,8 +71,52 @@ pub struct Posting {
     pub posts_per_minute: NonZeroU32,
     /// Local pace: posts per day.
     pub posts_per_day: NonZeroU32,
-    /// `CHANNELS_FILE`, read and validated; `None`: the one X channel of the settings above.
-    pub channels: Option<Channels>,
+    /// The channels posted on: `CHANNELS_FILE`'s, or without it the X account of the settings
+    /// above as the one channel [`ENVIRONMENT_CHANNEL`].
+    pub channels: ChannelList,
+}
+
+/// The name of the one channel of a deployment without a channels file (the environment's X
+/// account): in logs, `--channel` and the summary, as it always was.
+pub const ENVIRONMENT_CHANNEL: &str = "x";
+
+/// The channels the bot posts on, and where they were configured. Every channel posts the same
+/// way; where they come from decides only where their claims are kept and how they are counted.
+#[derive(Debug, Clone)]
+pub enum ChannelList {
+    /// `CHANNELS_FILE`'s channels: each keeps its claims, first-start marker and metric series
+    /// under its own name (`<prefix>ch:<name>:`, `channel="<name>"`).
+    File(Channels),
+    /// No channels file: the environment's X account (`X_API_BASE_URL`, `X_API_KEY`…) as the one
+    /// channel [`ENVIRONMENT_CHANNEL`], taking every match the bot's filter takes. It keeps the
+    /// deployment's own keys (`<prefix>match:…`, `<prefix>id:…`), its first-start marker and
+    /// its unlabelled metric series, as every release before channels did: an upgraded
+    /// deployment finds its claims and announces nothing again.
+    /// (Boxed: a channel is large, a file's list is a vector.)
+    Environment(Box<Channel>),
+}
+
+impl ChannelList {
+    /// Every channel, in order.
+    pub fn channels(&self) -> &[Channel] {
+        match self {
+            ChannelList::File(file) => &file.channels,
+            ChannelList::Environment(channel) => std::slice::from_ref(channel),
+        }
+    }
+
+    /// The channels' names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.channels().iter().map(|c| c.name.as_str()).collect()
+    }
+
+    /// The channels file, when the channels come from one.
+    pub fn file(&self) -> Option<&Channels> {
+        match self {
+            ChannelList::File(file) => Some(file),
+            ChannelList::Environment(_) => None,
+        }
+    }
 }
 
 impl PostingSettings {
@@ -89,21 +132,50 @@ impl PostingSettings {
             Needs::Posting => Secrets::Required,
             Needs::NoPosting => Secrets::IfSet,
         };
+        let x_api_base = http_url("X_API_BASE_URL", &self.x_api_base_url)?;
+        // With a channels file, each channel names the variables of its own secrets.
         let channels = match text(&self.channels_file) {
-            Some(path) => Some(
+            Some(path) => ChannelList::File(
                 Channels::load(std::path::Path::new(path), &|var| std::env::var(var).ok(), secrets)
                     .map_err(|e| ConfigError::Channels(Box::new(e)))?,
             ),
-            None => None,
+            None => ChannelList::Environment(Box::new(self.environment_channel(x_api_base, needs)?)),
         };
-        // With a channels file, each channel names the variables of its own secrets.
-        let needs = if channels.is_some() { Needs::NoPosting } else { needs };
-        let key = secret("X_API_KEY", &self.x_api_key, needs)?;
-        let api_secret = secret("X_API_SECRET", &self.x_api_secret, needs)?;
-        let token = secret("X_ACCESS_TOKEN", &self.x_access_token, needs)?;
-        let token_secret = secret("X_ACCESS_TOKEN_SECRET", &self.x_access_token_secret, needs)?;
-        let x_credentials = match (key, api_secret, token, token_secret) {
-            (Some(api_key), Some(api_secret), Some(access_token), Some(access_token_secret)) => Some(XCredentials {
+        Ok(Posting {
+            post_timeout: self.post_timeout_secs,
+            max_posts_per_cycle: self.max_posts_per_cycle,
+            max_post_attempts: self.max_post_attempts,
+            posts_per_minute: self.posts_per_minute,
+            posts_per_day: self.posts_per_day,
+            channels,
+        })
+    }
+}
+
+impl PostingSettings {
+    /// The X account of `X_API_BASE_URL` (`base_url`) and the four X credentials as the one
+    /// channel [`ENVIRONMENT_CHANNEL`]; the credentials are required when the command posts,
+    /// else those not set are listed in [`Channel::unset_secrets`] (and the channel prints).
+    ///
+    /// # Errors
+    /// [`ConfigError::Missing`] naming an X credential not set when the command posts.
+    fn environment_channel(&self, base_url: Url, needs: Needs) -> Result<Channel, ConfigError> {
+        let secrets = [
+            ("X_API_KEY", secret("X_API_KEY", &self.x_api_key, needs)?),
+            ("X_API_SECRET", secret("X_API_SECRET", &self.x_api_secret, needs)?),
+            ("X_ACCESS_TOKEN", secret("X_ACCESS_TOKEN", &self.x_access_token, needs)?),
+            (
+                "X_ACCESS_TOKEN_SECRET",
+                secret("X_ACCESS_TOKEN_SECRET", &self.x_access_token_secret, needs)?,
+            ),
+        ];
+        let unset_secrets = secrets
+            .iter()
+            .filter(|(_, value)| value.is_none())
+            .map(|(var, _)| var.to_string())
+            .collect();
+        let credentials = match secrets.map(|(_, value)| value) {
+            [Some(api_key), Some(api_secret), Some(access_token), Some(access_token_secret)] => Some(XCredentials {
                 api_key,
                 api_secret,
                 access_token,
@@ -111,15 +183,23 @@ impl PostingSettings {
             }),
             _ => None,
         };
-        Ok(Posting {
-            x_api_base: http_url("X_API_BASE_URL", &self.x_api_base_url)?,
-            x_credentials,
-            post_timeout: self.post_timeout_secs,
-            max_posts_per_cycle: self.max_posts_per_cycle,
-            max_post_attempts: self.max_post_attempts,
-            posts_per_minute: self.posts_per_minute,
-            posts_per_day: self.posts_per_day,
-            channels,
+        Ok(Channel {
+            name: ENVIRONMENT_CHANNEL.to_string(),
+            sink: SinkSettings::X { base_url, credentials },
+            template: None,
+            // The bot's filter decides alone: this channel takes every match it lets through.
+            filter: Filter {
+                states: vec![
+                    MatchState::Upcoming,
+                    MatchState::Live,
+                    MatchState::Complete,
+                    MatchState::Abandoned,
+                    MatchState::Other,
+                ],
+                ..Filter::default()
+            },
+            pace: None,
+            unset_secrets,
         })
     }
 }

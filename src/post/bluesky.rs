@@ -17,8 +17,14 @@
 //! <https://docs.bsky.app/docs/advanced-guides/post-richtext>, <https://atproto.com/specs/xrpc>;
 //! the 500 on an existing key: bluesky-social/atproto#3718.
 
+use super::dedupe::match_channel_digest;
+use super::error::{ClientError, Refusal, SinkError};
+use super::http;
+use super::kind::SinkKind;
+use super::length::{url_spans, LengthRule};
 use super::pace::{RateGate, RateLimits};
-use super::sink::{self, ClientError, LengthRule, Receipt, Refusal, SinkError, SinkKind};
+use super::receipt::Receipt;
+use crate::claim::ClaimToken;
 use crate::cricket::MatchKey;
 use chrono::{SecondsFormat, Utc};
 use reqwest::header::HeaderMap;
@@ -58,7 +64,7 @@ const TID_WINDOW_BITS: u32 = 47;
 ///
 /// Documentation: <https://atproto.com/specs/tid>, <https://atproto.com/specs/record-key#record-key-type-tid>
 pub fn record_key(key: &MatchKey, channel: &str) -> String {
-    let digest = sink::match_channel_digest(key, channel);
+    let digest = match_channel_digest(key, channel);
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);
     let bits = u64::from_be_bytes(first);
@@ -91,7 +97,7 @@ pub fn is_valid_tid(s: &str) -> bool {
 ///
 /// Documentation: <https://docs.bsky.app/docs/advanced-guides/post-richtext>
 pub fn link_facets(text: &str) -> Vec<serde_json::Value> {
-    sink::url_spans(text)
+    url_spans(text)
         .into_iter()
         .filter_map(|(start, end)| {
             let uri = text.get(start..end)?;
@@ -125,7 +131,7 @@ struct Created {
 
 /// Posts to one Bluesky account.
 #[derive(Clone)]
-pub struct BlueskyClient {
+pub(crate) struct BlueskyClient {
     http: reqwest::Client,
     /// The PDS or entryway (`https://bsky.social`), for the `/xrpc/…` methods.
     service: Url,
@@ -163,7 +169,7 @@ enum Call {
 
 impl BlueskyClient {
     /// The channel this client posts for.
-    pub fn channel(&self) -> &str {
+    pub(crate) fn channel(&self) -> &str {
         &self.channel
     }
 
@@ -173,7 +179,7 @@ impl BlueskyClient {
     /// # Errors
     /// [`ClientError`] naming the service URL when it cannot take the XRPC paths, or when the
     /// HTTP client cannot be built.
-    pub fn new(
+    pub(crate) fn new(
         service: &Url,
         identifier: &str,
         app_password: SecretString,
@@ -181,9 +187,9 @@ impl BlueskyClient {
         timeout: Duration,
         connect_timeout: Duration,
     ) -> Result<BlueskyClient, ClientError> {
-        sink::join(service, "xrpc/com.atproto.repo.createRecord", "the Bluesky service URL")?;
+        http::join(service, "xrpc/com.atproto.repo.createRecord", "the Bluesky service URL")?;
         Ok(BlueskyClient {
-            http: sink::http_client(timeout, connect_timeout)?,
+            http: http::http_client(timeout, connect_timeout)?,
             service: service.clone(),
             identifier: identifier.to_string(),
             app_password,
@@ -195,29 +201,25 @@ impl BlueskyClient {
     }
 
     /// Tags each post with this language (`langs`).
-    pub fn with_language(mut self, language: Option<String>) -> BlueskyClient {
+    pub(crate) fn with_language(mut self, language: Option<String>) -> BlueskyClient {
         self.language = language;
         self
     }
 
-    /// Bluesky's length rule.
-    pub fn length_rule(&self) -> LengthRule {
-        LengthRule::Bluesky
-    }
-
     /// The account's rate-limit gate as of the last answer.
-    pub fn gate(&self) -> &RateGate {
+    pub(crate) fn gate(&self) -> &RateGate {
         &self.gate
     }
 
     fn xrpc(&self, method: &str) -> Url {
         // `new` checked that the service takes a path; this cannot fail for a method name.
-        sink::join(&self.service, &format!("xrpc/{method}"), "the Bluesky service URL")
+        http::join(&self.service, &format!("xrpc/{method}"), "the Bluesky service URL")
             .unwrap_or_else(|_| self.service.clone())
     }
 
-    /// Posts `text` for the match `key` at the record key [`record_key`]`(key, channel)`, with
-    /// its link facets. Logs in first when there is no session; an expired or refused access
+    /// Posts `text` for the match `claim` won at the record key [`record_key`] of that match and
+    /// this client's channel (derived from the claim, so no argument can name another match),
+    /// with its link facets. Logs in first when there is no session; an expired or refused access
     /// token is refreshed (or the client logs in again) and the create is sent once more, which
     /// is safe: the refusal wrote nothing, and the record key is create-once anyway.
     ///
@@ -225,9 +227,9 @@ impl BlueskyClient {
     /// [`SinkError::TooLong`] before sending; [`SinkError::Login`] when no session could be had
     /// (nothing posted); [`SinkError::AlreadyPosted`] when a record is at the key already;
     /// otherwise the answer classified by [`classify`].
-    pub async fn post(&self, text: &str, key: &MatchKey) -> Result<Receipt, SinkError> {
+    pub(crate) async fn post(&self, text: &str, claim: &ClaimToken) -> Result<Receipt, SinkError> {
         LengthRule::Bluesky.check(SINK, text)?;
-        let rkey = record_key(key, &self.channel);
+        let rkey = record_key(claim.key(), &self.channel);
         let mut record = serde_json::json!({
             "$type": POST_COLLECTION,
             "text": text,
@@ -261,9 +263,9 @@ impl BlueskyClient {
                 .post(url.clone())
                 .bearer_auth(s.access.expose_secret())
                 .json(&body);
-            let answer = sink::send(SINK, url.as_str(), request).await?;
+            let answer = http::send(SINK, url.as_str(), request).await?;
             let limits = limits(&answer.headers);
-            sink::observe(&self.gate, answer.status, limits.as_ref());
+            http::observe(&self.gate, answer.status, limits.as_ref());
             if (200..300).contains(&answer.status) {
                 let created: Created = answer.json(SINK)?;
                 return Ok(Receipt {
@@ -320,7 +322,7 @@ impl BlueskyClient {
             refusal: Refusal::Unknown,
             limits,
         };
-        let answer = match sink::send(SINK, url.as_str(), self.http.get(url.clone())).await {
+        let answer = match http::send(SINK, url.as_str(), self.http.get(url.clone())).await {
             Ok(a) => a,
             Err(e) => return unknown(e.to_string()),
         };
@@ -363,7 +365,7 @@ impl BlueskyClient {
                 (url.clone(), self.http.post(url).json(&body))
             }
         };
-        let answer = match sink::send(SINK, method.as_str(), request).await {
+        let answer = match http::send(SINK, method.as_str(), request).await {
             Ok(a) => a,
             Err(SinkError::Connect { endpoint, source, .. } | SinkError::NoAnswer { endpoint, source, .. }) => {
                 return Err(login_error(
@@ -376,7 +378,7 @@ impl BlueskyClient {
             Err(other) => return Err(other),
         };
         let limits = limits(&answer.headers);
-        sink::observe(&self.gate, answer.status, limits.as_ref());
+        http::observe(&self.gate, answer.status, limits.as_ref());
         if !(200..300).contains(&answer.status) {
             let (name, detail) = error_detail(&answer.body);
             return Err(login_error(
@@ -473,12 +475,12 @@ pub fn classify_login(status: u16, _name: &str) -> Refusal {
 /// `Retry-After` header"); the header values: bluesky-social/atproto
 /// `packages/xrpc-server/src/rate-limiter.ts`.
 pub fn limits(headers: &HeaderMap) -> Option<RateLimits> {
-    let reset = sink::header(headers, "ratelimit-reset").and_then(sink::epoch_instant);
-    let retry_after = sink::header(headers, "retry-after")
+    let reset = http::header(headers, "ratelimit-reset").and_then(http::epoch_instant);
+    let retry_after = http::header(headers, "retry-after")
         .and_then(|r| r.parse::<f64>().ok())
-        .and_then(sink::after_secs);
-    sink::some_limits(RateLimits {
-        remaining: sink::header_count(headers, "ratelimit-remaining"),
+        .and_then(http::after_secs);
+    http::some_limits(RateLimits {
+        remaining: http::header_count(headers, "ratelimit-remaining"),
         reset: reset.max(retry_after),
         ..RateLimits::default()
     })
@@ -490,10 +492,10 @@ fn error_detail(body: &[u8]) -> (String, String) {
     let name = value.get("error").and_then(|v| v.as_str()).unwrap_or("").to_string();
     let message = value.get("message").and_then(|v| v.as_str());
     let detail = match (name.as_str(), message) {
-        ("", None) => sink::preview(body),
-        (n, None) => sink::preview(n.as_bytes()),
-        ("", Some(m)) => sink::preview(m.as_bytes()),
-        (n, Some(m)) => sink::preview(format!("{n}: {m}").as_bytes()),
+        ("", None) => http::preview(body),
+        (n, None) => http::preview(n.as_bytes()),
+        ("", Some(m)) => http::preview(m.as_bytes()),
+        (n, Some(m)) => http::preview(format!("{n}: {m}").as_bytes()),
     };
     (name, detail)
 }

@@ -7,8 +7,13 @@
 //! <https://discord.com/developers/docs/topics/rate-limits>,
 //! <https://discord.com/developers/docs/topics/opcodes-and-status-codes#http>.
 
+use super::error::{ClientError, Refusal, SinkError};
+use super::http::{self, SecretEndpoint};
+use super::kind::SinkKind;
+use super::length::DISCORD_LENGTH;
 use super::pace::{RateGate, RateLimits};
-use super::sink::{self, ClientError, Receipt, Refusal, SecretEndpoint, SinkError, SinkKind, DISCORD_LENGTH};
+use super::receipt::Receipt;
+use crate::claim::ClaimToken;
 use reqwest::header::HeaderMap;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
@@ -24,7 +29,7 @@ const UNKNOWN_WEBHOOK: u64 = 10_015;
 
 /// Executes one Discord webhook.
 #[derive(Debug, Clone)]
-pub struct DiscordClient {
+pub(crate) struct DiscordClient {
     /// The webhook URL (`https://discord.com/api/webhooks/{id}/{token}`) with `wait=true`
     /// added: it is the credential, shown with its token redacted.
     webhook: SecretEndpoint,
@@ -42,7 +47,7 @@ impl DiscordClient {
     /// [`ClientError::Refused`] (without the URL, which is a secret) when `webhook` is not a
     /// webhook URL's shape ([`check_webhook_url`]), or [`ClientError::Http`] when the HTTP
     /// client cannot be built.
-    pub fn new(
+    pub(crate) fn new(
         webhook: SecretString,
         timeout: Duration,
         connect_timeout: Duration,
@@ -62,25 +67,29 @@ impl DiscordClient {
     }
 
     /// The webhook's rate-limit gate as of the last answer.
-    pub fn gate(&self) -> &RateGate {
+    pub(crate) fn gate(&self) -> &RateGate {
         self.webhook.gate()
     }
 
     /// The webhook URL with its token redacted (`https://discord.com/api/webhooks/123/[REDACTED]`).
-    pub fn shown(&self) -> &str {
+    #[cfg(test)]
+    fn shown(&self) -> &str {
         self.webhook.shown()
     }
 
     /// Sends `text` as the message's `content`, with `allowed_mentions.parse` empty (no
-    /// `@everyone`, role or user ping from scraped text) and `?wait=true`.
+    /// `@everyone`, role or user ping from scraped text) and `?wait=true`, for the match `claim`
+    /// won. A webhook has no server-side dedupe (`sinks.md`): the won claim is the only guard,
+    /// so the client takes it as the proof and names its match in the log.
     ///
     /// Documentation: <https://discord.com/developers/docs/resources/message#allowed-mentions-object>
     ///
     /// # Errors
     /// [`SinkError::TooLong`] before sending (over 2,000); otherwise the answer classified by
     /// [`classify`].
-    pub async fn post(&self, text: &str) -> Result<Receipt, SinkError> {
+    pub(crate) async fn post(&self, text: &str, claim: &ClaimToken) -> Result<Receipt, SinkError> {
         DISCORD_LENGTH.check(SINK, text)?;
+        tracing::debug!(match_key = %claim.key(), "sending the post to the Discord webhook");
         let body = serde_json::json!({
             "content": text,
             "allowed_mentions": { "parse": [] },
@@ -129,7 +138,7 @@ pub fn check_webhook_url(raw: &str) -> Result<(), &'static str> {
     let url = Url::parse(raw.trim()).map_err(|_| "it is not a URL")?;
     match url.scheme() {
         "https" => {}
-        "http" if sink::is_loopback(&url) => {}
+        "http" if http::is_loopback(&url) => {}
         _ => return Err("it is not an https:// URL"),
     }
     if !url.username().is_empty() || url.password().is_some() {
@@ -144,7 +153,7 @@ pub fn check_webhook_url(raw: &str) -> Result<(), &'static str> {
             .iter()
             .any(|d| h == *d || h.strip_suffix(d).is_some_and(|sub| sub.ends_with('.')))
     };
-    if !sink::is_loopback(&url) && !url.host_str().is_some_and(discord) {
+    if !http::is_loopback(&url) && !url.host_str().is_some_and(discord) {
         return Err("its host is not discord.com (or discordapp.com)");
     }
     let segments: Vec<&str> = url.path_segments().map(Iterator::collect).unwrap_or_default();
@@ -211,21 +220,21 @@ pub fn classify(status: u16, code: Option<u64>) -> Refusal {
 /// Documentation: <https://discord.com/developers/docs/topics/rate-limits#header-format>
 pub fn limits(headers: &HeaderMap, body: &[u8]) -> Option<RateLimits> {
     let value: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
-    let seconds = |raw: Option<&str>| raw.and_then(|r| r.parse::<f64>().ok()).and_then(sink::after_secs);
+    let seconds = |raw: Option<&str>| raw.and_then(|r| r.parse::<f64>().ok()).and_then(http::after_secs);
     let reset = [
-        sink::header(headers, "x-ratelimit-reset").and_then(sink::epoch_instant),
-        seconds(sink::header(headers, "x-ratelimit-reset-after")),
-        seconds(sink::header(headers, "retry-after")),
+        http::header(headers, "x-ratelimit-reset").and_then(http::epoch_instant),
+        seconds(http::header(headers, "x-ratelimit-reset-after")),
+        seconds(http::header(headers, "retry-after")),
         value
             .get("retry_after")
             .and_then(|v| v.as_f64())
-            .and_then(sink::after_secs),
+            .and_then(http::after_secs),
     ]
     .into_iter()
     .flatten()
     .max();
-    sink::some_limits(RateLimits {
-        remaining: sink::header_count(headers, "x-ratelimit-remaining"),
+    http::some_limits(RateLimits {
+        remaining: http::header_count(headers, "x-ratelimit-remaining"),
         reset,
         ..RateLimits::default()
     })
@@ -236,9 +245,9 @@ fn error_detail(body: &[u8]) -> (Option<u64>, String) {
     let value: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
     let code = value.get("code").and_then(|v| v.as_u64());
     let detail = match (code, value.get("message").and_then(|v| v.as_str())) {
-        (Some(c), Some(m)) => sink::preview(format!("{m} (code {c})").as_bytes()),
-        (None, Some(m)) => sink::preview(m.as_bytes()),
-        _ => sink::preview(body),
+        (Some(c), Some(m)) => http::preview(format!("{m} (code {c})").as_bytes()),
+        (None, Some(m)) => http::preview(m.as_bytes()),
+        _ => http::preview(body),
     };
     (code, detail)
 }

@@ -5,8 +5,14 @@
 //! Documentation: <https://docs.joinmastodon.org/methods/statuses/#create>,
 //! <https://docs.joinmastodon.org/methods/instance/#v2>, <https://docs.joinmastodon.org/api/rate-limits/>.
 
+use super::dedupe::match_channel_digest;
+use super::error::{ClientError, Refusal, SinkError};
+use super::http::{self, Answer};
+use super::kind::SinkKind;
+use super::length::{LengthRule, MASTODON_DEFAULT, MASTODON_DEFAULT_MAX_CHARACTERS, MASTODON_DEFAULT_URL_CHARACTERS};
 use super::pace::{RateGate, RateLimits};
-use super::sink::{self, Answer, ClientError, LengthRule, Receipt, Refusal, SinkError, SinkKind, MASTODON_DEFAULT};
+use super::receipt::Receipt;
+use crate::claim::ClaimToken;
 use crate::cricket::MatchKey;
 use chrono::{DateTime, Utc};
 use reqwest::header::HeaderMap;
@@ -35,7 +41,7 @@ pub enum Visibility {
 
 /// Posts statuses to one Mastodon account.
 #[derive(Debug, Clone)]
-pub struct MastodonClient {
+pub(crate) struct MastodonClient {
     http: reqwest::Client,
     /// `GET /api/v2/instance`: the instance's limits.
     instance_info: Url,
@@ -92,14 +98,14 @@ struct StatusLimits {
 /// status. Consider using a hash or UUID generated client-side. Idempotency keys are stored for
 /// up to 1 hour.")
 pub fn idempotency_key(key: &MatchKey, channel: &str) -> String {
-    let digest = sink::match_channel_digest(key, channel);
+    let digest = match_channel_digest(key, channel);
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     format!("cricket-announcer-{hex}")
 }
 
 impl MastodonClient {
     /// The channel this client posts for.
-    pub fn channel(&self) -> &str {
+    pub(crate) fn channel(&self) -> &str {
         &self.channel
     }
 
@@ -109,7 +115,7 @@ impl MastodonClient {
     /// # Errors
     /// [`ClientError`] naming the instance URL when it cannot take the API path, or when the
     /// HTTP client cannot be built.
-    pub fn new(
+    pub(crate) fn new(
         instance: &Url,
         token: SecretString,
         channel: &str,
@@ -117,9 +123,9 @@ impl MastodonClient {
         connect_timeout: Duration,
     ) -> Result<MastodonClient, ClientError> {
         Ok(MastodonClient {
-            http: sink::http_client(timeout, connect_timeout)?,
-            statuses: sink::join(instance, "api/v1/statuses", "the Mastodon instance URL")?,
-            instance_info: sink::join(instance, "api/v2/instance", "the Mastodon instance URL")?,
+            http: http::http_client(timeout, connect_timeout)?,
+            statuses: http::join(instance, "api/v1/statuses", "the Mastodon instance URL")?,
+            instance_info: http::join(instance, "api/v2/instance", "the Mastodon instance URL")?,
             token,
             channel: channel.to_string(),
             visibility: None,
@@ -130,24 +136,24 @@ impl MastodonClient {
     }
 
     /// Posts with this `visibility` (the account's default when unset).
-    pub fn with_visibility(mut self, visibility: Option<Visibility>) -> MastodonClient {
+    pub(crate) fn with_visibility(mut self, visibility: Option<Visibility>) -> MastodonClient {
         self.visibility = visibility;
         self
     }
 
     /// Posts with this ISO 639 `language` (the instance guesses when unset).
-    pub fn with_language(mut self, language: Option<String>) -> MastodonClient {
+    pub(crate) fn with_language(mut self, language: Option<String>) -> MastodonClient {
         self.language = language;
         self
     }
 
     /// The length rule posts are checked against.
-    pub fn length_rule(&self) -> LengthRule {
+    pub(crate) fn length_rule(&self) -> LengthRule {
         self.rule
     }
 
     /// The account's rate-limit gate as of the last answer.
-    pub fn gate(&self) -> &RateGate {
+    pub(crate) fn gate(&self) -> &RateGate {
         &self.gate
     }
 
@@ -161,30 +167,29 @@ impl MastodonClient {
     ///
     /// # Errors
     /// [`SinkError`] when the instance cannot be read; the rule is then unchanged.
-    pub async fn load_length_rule(&mut self) -> Result<LengthRule, SinkError> {
+    pub(crate) async fn load_length_rule(&mut self) -> Result<LengthRule, SinkError> {
         let url = &self.instance_info;
-        let answer = sink::send(SINK, url.as_str(), self.http.get(url.clone())).await?;
+        let answer = http::send(SINK, url.as_str(), self.http.get(url.clone())).await?;
         accepted(&answer, limits(&answer.headers))?;
         let instance: Instance = answer.json(SINK)?;
         let s = instance.configuration.statuses;
         self.rule = LengthRule::Mastodon {
-            max_characters: s.max_characters.unwrap_or(sink::MASTODON_DEFAULT_MAX_CHARACTERS),
-            characters_reserved_per_url: s
-                .characters_reserved_per_url
-                .unwrap_or(sink::MASTODON_DEFAULT_URL_CHARACTERS),
+            max_characters: s.max_characters.unwrap_or(MASTODON_DEFAULT_MAX_CHARACTERS),
+            characters_reserved_per_url: s.characters_reserved_per_url.unwrap_or(MASTODON_DEFAULT_URL_CHARACTERS),
         };
         Ok(self.rule)
     }
 
-    /// Posts `text` as a new status for the match `key`, with the `Idempotency-Key`
-    /// [`idempotency_key`]`(key, channel)`.
+    /// Posts `text` as a new status for the match `claim` won, with the `Idempotency-Key`
+    /// [`idempotency_key`] of that match and this client's channel: derived from the claim, so
+    /// no argument can name another match than the one claimed.
     ///
     /// # Errors
     /// [`SinkError::TooLong`] before sending when `text` breaks the instance's rule; otherwise
     /// the answer classified by [`classify`].
-    pub async fn post(&self, text: &str, key: &MatchKey) -> Result<Receipt, SinkError> {
+    pub(crate) async fn post(&self, text: &str, claim: &ClaimToken) -> Result<Receipt, SinkError> {
         self.rule.check(SINK, text)?;
-        let idempotency = idempotency_key(key, &self.channel);
+        let idempotency = idempotency_key(claim.key(), &self.channel);
         let mut body = serde_json::json!({ "status": text });
         if let Some(v) = self.visibility {
             body["visibility"] = serde_json::json!(v);
@@ -198,9 +203,9 @@ impl MastodonClient {
             .bearer_auth(self.token.expose_secret())
             .header("Idempotency-Key", &idempotency)
             .json(&body);
-        let answer = sink::send(SINK, self.statuses.as_str(), request).await?;
+        let answer = http::send(SINK, self.statuses.as_str(), request).await?;
         let limits = limits(&answer.headers);
-        sink::observe(&self.gate, answer.status, limits.as_ref());
+        http::observe(&self.gate, answer.status, limits.as_ref());
         accepted(&answer, limits)?;
         let status: Status = answer.json(SINK)?;
         Ok(Receipt {
@@ -238,11 +243,11 @@ pub fn classify(status: u16) -> Refusal {
 ///
 /// Documentation: <https://docs.joinmastodon.org/api/rate-limits/>
 pub fn limits(headers: &HeaderMap) -> Option<RateLimits> {
-    let reset = sink::header(headers, "x-ratelimit-reset")
+    let reset = http::header(headers, "x-ratelimit-reset")
         .and_then(|r| DateTime::parse_from_rfc3339(r).ok())
         .map(|t| t.with_timezone(&Utc));
-    sink::some_limits(RateLimits {
-        remaining: sink::header_count(headers, "x-ratelimit-remaining"),
+    http::some_limits(RateLimits {
+        remaining: http::header_count(headers, "x-ratelimit-remaining"),
         reset,
         ..RateLimits::default()
     })
@@ -267,8 +272,8 @@ fn accepted(answer: &Answer, limits: Option<RateLimits>) -> Result<(), SinkError
 fn error_detail(body: &[u8]) -> String {
     let value: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
     match value.get("error").and_then(|v| v.as_str()) {
-        Some(s) => sink::preview(s.as_bytes()),
-        None => sink::preview(body),
+        Some(s) => http::preview(s.as_bytes()),
+        None => http::preview(body),
     }
 }
 

@@ -8,8 +8,13 @@
 //! <https://core.telegram.org/bots/api#responseparameters>,
 //! <https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this>.
 
+use super::error::{ClientError, Refusal, SinkError};
+use super::http::{self, SecretEndpoint};
+use super::kind::SinkKind;
+use super::length::TELEGRAM_LENGTH;
 use super::pace::{RateGate, RateLimits};
-use super::sink::{self, ClientError, Receipt, Refusal, SecretEndpoint, SinkError, SinkKind, TELEGRAM_LENGTH};
+use super::receipt::Receipt;
+use crate::claim::ClaimToken;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use std::time::Duration;
@@ -22,7 +27,7 @@ pub const DEFAULT_API_BASE: &str = "https://api.telegram.org";
 
 /// Sends messages to one Telegram chat as one bot.
 #[derive(Debug, Clone)]
-pub struct TelegramClient {
+pub(crate) struct TelegramClient {
     /// `{api}/bot{token}/sendMessage`: holds the token, shown with it redacted. Its gate is one
     /// view of the bot's limits per process.
     endpoint: SecretEndpoint,
@@ -125,7 +130,7 @@ impl TelegramClient {
     /// [`ClientError`] (never showing the token) when the token is not a bot token's shape
     /// ([`check_bot_token`]), when `api` cannot take the method path, or when the HTTP client
     /// cannot be built.
-    pub fn new(
+    pub(crate) fn new(
         api: &Url,
         token: &SecretString,
         chat_id: ChatId,
@@ -134,8 +139,8 @@ impl TelegramClient {
     ) -> Result<TelegramClient, ClientError> {
         check_bot_token(token.expose_secret())
             .map_err(|why| ClientError::Refused(format!("the Telegram bot token is refused: {why}")))?;
-        let shown = sink::join(api, "bot[REDACTED]/sendMessage", "the Telegram API URL")?.to_string();
-        let endpoint = sink::join(
+        let shown = http::join(api, "bot[REDACTED]/sendMessage", "the Telegram API URL")?.to_string();
+        let endpoint = http::join(
             api,
             &format!("bot{}/sendMessage", token.expose_secret()),
             "the Telegram API URL",
@@ -152,29 +157,33 @@ impl TelegramClient {
     }
 
     /// The bot's rate-limit gate as of the last answer.
-    pub fn gate(&self) -> &RateGate {
+    pub(crate) fn gate(&self) -> &RateGate {
         self.endpoint.gate()
     }
 
     /// The endpoint with the token redacted.
-    pub fn shown(&self) -> &str {
+    #[cfg(test)]
+    fn shown(&self) -> &str {
         self.endpoint.shown()
     }
 
-    /// Sends `text` to the chat, as plain text.
+    /// Sends `text` to the chat, as plain text, for the match `claim` won. The Bot API has no
+    /// server-side dedupe (`sinks.md`): the won claim is the only guard, so the client takes it
+    /// as the proof and names its match in the log.
     ///
     /// # Errors
     /// [`SinkError::TooLong`] before sending (over 4,096); otherwise the answer classified by
     /// [`classify`].
-    pub async fn post(&self, text: &str) -> Result<Receipt, SinkError> {
+    pub(crate) async fn post(&self, text: &str, claim: &ClaimToken) -> Result<Receipt, SinkError> {
         TELEGRAM_LENGTH.check(SINK, text)?;
+        tracing::debug!(match_key = %claim.key(), "sending the post to the Telegram chat");
         let body = serde_json::json!({ "chat_id": self.chat_id.json(), "text": text });
         let answer = self.endpoint.post_json(SINK, &body).await?;
         let parsed: Option<Answer> = serde_json::from_slice(&answer.body).ok();
         let parameters = parsed.as_ref().and_then(|a| a.parameters.as_ref());
         let limits = parameters
             .and_then(|p| p.retry_after)
-            .and_then(sink::after_secs)
+            .and_then(http::after_secs)
             .map(|reset| RateLimits {
                 remaining: Some(0),
                 reset: Some(reset),
@@ -203,7 +212,7 @@ impl TelegramClient {
                 let status = error_code.unwrap_or(answer.status);
                 let description = description.unwrap_or_default();
                 let migrated = parameters.and_then(|p| p.migrate_to_chat_id);
-                let mut detail = sink::preview(description.as_bytes());
+                let mut detail = http::preview(description.as_bytes());
                 if let Some(new_id) = migrated {
                     detail.push_str(&format!(
                         " (the group is now the supergroup {new_id}: set chat_id = \"{new_id}\")"
@@ -220,13 +229,13 @@ impl TelegramClient {
             _ if (200..300).contains(&answer.status) => Err(SinkError::BadReceipt {
                 sink: SINK,
                 status: answer.status,
-                detail: sink::preview(&answer.body),
+                detail: http::preview(&answer.body),
             }),
             // Not the Bot API's error shape (a proxy's page): proves nothing.
             _ => Err(SinkError::Refused {
                 sink: SINK,
                 status: answer.status,
-                detail: sink::preview(&answer.body),
+                detail: http::preview(&answer.body),
                 refusal: Refusal::Unknown,
                 limits,
             }),

@@ -4,9 +4,12 @@
 //! OAuth 1.0a signature base string (RFC 5849 §3.4.1.3 signs only form-encoded bodies), so the
 //! request is signed with no parameters.
 
-use super::pace::{self, RateGate};
-use super::sink::{preview, ClientError};
-use super::{Post, PostError, PostReceipt};
+use super::error::{ClientError, Refusal, SinkError};
+use super::http::{self, preview, Answer};
+use super::kind::SinkKind;
+use super::length::LengthRule;
+use super::pace::{self, RateGate, RateLimits};
+use super::receipt::Receipt;
 use crate::claim::ClaimToken;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
@@ -33,9 +36,11 @@ impl fmt::Debug for XCredentials {
     }
 }
 
+const SINK: SinkKind = SinkKind::X;
+
 /// Posts to X API v2.
 #[derive(Clone, Debug)]
-pub struct XClient {
+pub(crate) struct XClient {
     http: reqwest::Client,
     endpoint: Url,
     credentials: XCredentials,
@@ -51,7 +56,9 @@ struct Created {
 #[derive(Deserialize)]
 struct CreatedData {
     id: String,
-    text: String,
+    /// Required: the documented answer to a created post carries its text (not kept).
+    #[serde(rename = "text")]
+    _text: String,
 }
 
 impl XClient {
@@ -61,7 +68,7 @@ impl XClient {
     /// # Errors
     /// [`ClientError`] naming `X_API_BASE_URL` when it cannot take the path `/2/tweets`, or when
     /// the HTTP client cannot be built.
-    pub fn new(
+    pub(crate) fn new(
         base: &Url,
         credentials: XCredentials,
         timeout: Duration,
@@ -72,7 +79,7 @@ impl XClient {
             base: base.to_string(),
             path: "2/tweets".into(),
         })?;
-        let http = super::sink::http_client(timeout, connect_timeout)?;
+        let http = http::http_client(timeout, connect_timeout)?;
         Ok(XClient {
             http,
             endpoint,
@@ -83,32 +90,37 @@ impl XClient {
 
     /// X's rate-limit gate as of the last answer (shared by clones of this client). Check
     /// [`RateGate::closed_until`] before claiming a match.
-    pub fn gate(&self) -> &RateGate {
+    pub(crate) fn gate(&self) -> &RateGate {
         &self.gate
     }
 
-    /// Sends `post` as a new tweet. The rate-limit headers of every answer (success or error)
-    /// are read into the receipt or [`PostError::Refused`] and update [`XClient::gate`]. Requires the [`ClaimToken`] of the match: only the claim's
-    /// winner posts.
+    /// Sends `text` (NFC-normalised, as X counts it) as a new tweet for the match `claim` won.
+    /// X has no server-side dedupe key (`sinks.md`): the won claim is the only guard, so the
+    /// client takes it as the proof and names its match in the log. The rate-limit headers of
+    /// every answer (success or error) are read into the receipt or [`SinkError::Refused`]
+    /// and update [`XClient::gate`].
     ///
     /// # Errors
-    /// [`PostError`]; [`PostError::verdict`] says what each failure proves.
-    pub async fn post(&self, post: &Post, _claim: &ClaimToken) -> Result<PostReceipt, PostError> {
+    /// [`SinkError::TooLong`] before sending when `text` is over 280 weighted characters or
+    /// empty; otherwise the failure, its refusal classified by [`classify`].
+    pub(crate) async fn post(&self, text: &str, claim: &ClaimToken) -> Result<Receipt, SinkError> {
+        let text = LengthRule::XWeighted.normalise(text);
+        LengthRule::XWeighted.check(SINK, &text)?;
+        tracing::debug!(match_key = %claim.key(), "sending the post to X");
         let url = self.endpoint.as_str();
         let authorization = oauth1_request::post(url, &(), &self.token(), oauth1_request::HMAC_SHA1);
         let request = self
             .http
             .post(self.endpoint.clone())
             .header(reqwest::header::AUTHORIZATION, authorization)
-            .json(&serde_json::json!({ "text": post.text() }));
-        let (status, body, limits) = self.send(request, url).await?;
-        let created: Created = serde_json::from_slice(&body).map_err(|e| PostError::BadReceipt {
-            status,
-            detail: format!("{e}: {}", preview(&body)),
-        })?;
-        Ok(PostReceipt {
-            tweet_id: created.data.id,
-            text: created.data.text,
+            .json(&serde_json::json!({ "text": text }));
+        let (answer, limits) = self.send(request, url).await?;
+        let created: Created = answer.json(SINK)?;
+        Ok(Receipt {
+            sink: SINK,
+            id: created.data.id,
+            url: None,
+            dedupe_key: None,
             limits,
         })
     }
@@ -116,7 +128,7 @@ impl XClient {
 
 /// What the account's recent posts say about one post (see [`XClient::find_post`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
+pub(crate) enum Found {
     /// A post with the same text (links aside) or the same link exists: its id.
     Posted {
         /// The tweet's id.
@@ -168,7 +180,7 @@ struct UrlEntity {
 
 /// How many of the account's posts one reconciliation reads (X's most per page:
 /// <https://docs.x.com/x-api/users/get-posts>).
-pub const RECONCILE_MAX_POSTS: u32 = 100;
+pub(crate) const RECONCILE_MAX_POSTS: u32 = 100;
 
 impl XClient {
     /// Looks for the post `text` among the account's posts created since `since`: reads
@@ -182,9 +194,9 @@ impl XClient {
     /// <https://docs.x.com/x-api/users/get-posts>.
     ///
     /// # Errors
-    /// [`PostError`] when X cannot be reached or refuses the read (a 401 or 403: the
+    /// [`SinkError`] when X cannot be reached or refuses the read (a 401 or 403: the
     /// credentials; a 429: the read limit), or answers what the documentation does not say.
-    pub async fn find_post(&self, text: &str, since: chrono::DateTime<chrono::Utc>) -> Result<Found, PostError> {
+    pub(crate) async fn find_post(&self, text: &str, since: chrono::DateTime<chrono::Utc>) -> Result<Found, SinkError> {
         let me: Me = self.read(&self.join("users/me")?, &[]).await?;
         let url = self.join(&format!("users/{}/tweets", me.data.id))?;
         let start = since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -225,62 +237,44 @@ impl XClient {
         )
     }
 
-    /// Sends `request` (to `url`, named in errors): the status, the body and the rate-limit
-    /// headers of a 2xx answer (which also update [`XClient::gate`], as every answer does).
+    /// Sends `request` (to `url`, named in errors): the answer of a 2xx, and the rate-limit
+    /// headers it carried (every answer updates [`XClient::gate`]).
     ///
     /// # Errors
-    /// [`PostError::Connect`] when the request never left, [`PostError::NoAnswer`] when no
-    /// complete answer came back, [`PostError::Refused`] for any other status.
+    /// [`SinkError::Connect`] when the request never left, [`SinkError::NoAnswer`] when no
+    /// complete answer came back, [`SinkError::Refused`] for any other status, classified by
+    /// [`classify`].
     async fn send(
         &self,
         request: reqwest::RequestBuilder,
         url: &str,
-    ) -> Result<(u16, Vec<u8>, Option<super::RateLimits>), PostError> {
-        let response = match request.send().await {
-            Ok(r) => r,
-            Err(source) if source.is_connect() => {
-                return Err(PostError::Connect {
-                    url: url.to_string(),
-                    source,
-                })
-            }
-            Err(source) => {
-                return Err(PostError::NoAnswer {
-                    url: url.to_string(),
-                    timed_out: source.is_timeout(),
-                    source,
-                })
-            }
-        };
-        let status = response.status().as_u16();
-        let limits = pace::observe(&self.gate, status, response.headers());
-        let body = super::read_capped(response)
-            .await
-            .map_err(|source| PostError::NoAnswer {
-                url: url.to_string(),
-                timed_out: source.is_timeout(),
-                source,
-            })?;
-        if !(200..300).contains(&status) {
-            return Err(PostError::Refused {
-                status,
-                detail: error_detail(&body),
+    ) -> Result<(Answer, Option<RateLimits>), SinkError> {
+        let answer = http::send(SINK, url, request).await?;
+        let limits = pace::observe(&self.gate, answer.status, &answer.headers);
+        if !(200..300).contains(&answer.status) {
+            let detail = error_detail(&answer.body);
+            return Err(SinkError::Refused {
+                sink: SINK,
+                status: answer.status,
+                refusal: classify(answer.status, &detail),
+                detail,
                 limits,
             });
         }
-        Ok((status, body, limits))
+        Ok((answer, limits))
     }
 
     /// `<X_API_BASE_URL>/2/<path>`, next to the post endpoint `/2/tweets`.
-    fn join(&self, path: &str) -> Result<Url, PostError> {
-        self.endpoint.join(path).map_err(|e| PostError::BadReceipt {
+    fn join(&self, path: &str) -> Result<Url, SinkError> {
+        self.endpoint.join(path).map_err(|e| SinkError::BadReceipt {
+            sink: SINK,
             status: 0,
             detail: format!("the X API base cannot take the path /2/{path}: {e}"),
         })
     }
 
     /// A signed `GET url?params`, read as `T`.
-    async fn read<T: serde::de::DeserializeOwned>(&self, url: &Url, params: &[(&str, &str)]) -> Result<T, PostError> {
+    async fn read<T: serde::de::DeserializeOwned>(&self, url: &Url, params: &[(&str, &str)]) -> Result<T, SinkError> {
         // The query is signed (RFC 5849 §3.4.1.3), and sent encoded by the same encoder.
         let request = oauth1_request::ParameterList::new(params.to_vec());
         let authorization = oauth1_request::get(url.as_str(), &request, &self.token(), oauth1_request::HMAC_SHA1);
@@ -289,11 +283,8 @@ impl XClient {
             .http
             .get(with_query.as_str())
             .header(reqwest::header::AUTHORIZATION, authorization);
-        let (status, body, _) = self.send(request, url.as_str()).await?;
-        serde_json::from_slice(&body).map_err(|e| PostError::BadReceipt {
-            status,
-            detail: format!("{e}: {}", preview(&body)),
-        })
+        let (answer, _) = self.send(request, url.as_str()).await?;
+        answer.json(SINK)
     }
 }
 
@@ -315,6 +306,25 @@ fn without_links(text: &str) -> (String, Vec<&str>) {
 /// X API v2 returns a post's text with `&`, `<` and `>` escaped as HTML entities.
 fn unescape(text: &str) -> String {
     text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+}
+
+/// What an X refusal with HTTP `status` and error `detail` proves.
+///
+/// Sources: X API v2 error documentation
+/// (<https://docs.x.com/x-api/fundamentals/response-codes-and-errors>): 400 invalid request,
+/// 401 unauthorized (the credentials), 402 payment required (credits depleted), 403 forbidden
+/// (the account's permissions; a detail naming "duplicate content" says an identical post
+/// already exists), 429 too many requests. Any other status, and every 5xx, proves nothing.
+pub(crate) fn classify(status: u16, detail: &str) -> Refusal {
+    match status {
+        403 if detail.to_ascii_lowercase().contains("duplicate") => Refusal::Duplicate,
+        400 => Refusal::Rejected,
+        // Bad credentials, credits depleted, a permission refusal: no later post can succeed
+        // until an operator acts.
+        401..=403 => Refusal::Halt,
+        429 => Refusal::RateLimited,
+        _ => Refusal::Unknown,
+    }
 }
 
 /// X's error detail from an error body (`detail`, `title`, or `errors[0].message`), else the
@@ -343,6 +353,22 @@ mod tests {
             "You are not allowed to create a Tweet with duplicate content."
         );
         assert_eq!(error_detail(b"<html>bad gateway</html>"), "<html>bad gateway</html>");
+    }
+
+    #[test]
+    fn each_refusal_has_the_class_its_status_proves() {
+        assert_eq!(classify(400, "x"), Refusal::Rejected);
+        for s in [401, 402, 403] {
+            assert_eq!(classify(s, "x"), Refusal::Halt, "{s}");
+        }
+        assert_eq!(classify(429, "x"), Refusal::RateLimited);
+        assert_eq!(
+            classify(403, "You are not allowed to create a Tweet with duplicate content."),
+            Refusal::Duplicate
+        );
+        for s in [500, 502, 503, 504, 404, 409] {
+            assert_eq!(classify(s, "x"), Refusal::Unknown, "{s}");
+        }
     }
 
     #[test]

@@ -226,7 +226,7 @@ async fn a_post_too_long_for_any_cut_is_an_error_naming_the_template_and_the_mat
     let x = MockServer::start().await;
     let prefix = unique_prefix();
     let s = store(Kind::Redis, &prefix, "solo", std::path::Path::new("")).await;
-    let client = cricket_announcer::post::XClient::new(
+    let client = cricket_announcer::post::Sink::x(
         &url::Url::parse(&x.uri()).unwrap(),
         helpers::credentials(),
         Duration::from_secs(2),

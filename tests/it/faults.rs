@@ -8,7 +8,7 @@ use crate::helpers::{
 use cricket_announcer::announcer::{AnnounceError, Announcer, Mode, Outcome};
 use cricket_announcer::claim::{ClaimState, ClaimStore};
 use cricket_announcer::cricket::{MatchKey, Sighting};
-use cricket_announcer::post::{PostPace, Verdict, XClient};
+use cricket_announcer::post::{PostPace, Sink, Verdict};
 use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::Arc;
@@ -235,7 +235,7 @@ async fn x_accepting_the_connection_and_never_answering_keeps_the_claim_as_unkno
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique_prefix();
     let s = store(kind, &prefix, "solo", &dir.path().join("c.db")).await;
-    let client = XClient::new(
+    let client = Sink::x(
         &url::Url::parse(&x.uri()).unwrap(),
         credentials(),
         Duration::from_millis(500),
@@ -277,7 +277,7 @@ async fn a_refused_connection_releases_the_claim(kind: Kind) {
     let prefix = unique_prefix();
     let s = store(kind, &prefix, "solo", &dir.path().join("c.db")).await;
     let base = url::Url::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
-    let client = XClient::new(&base, credentials(), Duration::from_secs(2), Duration::from_secs(1)).unwrap();
+    let client = Sink::x(&base, credentials(), Duration::from_secs(2), Duration::from_secs(1)).unwrap();
     let pace = Arc::new(PostPace::new(
         NonZeroU32::new(100).unwrap(),
         NonZeroU32::new(1000).unwrap(),

@@ -11,7 +11,7 @@ use cricket_announcer::claim::{
 use cricket_announcer::cli::Cli;
 use cricket_announcer::config::{Config, Invocation, Needs};
 use cricket_announcer::cricket::{Identities, Match, MatchKey};
-use cricket_announcer::post::{PostPace, XClient, XCredentials};
+use cricket_announcer::post::{PostPace, Sink, XCredentials};
 use cricket_announcer::source::SourceKind;
 use cricket_announcer::template::Template;
 use std::io::Write;
@@ -334,7 +334,7 @@ pub fn live_announcer(store: ClaimStore, x: &MockServer) -> Announcer {
 /// [`live_announcer`] under a policy of the test's own.
 pub fn live_announcer_with(store: ClaimStore, x: &MockServer, policy: ClaimPolicy) -> Announcer {
     let base = url::Url::parse(&x.uri()).unwrap();
-    let client = XClient::new(&base, credentials(), Duration::from_secs(5), Duration::from_secs(2)).unwrap();
+    let client = Sink::x(&base, credentials(), Duration::from_secs(5), Duration::from_secs(2)).unwrap();
     let pace = PostPace::new(NonZeroU32::new(1_000).unwrap(), NonZeroU32::new(100_000).unwrap());
     Announcer::new(store, template(), None, Mode::live(client, Arc::new(pace)), policy)
 }

@@ -7,7 +7,7 @@ use crate::helpers::{self, credentials, root};
 use crate::operator::on_fixture;
 use chrono::{DateTime, Utc};
 use cricket_announcer::claim::ClaimToken;
-use cricket_announcer::post::{weighted_length, Post, PostError, RateLimits, XClient};
+use cricket_announcer::post::{weighted_length, RateLimits, Sink, SinkError};
 use serde::Deserialize;
 use std::time::Duration;
 use wiremock::matchers::{method, path};
@@ -108,16 +108,14 @@ async fn the_real_posts_of_a_saved_page_carry_the_weighted_length_x_counts_not_t
 
 // ---- X's rate-limit headers, read on every answer ----
 
-async fn client_and_token(x: &MockServer) -> (XClient, ClaimToken, tempfile::TempDir) {
+async fn client_and_token(x: &MockServer) -> (Sink, ClaimToken, tempfile::TempDir) {
     let (token, dir) = helpers::won_zim_v_ban("post-test").await;
     let base = url::Url::parse(&x.uri()).unwrap();
-    let client = XClient::new(&base, credentials(), Duration::from_secs(5), Duration::from_secs(2)).unwrap();
+    let client = Sink::x(&base, credentials(), Duration::from_secs(5), Duration::from_secs(2)).unwrap();
     (client, token, dir)
 }
 
-fn post() -> Post {
-    Post::new("Coming up: Zimbabwe v Bangladesh").unwrap()
-}
+const POST: &str = "Coming up: Zimbabwe v Bangladesh";
 
 fn epoch(secs: i64) -> DateTime<Utc> {
     DateTime::<Utc>::from_timestamp(secs, 0).unwrap()
@@ -140,8 +138,8 @@ async fn a_429_with_a_reset_header_closes_the_gate_until_that_reset() {
         .mount(&x)
         .await;
     let (client, token, _dir) = client_and_token(&x).await;
-    let err = client.post(&post(), &token).await.unwrap_err();
-    let PostError::Refused { status, limits, .. } = &err else {
+    let err = client.post(POST, &token).await.unwrap_err();
+    let SinkError::Refused { status, limits, .. } = &err else {
         panic!("expected a refusal, got {err:?}")
     };
     assert_eq!(*status, 429);
@@ -175,8 +173,8 @@ async fn a_201_with_no_posts_left_today_closes_the_gate_until_the_24_hour_reset(
         .mount(&x)
         .await;
     let (client, token, _dir) = client_and_token(&x).await;
-    let receipt = client.post(&post(), &token).await.unwrap();
-    assert_eq!(receipt.tweet_id, "1800000000000000001");
+    let receipt = client.post(POST, &token).await.unwrap();
+    assert_eq!(receipt.id, "1800000000000000001");
     assert_eq!(
         receipt.limits,
         Some(RateLimits {
@@ -207,7 +205,7 @@ async fn a_201_with_remaining_budget_leaves_the_gate_open() {
         .mount(&x)
         .await;
     let (client, token, _dir) = client_and_token(&x).await;
-    let receipt = client.post(&post(), &token).await.unwrap();
+    let receipt = client.post(POST, &token).await.unwrap();
     assert_eq!(receipt.limits.and_then(|l| l.user_24h_remaining), Some(16));
     assert_eq!(client.gate().closed_until(Utc::now()), None);
     // A clone shares the gate: one process has one view of X's limits.
@@ -229,8 +227,8 @@ async fn an_error_answer_carries_its_rate_limit_headers_too() {
         .mount(&x)
         .await;
     let (client, token, _dir) = client_and_token(&x).await;
-    let err = client.post(&post(), &token).await.unwrap_err();
-    let PostError::Refused { limits, .. } = &err else {
+    let err = client.post(POST, &token).await.unwrap_err();
+    let SinkError::Refused { limits, .. } = &err else {
         panic!("expected a refusal, got {err:?}")
     };
     assert_eq!(limits.and_then(|l| l.remaining), Some(98));

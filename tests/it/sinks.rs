@@ -11,10 +11,7 @@ use cricket_announcer::claim::ClaimToken;
 use cricket_announcer::post::bluesky::{is_valid_tid, record_key};
 use cricket_announcer::post::mastodon::{idempotency_key, Visibility};
 use cricket_announcer::post::telegram::ChatId;
-use cricket_announcer::post::{
-    BlueskyClient, DiscordClient, LengthRule, MastodonClient, RateLimits, Receipt, Sink, SinkError, SinkKind,
-    TelegramClient, Verdict, XClient, DISCORD_LENGTH,
-};
+use cricket_announcer::post::{LengthRule, RateLimits, Receipt, Sink, SinkError, SinkKind, Verdict, DISCORD_LENGTH};
 use cricket_announcer::template::SinkLimit;
 use std::time::Duration;
 use url::Url;
@@ -101,11 +98,16 @@ async fn late_is_unknown_and_refused_is_not_posted(
 const MASTO_CHANNEL: &str = "masto-main";
 
 fn mastodon(server: &Url, timeout: Duration, channel: &str) -> Sink {
-    Sink::Mastodon(
-        MastodonClient::new(server, "masto-token".into(), channel, timeout, CONNECT)
-            .unwrap()
-            .with_visibility(Some(Visibility::Unlisted)),
+    Sink::mastodon(
+        server,
+        "masto-token".into(),
+        channel,
+        Some(Visibility::Unlisted),
+        None,
+        timeout,
+        CONNECT,
     )
+    .unwrap()
 }
 
 #[tokio::test]
@@ -327,17 +329,16 @@ const BSKY_CHANNEL: &str = "bsky-main";
 const DID: &str = "did:plc:cricketbot";
 
 fn bluesky(server: &Url, timeout: Duration, channel: &str) -> Sink {
-    Sink::Bluesky(
-        BlueskyClient::new(
-            server,
-            "cricket.bsky.social",
-            "app-pass-secret".into(),
-            channel,
-            timeout,
-            CONNECT,
-        )
-        .unwrap(),
+    Sink::bluesky(
+        server,
+        "cricket.bsky.social",
+        "app-pass-secret".into(),
+        channel,
+        None,
+        timeout,
+        CONNECT,
     )
+    .unwrap()
 }
 
 async fn bluesky_session(server: &MockServer, access: &str, times: u64) {
@@ -688,7 +689,7 @@ const WEBHOOK_PATH: &str = "/api/webhooks/1180000000000000000/tok-secret";
 
 fn discord(server: &Url, timeout: Duration) -> Sink {
     let url = server.join(WEBHOOK_PATH).unwrap();
-    Sink::Discord(DiscordClient::new(url.to_string().into(), timeout, CONNECT).unwrap())
+    Sink::discord(url.to_string().into(), timeout, CONNECT).unwrap()
 }
 
 #[tokio::test]
@@ -809,16 +810,14 @@ async fn discord_timing_out_after_the_request_left_is_unknown_and_a_refused_conn
 const BOT_PATH: &str = "/bot123456:tok-secret/sendMessage";
 
 fn telegram(server: &Url, timeout: Duration) -> Sink {
-    Sink::Telegram(
-        TelegramClient::new(
-            server,
-            &"123456:tok-secret".into(),
-            ChatId::Id(-1_001_234_567_890),
-            timeout,
-            CONNECT,
-        )
-        .unwrap(),
+    Sink::telegram(
+        server,
+        &"123456:tok-secret".into(),
+        ChatId::Id(-1_001_234_567_890),
+        timeout,
+        CONNECT,
     )
+    .unwrap()
 }
 
 #[tokio::test]
@@ -960,7 +959,7 @@ fn a_template_is_fitted_to_each_sinks_rule_by_cutting_the_series() {
 async fn x_posts_through_the_sink_unchanged_and_refuses_281_weighted_characters_unsent() {
     let server = MockServer::start().await;
     helpers::x_accepts(&server, 1).await;
-    let sink = Sink::X(XClient::new(&base(&server), helpers::credentials(), NORMAL, CONNECT).unwrap());
+    let sink = Sink::x(&base(&server), helpers::credentials(), NORMAL, CONNECT).unwrap();
     let (token, _dir) = won().await;
     let receipt = sink.post(TEXT, &token).await.unwrap();
     assert_eq!(
