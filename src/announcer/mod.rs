@@ -719,3 +719,47 @@ fn log_skip(key: &MatchKey, holder: &Holder, stuck_after: Duration, message: &'s
         tracing::info!(match_key = %key, owner, since, age_secs, state, "{message}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::post::{DISCORD_LENGTH, MASTODON_DEFAULT};
+
+    const LONG: &str = "https://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i";
+    const SHORT: &str = "https://is.gd/AbC123";
+
+    #[test]
+    fn the_short_link_takes_the_long_ones_place_and_the_length_is_counted_again() {
+        let draft = Rendered::new(format!("Coming up: Zimbabwe v Bangladesh\n{LONG}"), DISCORD_LENGTH);
+        let post = draft.relinked(LONG, SHORT).unwrap();
+        assert_eq!(post.text(), format!("Coming up: Zimbabwe v Bangladesh\n{SHORT}"));
+        assert_eq!(post.length(), draft.length() - LONG.len() + SHORT.len());
+        // A URL weighs 23 on X whatever its length: the same weighted length.
+        let x = Rendered::new(
+            format!("Coming up: Zimbabwe v Bangladesh\n{LONG}"),
+            LengthRule::XWeighted,
+        );
+        assert_eq!(x.relinked(LONG, SHORT).unwrap().length(), x.length());
+        // The same link (the shortener failed, or none is set): the draft itself.
+        assert_eq!(draft.relinked(LONG, LONG), Ok(draft.clone()));
+    }
+
+    #[test]
+    fn a_short_link_that_cannot_take_the_long_ones_place_is_refused_with_the_reason() {
+        let draft = Rendered::new(
+            format!("{}\n{LONG}", "a".repeat(2_000 - LONG.len() - 1)),
+            DISCORD_LENGTH,
+        );
+        assert_eq!(draft.length(), 2_000);
+        let longer = format!("https://short.example/{}", "b".repeat(LONG.len()));
+        assert_eq!(
+            draft.relinked(LONG, &longer),
+            Err("the shortened link makes the post too long for the sink")
+        );
+        let changed = Rendered::new(format!("Coming up\n{}", LONG.to_uppercase()), MASTODON_DEFAULT);
+        assert_eq!(
+            changed.relinked(LONG, SHORT),
+            Err("the template does not print the link as it is")
+        );
+    }
+}

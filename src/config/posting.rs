@@ -215,3 +215,63 @@ fn secret(var: &'static str, value: &Option<String>, needs: Needs) -> Result<Opt
         (None, Needs::NoPosting) => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::post::SinkKind;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Only {
+        #[command(flatten)]
+        posting: PostingSettings,
+    }
+
+    fn posting(args: &[&str], needs: Needs) -> Result<Posting, ConfigError> {
+        let args = std::iter::once("bot").chain(args.iter().copied());
+        Only::try_parse_from(args).unwrap().posting.validate(needs)
+    }
+
+    #[test]
+    fn without_a_channels_file_the_environments_x_account_is_the_one_channel_x() {
+        let credentials = [
+            "--x-api-key",
+            "k",
+            "--x-api-secret",
+            "s",
+            "--x-access-token",
+            "t",
+            "--x-access-token-secret",
+            "ts",
+        ];
+        let with_base = [&["--x-api-base-url", "http://127.0.0.1:9/"][..], &credentials].concat();
+        let p = posting(&with_base, Needs::Posting).unwrap();
+        assert!(p.channels.file().is_none());
+        assert_eq!(p.channels.names(), vec![ENVIRONMENT_CHANNEL]);
+        let c = &p.channels.channels()[0];
+        assert!(c.has_secrets() && c.template.is_none() && c.pace.is_none());
+        let SinkSettings::X { base_url, credentials } = &c.sink else {
+            panic!("{:?}", c.sink)
+        };
+        assert_eq!(
+            (base_url.as_str(), credentials.is_some()),
+            ("http://127.0.0.1:9/", true)
+        );
+        assert_eq!(c.sink.kind(), SinkKind::X);
+        // A command that posts nothing: the credentials not set are named, and the channel
+        // cannot post.
+        let p = posting(&["--x-api-key", "k"], Needs::NoPosting).unwrap();
+        let c = &p.channels.channels()[0];
+        assert_eq!(
+            c.unset_secrets,
+            ["X_API_SECRET", "X_ACCESS_TOKEN", "X_ACCESS_TOKEN_SECRET"]
+        );
+        assert!(matches!(&c.sink, SinkSettings::X { credentials: None, .. }));
+        // A command that posts: the first one missing is the error.
+        let Err(e) = posting(&["--x-api-key", "k"], Needs::Posting) else {
+            panic!("a command that posts needs all four X credentials")
+        };
+        assert!(e.to_string().starts_with("X_API_SECRET is not set"), "{e}");
+    }
+}

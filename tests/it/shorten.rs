@@ -1,6 +1,7 @@
 //! Shorteners against wiremock with the providers' documented answers: is.gd
 //! (<https://is.gd/apishorteningreference.php>, errors inside a 200) and Bitly v4
-//! (<https://dev.bitly.com/api-reference/#createBitlink>, 201 new / 200 existing).
+//! (<https://dev.bitly.com/api-reference/#createBitlink>, 201 new / 200 existing); and the
+//! shortened link in a live post, which is rendered once (X and Bluesky stand-ins).
 
 use cricket_announcer::shorten::{Provider, ShortenError, Shortener};
 use std::time::Duration;
@@ -213,4 +214,185 @@ async fn an_answer_that_is_not_an_http_link_is_refused_as_unreadable() {
         .await
         .unwrap_err();
     assert!(matches!(err, ShortenError::BadAnswer(_)), "{err:?}");
+}
+
+// ---- The shortened link in the post: rendered once, the link put in place ----
+
+/// A won match's post through a live announcer on `sink`, with is.gd at `shortener` answering
+/// `short` for its link: the outcome, and the logs.
+async fn announce_shortened(
+    sink: cricket_announcer::post::Sink,
+    m: &cricket_announcer::cricket::Match,
+    shortener_server: &MockServer,
+    short: &str,
+) -> (cricket_announcer::announcer::Outcome, String) {
+    use cricket_announcer::announcer::{Announcer, Mode};
+    use cricket_announcer::cricket::Sighting;
+    use cricket_announcer::post::PostPace;
+    use std::num::NonZeroU32;
+    use tracing::instrument::WithSubscriber;
+    Mock::given(method("GET"))
+        .and(path("/create.php"))
+        .and(query_param("url", m.url.as_str()))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({"shorturl": short})))
+        .expect(1)
+        .mount(shortener_server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = crate::helpers::unique_prefix();
+    let store = crate::helpers::store(
+        crate::helpers::Kind::Embedded,
+        &prefix,
+        "shorten-test",
+        &dir.path().join("c.db"),
+    )
+    .await;
+    let pace = PostPace::new(NonZeroU32::new(100).unwrap(), NonZeroU32::new(1_000).unwrap());
+    let announcer = Announcer::new(
+        store,
+        crate::helpers::template(),
+        Some(shortener(Provider::Isgd, shortener_server, Duration::from_secs(5))),
+        Mode::live(sink, std::sync::Arc::new(pace)),
+        crate::helpers::policy(),
+    );
+    let (logs, buffer) = crate::helpers::capture_logs();
+    let outcome = announcer
+        .announce(&Sighting::new(m.clone()), None)
+        .with_subscriber(logs)
+        .await
+        .unwrap();
+    (outcome, buffer.text())
+}
+
+/// A Bluesky stand-in taking one post: the sink, and the server (whose request holds the text).
+async fn bluesky_taking_one_post() -> (cricket_announcer::post::Sink, MockServer) {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/xrpc/com.atproto.server.createSession"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "accessJwt": "access-1", "refreshJwt": "refresh-1", "did": "did:plc:cricketbot",
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/xrpc/com.atproto.repo.createRecord"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "uri": "at://did:plc:cricketbot/app.bsky.feed.post/3kabc", "cid": "bafyrei",
+        })))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let sink = cricket_announcer::post::Sink::bluesky(
+        &Url::parse(&server.uri()).unwrap(),
+        "cricket.bsky.social",
+        "app-pass".into(),
+        "bsky",
+        None,
+        Duration::from_secs(5),
+        Duration::from_secs(2),
+    )
+    .unwrap();
+    (sink, server)
+}
+
+/// The text of the one post `server` took (Bluesky's `record.text`, or X's `text`).
+async fn posted_text(server: &MockServer, post_path: &str) -> String {
+    let requests = server.received_requests().await.unwrap();
+    let post = requests.iter().find(|r| r.url.path() == post_path).unwrap();
+    let body: serde_json::Value = post.body_json().unwrap();
+    body.pointer("/record/text")
+        .or_else(|| body.get("text"))
+        .and_then(|t| t.as_str())
+        .unwrap()
+        .to_string()
+}
+
+/// Zimbabwe v Bangladesh with a series long enough that Bluesky's 300 graphemes cut it.
+fn with_a_long_series() -> cricket_announcer::cricket::Match {
+    let mut m = crate::helpers::zim_v_ban();
+    m.series = Some(
+        "Bangladesh tour of Zimbabwe and the Emerging Nations Cup "
+            .repeat(4)
+            .into(),
+    );
+    m
+}
+
+/// The post as the announcer renders it for Bluesky, with the match's own link.
+fn bluesky_draft(m: &cricket_announcer::cricket::Match) -> String {
+    use cricket_announcer::post::{LengthRule, SinkKind};
+    crate::helpers::template()
+        .render_within(m, &m.url, SinkKind::Bluesky, LengthRule::Bluesky)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn x_posts_the_rendered_text_with_the_short_link_in_place_of_the_long_one() {
+    let (site_shortener, x) = (MockServer::start().await, MockServer::start().await);
+    crate::helpers::x_accepts(&x, 1).await;
+    let m = crate::helpers::zim_v_ban();
+    let sink = cricket_announcer::post::Sink::x(
+        &Url::parse(&x.uri()).unwrap(),
+        crate::helpers::credentials(),
+        Duration::from_secs(5),
+        Duration::from_secs(2),
+    )
+    .unwrap();
+    let (outcome, logs) = announce_shortened(sink, &m, &site_shortener, "https://is.gd/AbC123").await;
+    assert!(
+        matches!(outcome, cricket_announcer::announcer::Outcome::Posted(_)),
+        "{outcome:?}\n{logs}"
+    );
+    assert_eq!(
+        posted_text(&x, "/2/tweets").await,
+        "Coming up: Zimbabwe v Bangladesh, 2nd T20I\nBangladesh tour of Zimbabwe, 2026\n📍 Queens Sports Club, \
+         Bulawayo\n🕒 Fri 17 Jul, 10:30 UTC\nhttps://is.gd/AbC123"
+    );
+    x.verify().await;
+    site_shortener.verify().await;
+}
+
+/// Rendered once: what the template cut to fit the long link stays cut, though the short link
+/// would leave room for more of the series (a second render would have used it).
+#[tokio::test]
+async fn the_short_link_does_not_make_the_post_render_again() {
+    let shortener_server = MockServer::start().await;
+    let (sink, bluesky) = bluesky_taking_one_post().await;
+    let m = with_a_long_series();
+    let draft = bluesky_draft(&m);
+    assert!(draft.contains('…'), "the series is cut for Bluesky: {draft}");
+    let (outcome, logs) = announce_shortened(sink, &m, &shortener_server, "https://is.gd/AbC123").await;
+    assert!(
+        matches!(outcome, cricket_announcer::announcer::Outcome::Posted(_)),
+        "{outcome:?}\n{logs}"
+    );
+    let posted = posted_text(&bluesky, "/xrpc/com.atproto.repo.createRecord").await;
+    assert_eq!(posted, draft.replace(m.url.as_str(), "https://is.gd/AbC123"));
+    assert!(posted.chars().count() < 300 - 50, "{posted}");
+    bluesky.verify().await;
+}
+
+/// A "short" link longer than the long one would break Bluesky's 300 graphemes: the long link
+/// is posted, and the log says why (never silently).
+#[tokio::test]
+async fn a_short_link_that_would_break_the_sinks_rule_leaves_the_long_one_and_says_so() {
+    let shortener_server = MockServer::start().await;
+    let (sink, bluesky) = bluesky_taking_one_post().await;
+    let m = with_a_long_series();
+    let draft = bluesky_draft(&m);
+    let longer = format!("https://short.example/{}", "x".repeat(m.url.as_str().len()));
+    let (outcome, logs) = announce_shortened(sink, &m, &shortener_server, &longer).await;
+    assert!(
+        matches!(outcome, cricket_announcer::announcer::Outcome::Posted(_)),
+        "{outcome:?}\n{logs}"
+    );
+    assert_eq!(
+        posted_text(&bluesky, "/xrpc/com.atproto.repo.createRecord").await,
+        draft
+    );
+    assert!(
+        logs.contains("the shortened link makes the post too long for the sink; posting the long link"),
+        "{logs}"
+    );
+    bluesky.verify().await;
 }
