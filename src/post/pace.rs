@@ -3,9 +3,10 @@
 //! Two independent brakes:
 //! - [`PostPace`]: a local limiter (posts per minute and per day), so a page that suddenly lists
 //!   thirty matches does not turn into thirty posts in one second.
-//! - [`RateGate`]: what X itself says. Every answer of `POST /2/tweets` (success and error)
-//!   carries rate-limit headers ([`RateLimits`]); when a budget reaches 0, or after a 429, the
-//!   gate closes until X's reset time and no new match should be claimed before then.
+//! - [`RateGate`]: what the platform itself says. Every answer of a post (success and error)
+//!   carries rate limits ([`RateLimits`]: X's headers are read here, each other sink reads its
+//!   own); when a budget reaches 0, or after a 429, the gate closes until the platform's reset
+//!   time and no new match should be claimed before then.
 //!
 //! Documentation: <https://docs.x.com/x-api/fundamentals/rate-limits>.
 
