@@ -18,12 +18,11 @@ mod mock_x;
 
 use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Outcome};
 use cricket_announcer::claim::{ClaimStore, RedisClaims};
-use cricket_announcer::cricket::{MatchKey, Sighting};
+use cricket_announcer::cricket::{Sighting, Sightings};
 use cricket_announcer::filter::Filter;
 use cricket_announcer::post::{PostPace, Sink};
 use cricket_announcer::source::SourceKind;
 use cricket_announcer::template::Template;
-use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,19 +66,11 @@ async fn bench(mut mock: mock_x::MockX) {
 
         let t0 = Instant::now();
         let found = SourceKind::Cricbuzz.parse(&page).unwrap();
-        let mut seen: HashMap<MatchKey, usize> = HashMap::new();
-        let mut sightings: Vec<Sighting> = Vec::new();
+        let mut seen = Sightings::default();
         for m in found {
-            let alias = m.alias();
-            let s = Sighting::new(m);
-            match seen.entry(s.ids.key.clone()) {
-                std::collections::hash_map::Entry::Vacant(slot) => {
-                    slot.insert(sightings.len());
-                    sightings.push(s);
-                }
-                std::collections::hash_map::Entry::Occupied(slot) => sightings[*slot.get()].ids.add_source(alias),
-            }
+            seen.add(m);
         }
+        let mut sightings: Vec<Sighting> = seen.into_vec();
         sightings.retain(|s| filter.check(&s.m).is_ok());
         // The cycle's one batch look-up of every announceable match (all new here).
         let holders = announcer

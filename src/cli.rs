@@ -1,7 +1,9 @@
 //! The command line: global flags, the settings (each also an environment variable) and the
 //! commands.
 
+use crate::claim::{ClaimState, Label, ShownState};
 use crate::config::Settings;
+use clap::builder::PossibleValue;
 use clap::{CommandFactory, Parser, Subcommand};
 
 /// Watches cricket score pages and announces each match exactly once on X.
@@ -86,7 +88,7 @@ pub enum ClaimsCommand {
     List {
         /// Only claims in this state.
         #[arg(long, value_enum, ignore_case = true)]
-        state: Option<ClaimStateFilter>,
+        state: Option<ShownState>,
         /// Print every field in full (by default the table fits 100 columns, long fields cut
         /// with "…").
         #[arg(long)]
@@ -114,35 +116,23 @@ pub enum ClaimsCommand {
     },
 }
 
-/// A claim state as `claims list --state` names it (stuck: claimed, never recorded, older
-/// than a post can take).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ClaimStateFilter {
-    /// A worker is on it.
-    Claimed,
-    /// Posted (tweet id known, or X said it was posted before).
-    Posted,
-    /// The post's outcome could not be known.
-    Unknown,
-    /// Given up after MAX_POST_ATTEMPTS failures.
-    Failed,
-    /// Recorded by `seed`, never posted.
-    Seeded,
-    /// Claimed and never recorded, for longer than a post can take.
-    Stuck,
-}
+/// A claim state as `claims list --state` names it: the words are [`ShownState`]'s one table;
+/// what each means is said here, for `--help`.
+impl clap::ValueEnum for ShownState {
+    fn value_variants<'a>() -> &'a [Self] {
+        ShownState::ALL
+    }
 
-impl ClaimStateFilter {
-    /// The state's name, as `claims list` prints it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ClaimStateFilter::Claimed => "claimed",
-            ClaimStateFilter::Posted => "posted",
-            ClaimStateFilter::Unknown => "unknown",
-            ClaimStateFilter::Failed => "failed",
-            ClaimStateFilter::Seeded => "seeded",
-            ClaimStateFilter::Stuck => "stuck",
-        }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            ShownState::Stored(ClaimState::Claimed) => "A worker is on it",
+            ShownState::Stored(ClaimState::Posted) => "Posted (tweet id known, or X said it was posted before)",
+            ShownState::Stored(ClaimState::Unknown) => "The post's outcome could not be known",
+            ShownState::Stored(ClaimState::Failed) => "Given up after MAX_POST_ATTEMPTS failures",
+            ShownState::Stored(ClaimState::Seeded) => "Recorded by `seed`, never posted",
+            ShownState::Stuck => "Claimed and never recorded, for longer than a post can take",
+        };
+        Some(PossibleValue::new(self.as_str()).help(help))
     }
 }
 

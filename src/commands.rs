@@ -13,7 +13,7 @@ use cricket_announcer::claim::{
 };
 use cricket_announcer::cli::{ClaimsCommand, Cli, Command};
 use cricket_announcer::config::{Config, ConfigError, Invocation, Needs, Printing, Sending, StoreConfig};
-use cricket_announcer::cricket::MatchKey;
+use cricket_announcer::cricket::Identity;
 use cricket_announcer::reconcile::{Decision, Settled};
 use cricket_announcer::status;
 use cricket_announcer::telemetry::CauseChain;
@@ -306,8 +306,9 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 )
                 .into());
             }
+            // A match key, or any identity a claim recorded (`cricbuzz:158062`, `key:2026-07-17_…`).
             let parse_key = |key: &str| {
-                MatchKey::parse(key).with_context(|| Usage(format!("{:?} is not a match key", escaped(key))))
+                Identity::named(key).with_context(|| Usage(format!("{:?} is not a match key", escaped(key))))
             };
             // A mistyped key is a usage error, whatever the store.
             if let ClaimsCommand::Show { key, .. } | ClaimsCommand::Release { key, .. } = &action {
@@ -368,7 +369,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                         .list()
                         .await?
                         .into_iter()
-                        .filter(|c| state.is_none_or(|s| c.claim.display_state(now, stuck_after) == s.as_str()))
+                        .filter(|c| state.is_none_or(|s| c.claim.display_state(now, stuck_after) == s))
                         .collect();
                     if claims.is_empty() && !config.json() {
                         let which = state.map(|s| format!(" in state {}", s.as_str())).unwrap_or_default();
@@ -380,12 +381,10 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
                 ClaimsCommand::Show { key, wide } => {
                     let asked = parse_key(&key)?;
-                    // A match key, or any identity a claim recorded (`cricbuzz:158062`,
-                    // `key:2026-07-17_…`).
                     let (key, claim) = store
-                        .peek_named(&asked)
+                        .peek_identity(&asked)
                         .await?
-                        .with_context(|| format!("no claim on {asked} (as a match key or an identity)"))?;
+                        .with_context(|| format!("no claim on {} (as a match key or an identity)", key.trim()))?;
                     let ttl = store.ttl(&key).await?;
                     let identities: Vec<String> = claim.aliases.iter().map(|a| escaped(a).into_owned()).collect();
                     print_claims(&[ListedClaim { key, claim, ttl }], config.json(), stuck_after, wide)?;
@@ -401,7 +400,9 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 ClaimsCommand::Release { key, force } => {
                     let asked = parse_key(&key)?;
                     // As `show`: a match key, or any identity a claim recorded.
-                    let key = store.peek_named(&asked).await?.map_or(asked, |(key, _)| key);
+                    let Some((key, _)) = store.peek_identity(&asked).await? else {
+                        anyhow::bail!("no claim on {}", key.trim());
+                    };
                     match store.operator_release(&key, force, stuck_after).await? {
                         OperatorRelease::Released(c) => {
                             // A posted match that is still listed will be announced again.
@@ -920,7 +921,7 @@ fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration, wide:
 /// who and until when; else, once `claims reconcile` checked it, when and what it found; else
 /// the record's detail.
 fn detail_cell(claim: &cricket_announcer::claim::Claim) -> String {
-    if let Some(id) = &claim.tweet_id {
+    if let Some(id) = &claim.post_id {
         return id.clone();
     }
     if let Some(replay) = claim.replay.as_ref().filter(|r| r.until > Utc::now()) {

@@ -291,14 +291,14 @@ async fn repeat(store: &ClaimStore, sink: &Sink, key: &MatchKey, text: &str, tok
     let (change, settled) = match sink.post(text, token).await {
         Ok(receipt) => (
             Transition::Posted {
-                tweet_id: Some(receipt.id.clone()),
+                post_id: Some(receipt.id.clone()),
                 detail: Some(format!("{kind}: created once by claims reconcile (same dedupe key)")),
             },
             Settled::Posted { id: receipt.id },
         ),
         Err(SinkError::AlreadyPosted { id, detail, .. }) => (
             Transition::Posted {
-                tweet_id: Some(id.clone()),
+                post_id: Some(id.clone()),
                 detail: Some(format!("{kind} already held it: {detail}")),
             },
             Settled::Posted { id },
@@ -363,7 +363,7 @@ async fn record(store: &ClaimStore, key: &MatchKey, claim: &Claim, found: Found,
     let (change, settled) = match found {
         Found::Posted { tweet_id } => (
             Transition::Posted {
-                tweet_id: Some(tweet_id.clone()),
+                post_id: Some(tweet_id.clone()),
                 detail: Some("found on X by claims reconcile".into()),
             },
             Settled::Posted { id: tweet_id },

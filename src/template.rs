@@ -332,7 +332,7 @@ impl Template {
             Unfit::TooLong { title, length } => RenderError::TooLong {
                 template: self.path.display().to_string(),
                 title,
-                origin: m.alias(),
+                origin: m.identity().to_string(),
                 length,
                 limit: Box::new(rule.clone()),
             },
@@ -762,7 +762,7 @@ mod tests {
                 .display(),
             format_args!("{}…", "日".repeat(120)),
             format_args!("{}…", "本".repeat(120)),
-            m.alias(),
+            m.identity(),
         );
         assert_eq!(err.to_string(), expected);
     }

@@ -3,7 +3,7 @@
 
 use super::{log_skip, AnnounceError, Announcer, Outcome, Output, Rendered};
 use crate::claim::Holder;
-use crate::cricket::{Sighting, CROSS_KEY_IDENTITY};
+use crate::cricket::Sighting;
 use crate::post::SinkKind;
 use serde::Serialize;
 use std::io::Write;
@@ -53,7 +53,7 @@ impl Announcer {
         // A read of every identity: a listing edited since its claim is still held.
         if let Some((held_key, claim, via)) = self.store.find(&s.ids).await.map_err(store_err)? {
             let holder = Holder::from(&claim);
-            if held_key == *key && via.strip_prefix(CROSS_KEY_IDENTITY) == Some(key.as_str()) {
+            if held_key == *key && via.is_key_of(key) {
                 log_skip(
                     key,
                     &holder,
@@ -80,7 +80,7 @@ impl Announcer {
             let line = DryRunLine {
                 channel: dry.channel.as_deref(),
                 match_key: key.as_str(),
-                source: m.alias(),
+                source: m.identity().to_string(),
                 state: m.state.as_str(),
                 weighted_length: weighted.then_some(post.length()),
                 length: (!weighted).then_some(post.length()),
@@ -91,8 +91,13 @@ impl Announcer {
         } else {
             let channel = dry.channel.as_deref().map(|c| format!("[{c}] ")).unwrap_or_default();
             let length = post.rule().describe(post.length());
-            writeln!(out, "--- {channel}{key} ({}; {length})\n{}\n", m.alias(), post.text())
-                .map_err(AnnounceError::Output)?;
+            writeln!(
+                out,
+                "--- {channel}{key} ({}; {length})\n{}\n",
+                m.identity(),
+                post.text()
+            )
+            .map_err(AnnounceError::Output)?;
         }
         out.flush().map_err(AnnounceError::Output)?;
         Ok(Outcome::WouldPost(post))

@@ -3,7 +3,7 @@
 
 use super::Announcer;
 use crate::claim::{BatchRead, ClaimError, ClaimStore, Holder, LastRecords};
-use crate::cricket::{MatchKey, Sighting, CROSS_KEY_IDENTITY};
+use crate::cricket::{Identity, MatchKey, Sighting};
 use std::time::Duration;
 
 /// How many times per claim TTL a process refreshes the TTLs of the matches it keeps seeing.
@@ -69,11 +69,15 @@ impl Announcer {
         if hints.is_empty() {
             return Vec::new();
         }
-        let listed: foldhash::HashSet<&str> = sightings.iter().flat_map(|s| s.source_ids()).collect();
+        let listed: foldhash::HashSet<&str> = sightings
+            .iter()
+            .flat_map(|s| s.source_identities())
+            .map(Identity::as_str)
+            .collect();
         hints.retain(|id, _| listed.contains(id.as_str()));
         sightings
             .iter()
-            .map(|s| s.source_ids().find_map(|id| hints.get(id)).cloned())
+            .map(|s| s.source_identities().find_map(|id| hints.get(id.as_str())).cloned())
             .collect()
     }
 
@@ -164,14 +168,14 @@ pub async fn holders_of_all(lookups: &[(&Announcer, &[&Sighting])]) -> Result<Ve
 }
 
 /// The identities a refresh of `sightings` (read under `keys`) sets the TTL of again.
-fn touched<'a>(sightings: &[&'a Sighting], keys: &[&MatchKey]) -> Vec<&'a str> {
+fn touched<'a>(sightings: &[&'a Sighting], keys: &[&MatchKey]) -> Vec<&'a Identity> {
     sightings
         .iter()
         .zip(keys)
         .flat_map(|(s, read)| {
-            let own = (*read != &s.ids.key).then(|| s.ids.ids.iter().map(String::as_str));
-            s.source_ids()
-                .chain(own.into_iter().flatten().filter(|i| i.starts_with(CROSS_KEY_IDENTITY)))
+            let own = (*read != &s.ids.key).then(|| s.ids.ids.iter());
+            s.source_identities()
+                .chain(own.into_iter().flatten().filter(|i| i.is_key()))
         })
         .collect()
 }

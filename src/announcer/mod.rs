@@ -20,9 +20,9 @@ pub use lookup::{holders_of_all, REFRESHES_PER_TTL};
 
 use crate::claim::{
     Checked, ClaimError, ClaimState, ClaimStore, ClaimToken, Holder, LastRecords, MatchClaim, PostIntent, Released,
-    Transition,
+    ShownState, Transition,
 };
-use crate::cricket::{Match, MatchKey, Sighting, CROSS_KEY_IDENTITY};
+use crate::cricket::{Identity, Match, MatchKey, Sighting};
 use crate::post::{LengthRule, PostPace, Receipt, Sink, SinkError, SinkKind, Verdict};
 use crate::shorten::Shortener;
 use crate::template::{RenderError, Template};
@@ -512,7 +512,7 @@ impl Announcer {
             Ok(receipt) => {
                 receipt.log_posted();
                 let change = Transition::Posted {
-                    tweet_id: Some(receipt.id.clone()),
+                    post_id: Some(receipt.id.clone()),
                     detail: None,
                 };
                 self.record(&token, &change).await;
@@ -529,16 +529,16 @@ impl Announcer {
             return;
         }
         let mut hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
-        for id in s.source_ids() {
+        for id in s.source_identities() {
             hints.insert(id.to_string(), key.clone());
         }
     }
 
     /// Logs a sighting found held by the claim step: through another identity (what changed
     /// since the claim, and which identity found it), or under its own key (a race lost).
-    fn log_held(&self, s: &Sighting, key: &MatchKey, holder: &Holder, via: &str) {
+    fn log_held(&self, s: &Sighting, key: &MatchKey, holder: &Holder, via: &Identity) {
         let changed = key.changes_to(&s.ids.key);
-        let own = via.strip_prefix(CROSS_KEY_IDENTITY) == Some(s.ids.key.as_str());
+        let own = via.is_key_of(&s.ids.key);
         if own && changed.is_empty() {
             metrics::counter!(crate::metric_names::CLAIMS, "result" => "lost").increment(1);
             // A race lost just now: news, unlike a match held since an earlier cycle.
@@ -631,7 +631,7 @@ impl Announcer {
                 self.record(
                     token,
                     &Transition::Posted {
-                        tweet_id: None,
+                        post_id: None,
                         detail: Some(reason),
                     },
                 )
@@ -666,7 +666,7 @@ impl Announcer {
 
 /// The span of one match's claim and post, so that every line they log names the match.
 fn span(s: &Sighting, channel: &str) -> tracing::Span {
-    tracing::info_span!("match", match_key = %s.ids.key, source = %s.m.alias(), channel)
+    tracing::info_span!("match", match_key = %s.ids.key, source = %s.m.identity(), channel)
 }
 
 fn warn_not_ours(token: &ClaimToken, found: &Checked) {
@@ -703,15 +703,17 @@ fn log_skip(key: &MatchKey, holder: &Holder, stuck_after: Duration, message: &'s
     }
     let now = Utc::now();
     let state = holder.display_state(now, stuck_after);
-    if state != "stuck" && !shown {
+    let stuck = state == ShownState::Stuck;
+    if !stuck && !shown {
         return;
     }
+    let state = state.as_str();
     let known = crate::claim::known_time(holder.claimed_at);
     // An unreadable record has no time: say so rather than show 1970.
     let since = known.map_or_else(|| "unknown".to_string(), |t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string());
     let age_secs = known.map(|_| holder.age(now).as_secs());
     let owner = &*holder.owner;
-    if state == "stuck" {
+    if stuck {
         tracing::warn!(match_key = %key, owner, since, age_secs, state, "{message}; the holder seems to have died between claim and post (see `claims list --state stuck`)");
     } else if level == Level::DEBUG {
         tracing::debug!(match_key = %key, owner, since, age_secs, state, "{message}");

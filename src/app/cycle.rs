@@ -4,7 +4,7 @@
 use super::{App, ChannelRun, ChannelSummary, StoreReadiness, Summary};
 use crate::announcer::{holders_of_all, Announcer};
 use crate::announcer::{AnnounceError, Outcome};
-use crate::claim::{ClaimError, ClaimState, Holder, MatchClaim, Transition};
+use crate::claim::{ClaimError, ClaimState, Holder, MarkerOrigin, MatchClaim, Transition};
 use crate::cricket::Sighting;
 use crate::metric_names as names;
 use crate::telemetry::CauseChain;
@@ -48,7 +48,11 @@ impl App {
             summary.seeded += counts.seeded;
             summary.skipped += counts.skipped;
             if summary.sources_failed == 0 && channel.own_marker {
-                channel.announcer.store().initialise("seed", self.marker_ttl()).await?;
+                channel
+                    .announcer
+                    .store()
+                    .initialise(MarkerOrigin::Seed, self.marker_ttl())
+                    .await?;
                 channel.saw_marker.store(true, Ordering::SeqCst);
             }
             if several {
@@ -60,7 +64,7 @@ impl App {
             summary.refused = Some("a source failed; seed again when every source reads".into());
             return Ok(summary);
         }
-        let (marker, wrote) = self.store.initialise("seed", self.marker_ttl()).await?;
+        let (marker, wrote) = self.store.initialise(MarkerOrigin::Seed, self.marker_ttl()).await?;
         if !wrote {
             tracing::info!(by = %marker.by, at = %marker.at, "store was already initialised; seeded matches added");
         }
@@ -286,7 +290,7 @@ impl App {
                     let seeded = match self.seed_channel(channel, &sightings, counts).await {
                         Ok(_) => announcer
                             .store()
-                            .initialise("new channel", self.marker_ttl())
+                            .initialise(MarkerOrigin::NewChannel, self.marker_ttl())
                             .await
                             .map(|_| ()),
                         Err(e) => Err(e),

@@ -4,12 +4,11 @@
 use super::{App, StartError, Summary};
 use crate::backoff::{Backoff, Turn};
 use crate::config::Config;
-use crate::cricket::{MatchKey, Sighting};
+use crate::cricket::{Sighting, Sightings};
 use crate::metric_names as names;
 use crate::source::{self, fetch::Fetcher, SourceReader};
 use crate::telemetry::CauseChain;
 use serde::Serialize;
-use std::collections::HashMap;
 use std::time::Instant;
 
 /// A source reader with the fetch settings of `config`.
@@ -85,7 +84,7 @@ pub async fn check_sources(config: &Config) -> Result<Vec<SourceCheck>, StartErr
 
 impl App {
     /// Reads every source (concurrently), returning the distinct matches in first-seen order,
-    /// each with the aliases (`site:id`) under which the sources listed it. A failing source
+    /// each with the identities (`site:id`) under which the sources listed it. A failing source
     /// is logged at error level and counted; the others still run. A source that keeps
     /// failing is skipped for more and more cycles (see [`crate::backoff`]); a slow one
     /// delays only its own result, as all are read at once.
@@ -102,11 +101,8 @@ impl App {
             }
         });
         let results = futures_util::future::join_all(reads).await;
-        // One sighting per match: listings that share a source id (one site's page and its
-        // API) or a key (two sites) are one match, whatever else they say.
-        let mut by_key: HashMap<MatchKey, usize> = HashMap::new();
-        let mut by_id: HashMap<String, usize> = HashMap::new();
-        let mut sightings: Vec<Sighting> = Vec::new();
+        // One sighting per match (see `Sightings`).
+        let mut sightings = Sightings::default();
         for (i, (spec, result)) in self.sources.iter().zip(results).enumerate() {
             let label = spec.to_string();
             let Some(result) = result else {
@@ -130,24 +126,7 @@ impl App {
                     }
                     tracing::debug!(source = %spec, matches = found.len(), "source read");
                     for m in found {
-                        let alias = m.alias();
-                        // A listing already seen under its own id adds nothing: its identities
-                        // are not even derived.
-                        if by_id.contains_key(&alias) {
-                            continue;
-                        }
-                        let sighting = Sighting::new(m);
-                        match by_key.get(&sighting.ids.key).copied() {
-                            Some(at) => {
-                                sightings[at].ids.add_source(alias.clone());
-                                by_id.insert(alias, at);
-                            }
-                            None => {
-                                by_id.insert(alias, sightings.len());
-                                by_key.insert(sighting.ids.key.clone(), sightings.len());
-                                sightings.push(sighting);
-                            }
-                        }
+                        sightings.add(m);
                     }
                 }
                 Err(e) => {
@@ -163,6 +142,6 @@ impl App {
             }
         }
         summary.matches_seen = sightings.len();
-        sightings
+        sightings.into_vec()
     }
 }

@@ -5,7 +5,8 @@
 use super::StartError;
 use super::{App, MARKER_TTL_FACTOR};
 use crate::claim::{
-    ClaimError, ClaimStore, EmbeddedClaims, EvictionRefusal, EvictionSafety, PostgresClaims, PostgresError, RedisClaims,
+    ClaimError, ClaimStore, EmbeddedClaims, EvictionRefusal, EvictionSafety, MarkerOrigin, PostgresClaims,
+    PostgresError, RedisClaims,
 };
 use crate::config::{ChannelList, Config, StoreConfig};
 use secrecy::ExposeSecret;
@@ -145,7 +146,10 @@ impl App {
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
     pub async fn init_store(&self) -> Result<bool, ClaimError> {
-        let (marker, wrote) = self.store.initialise("init-store", self.marker_ttl()).await?;
+        let (marker, wrote) = self
+            .store
+            .initialise(MarkerOrigin::InitStore, self.marker_ttl())
+            .await?;
         // With a channels file, on a first deployment, each channel's own marker too: every
         // current match is announced on every channel. On a store already initialised, a
         // channel without a marker is a channel added since: it seeds itself (see the cycle).
@@ -153,7 +157,7 @@ impl App {
             channel
                 .announcer
                 .store()
-                .initialise("init-store", self.marker_ttl())
+                .initialise(MarkerOrigin::InitStore, self.marker_ttl())
                 .await?;
             channel.saw_marker.store(true, std::sync::atomic::Ordering::SeqCst);
         }

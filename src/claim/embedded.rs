@@ -5,7 +5,9 @@
 //! column (`expires_at`, Unix seconds); expired rows count as absent and are replaced by the
 //! next write.
 
-use super::{ClaimError, IdentityClaim, IdentityReply, StoreKey, StoredLookup, Swapped};
+use super::error::ClaimError;
+use super::key::StoreKey;
+use super::request::{IdentityClaim, IdentityReply, StoredLookup, Swapped};
 use chrono::Utc;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -271,24 +273,14 @@ impl EmbeddedClaims {
         }
     }
 
-    /// The claim of a match under all its identities, in one `BEGIN IMMEDIATE` transaction
-    /// (see [`super::ClaimStore::claim_match`]).
+    /// The claim of a match under all its identities, in one `BEGIN IMMEDIATE` transaction: the
+    /// claim rule (`rule.rs`), step by step.
     pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {
-        let IdentityClaim {
-            record_key,
-            record,
-            canonical,
-            lookups,
-            pointers,
-            own_pointer,
-            prefix,
-            marker,
-            ttl_secs,
-        } = c.clone();
+        let c = c.clone();
         self.tx("claim", move |tx| {
             let now = now();
-            let expires_at = now.saturating_add(secs(ttl_secs));
-            if let Some(marker) = &marker {
+            let expires_at = now.saturating_add(secs(c.ttl_secs));
+            if let Some(marker) = &c.marker {
                 if live(tx, marker.as_str())?.is_none() {
                     return Ok(IdentityReply::NoMarker);
                 }
@@ -301,8 +293,9 @@ impl EmbeddedClaims {
                 )
             };
             // The live record of the claim on the match key `m` (a pointer's value).
-            let record_of = |m: &str| live(tx, StoreKey::claim_named(&prefix, m).as_str());
-            for (index, lookup) in lookups.iter().enumerate() {
+            let record_of = |m: &str| live(tx, c.record_key_of(m).as_str());
+            let ours = c.match_key();
+            for (index, lookup) in c.lookups.iter().enumerate() {
                 let found = match lookup {
                     StoredLookup::Record(k) => match (k.match_key(), live(tx, k.as_str())?) {
                         (Some(m), Some(v)) => Some((m.to_string(), v)),
@@ -315,13 +308,13 @@ impl EmbeddedClaims {
                 };
                 let Some((holder, held)) = found else { continue };
                 // Our own key's pointer is not needed when the holder is stored under it.
-                for p in pointers.iter().filter(|p| **p != own_pointer || holder != canonical) {
-                    let free = match live(tx, p.as_str())? {
+                for p in c.pointers.iter().filter(|p| !p.own || holder != ours) {
+                    let free = match live(tx, p.key.as_str())? {
                         None => true,
                         Some(cur) => cur != holder && record_of(&cur)?.is_none(),
                     };
                     if free {
-                        upsert(p, &holder)?;
+                        upsert(&p.key, &holder)?;
                     }
                 }
                 return Ok(IdentityReply::Held {
@@ -330,9 +323,9 @@ impl EmbeddedClaims {
                     record: held,
                 });
             }
-            upsert(&record_key, &record)?;
-            for p in pointers.iter().filter(|p| **p != own_pointer) {
-                upsert(p, &canonical)?;
+            upsert(&c.record.key, &c.record.text)?;
+            for p in c.pointers.iter().filter(|p| !p.own) {
+                upsert(&p.key, ours)?;
             }
             Ok(IdentityReply::Won)
         })

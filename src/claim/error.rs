@@ -1,6 +1,7 @@
-//! What a store's failure is: [`ClaimError`], never read as "already claimed" nor as "free".
+//! What a store's failure is: [`ClaimError`], never read as "already claimed" nor as "free";
+//! and what PostgreSQL's is ([`PostgresError`]).
 
-use super::{PostgresError, TlsError};
+use super::tls::TlsError;
 use std::time::Duration;
 
 /// A store could not answer. Never read as "already claimed" nor as "free".
@@ -71,4 +72,37 @@ pub enum ClaimError {
     /// The blocking task running an embedded store call panicked or was cancelled.
     #[error("embedded store task failed: {0}")]
     Task(String),
+}
+
+/// Why the PostgreSQL store could not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum PostgresError {
+    /// `DATABASE_URL` does not parse as a connection string.
+    #[error("invalid connection string: {0}")]
+    Url(#[source] tokio_postgres::Error),
+    /// The pool could not hand out a working connection (server down, timeout, auth…).
+    #[error("no connection: {0}")]
+    Pool(#[from] deadpool_postgres::PoolError),
+    /// The pool could not be built.
+    #[error("cannot build the connection pool: {0}")]
+    Build(#[from] deadpool_postgres::BuildError),
+    /// The server refused or failed a statement, or the connection failed.
+    #[error(transparent)]
+    Query(#[from] tokio_postgres::Error),
+    /// A command that only reads found no claims ledger, and does not create one.
+    #[error("no claims ledger in the schema {schema} (nothing was ever claimed there): check the search_path of DATABASE_URL, or run `seed` or a command that posts first")]
+    NoLedger {
+        /// The schema searched (`search_path`'s first, or the default).
+        schema: String,
+    },
+    /// A migration could not be applied.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] refinery::Error),
+    /// No answer in time.
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    /// The claim row changed between our statements every time we tried (each loss was
+    /// followed by the holder vanishing): neither won nor lost, so an error.
+    #[error("the claim row kept changing under us ({0} attempts)")]
+    Contended(usize),
 }

@@ -2,7 +2,8 @@
 //! [`Holder`] (owner, since, state, deadline, identities), sharing owner names, and skips records
 //! unchanged since the last cycle ([`LastRecords`]).
 
-use super::record::{age, display_state, is_stuck, known_time, opt_rfc3339, rfc3339, Claim, ClaimState};
+use super::record::{age, display_state, is_stuck, known_time, opt_rfc3339, rfc3339, Claim, ClaimState, ShownState};
+use crate::cricket::Identity;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -55,8 +56,8 @@ impl Holder {
 
     /// True when the claim recorded every one of `ids` (a readable record: an unreadable one
     /// records nothing and is never updated).
-    pub fn covers(&self, ids: &[String]) -> bool {
-        known_time(self.claimed_at).is_none() || ids.iter().all(|i| self.identities.iter().any(|h| **h == **i))
+    pub fn covers(&self, ids: &[Identity]) -> bool {
+        known_time(self.claimed_at).is_none() || ids.iter().all(|i| self.identities.iter().any(|h| **h == *i.as_str()))
     }
 
     /// As [`Claim::is_stuck`]: `claimed` and past the owner's deadline (or, without one,
@@ -66,7 +67,7 @@ impl Holder {
     }
 
     /// As [`Claim::display_state`]: the stored state, or `stuck`.
-    pub fn display_state(&self, now: DateTime<Utc>, stuck_after: Duration) -> &'static str {
+    pub fn display_state(&self, now: DateTime<Utc>, stuck_after: Duration) -> ShownState {
         display_state(self.state, self.claimed_at, self.deadline, now, stuck_after)
     }
 }
@@ -101,8 +102,8 @@ struct HolderFields<'a> {
     _title: Option<AnyString>,
     #[serde(default)]
     aliases: Vec<String>,
-    #[serde(default, rename = "tweet_id")]
-    _tweet_id: Option<AnyString>,
+    #[serde(default, rename = "post_id", alias = "tweet_id")]
+    _post_id: Option<AnyString>,
     #[serde(default, rename = "detail")]
     _detail: Option<AnyString>,
     #[serde(default, rename = "attempts")]
@@ -211,5 +212,175 @@ impl Owners {
             self.0.push(Arc::clone(&new));
         }
         new
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::{known_time, Claim, ClaimState, ShownState};
+    use super::*;
+
+    #[test]
+    fn a_bare_one_from_an_old_bot_reads_as_an_unknown_claim_not_as_free() {
+        let c = Claim::from_stored("1");
+        assert_eq!(c.state, ClaimState::Unknown);
+        assert_eq!(c.owner, "(unreadable record)");
+        assert!(c.token.is_empty(), "no token can ever match it");
+        // It has no time of its own: shown as unknown, never as 1970.
+        assert_eq!(known_time(c.claimed_at), None);
+        assert_eq!(known_time(Holder::from(&c).claimed_at), None);
+        let real = Utc::now();
+        assert_eq!(known_time(real), Some(real));
+    }
+
+    #[test]
+    fn a_record_reads_as_the_same_holder_whether_read_whole_or_for_its_holder_alone() {
+        let ok = Claim::with_deadline("host:1", "A v B", &["cricbuzz:1".to_string()], Utc::now(), None).to_stored();
+        let records = [
+            ok.clone(),
+            ok.replace("host:1", r#"host\u003a1 \"quoted\""#),
+            ok.replace(
+                r#""state":"claimed""#,
+                r#""state":"posted","tweet_id":"42","attempts":2,"extra":[1]"#,
+            ),
+            // Each of these is unreadable as a whole record, so it must be as a holder too.
+            "1".to_string(),
+            String::new(),
+            ok.replace(r#","token":"#, r#","no_token":"#),
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","attempts":"2""#),
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","title":7"#),
+            ok.replace(r#""aliases":["cricbuzz:1"]"#, r#""aliases":null"#),
+            ok.replace(r#""aliases":["cricbuzz:1"]"#, r#""aliases":["cricbuzz:1",2]"#),
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","owner":"twice""#),
+            ok.replace(r#""state":"claimed""#, r#""state":"lost""#),
+            ok.replacen("T", "X", 1),
+            ok[..ok.len() - 1].to_string(),
+            // Every optional field is type-checked in both readings.
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","text":1"#),
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","dedupe_key":[]"#),
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","checked_at":"soon""#),
+            ok.replace(r#""state":"claimed""#, r#""state":"claimed","check":false"#),
+            ok.replace(
+                r#""state":"claimed""#,
+                r#""state":"claimed","replay":{"by":"x","until":"soon"}"#,
+            ),
+            ok.replace(
+                r#""state":"claimed""#,
+                r#""state":"claimed","replay":{"until":"2026-12-01T00:00:00Z"}"#,
+            ),
+        ];
+        let mut owners = Owners::default();
+        for (i, raw) in records.iter().enumerate() {
+            let whole = Claim::from_stored(raw);
+            assert_eq!(
+                Holder::from_stored(raw, &mut owners),
+                Holder::from(&whole),
+                "record {i}: {raw}"
+            );
+            assert_eq!(whole.owner == "(unreadable record)", i >= 3, "record {i}: {raw}");
+        }
+        assert_eq!(
+            &*Holder::from_stored(&records[1], &mut owners).owner,
+            "host:1 \"quoted\""
+        );
+    }
+
+    #[test]
+    fn the_holders_of_one_look_up_share_each_owner_name() {
+        let mut owners = Owners::default();
+        let (a, b) = (owners.get("host:1"), owners.get("host:1"));
+        assert!(Arc::ptr_eq(&a, &b));
+        for i in 0..20 {
+            assert_eq!(&*owners.get(&format!("host:{i}")), format!("host:{i}"));
+        }
+        assert_eq!(
+            owners.0.len(),
+            Owners::SHARED,
+            "a look-up of many owners shares only the first few"
+        );
+    }
+
+    #[test]
+    fn stuck_is_past_the_owners_deadline_whatever_the_readers_timeout() {
+        let at = Utc::now();
+        let owner = Claim::with_deadline("slow:1", "A v B", &[], at, Some(Duration::from_secs(105)));
+        let reader = Duration::from_secs(45);
+        let later = |secs: i64| at + chrono::Duration::seconds(secs);
+        assert!(
+            !owner.is_stuck(later(60), reader),
+            "the owner is still within its 105 s"
+        );
+        assert_eq!(
+            owner.display_state(later(60), reader),
+            ShownState::Stored(ClaimState::Claimed)
+        );
+        assert!(owner.is_stuck(later(106), reader));
+        assert_eq!(owner.stuck_at(reader), later(105));
+        let holder = Holder::from_stored(&owner.to_stored(), &mut Owners::default());
+        assert_eq!(
+            (holder.is_stuck(later(60), reader), holder.is_stuck(later(106), reader)),
+            (false, true)
+        );
+        // A record of an earlier release has no deadline: the reader's bound decides.
+        let old = Claim::with_deadline("old:1", "A v B", &[], at, None);
+        assert_eq!(old.deadline, None);
+        assert!(old.is_stuck(later(46), reader));
+        assert_eq!(old.stuck_at(reader), later(45));
+    }
+}
+
+/// The record readers against anything a store can hold: never a panic, and a record that is
+/// not the bot's reads as held (`unknown`), never as free.
+#[cfg(test)]
+mod stored_fuzz {
+    use super::super::record::{Claim, ClaimState};
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A record the bot could have written, with an owner of any text and length.
+    fn record(owner: &str, state: &str, claimed_at: &str) -> String {
+        serde_json::json!({
+            "state": state, "owner": owner, "token": "t", "claimed_at": claimed_at,
+            "updated_at": claimed_at, "title": owner, "detail": owner,
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn a_64_kib_owner_reads_whole_and_the_same_by_both_readers() {
+        let owner = "o".repeat(64 * 1024);
+        let raw = record(&owner, "posted", "2026-07-17T10:30:00Z");
+        let claim = Claim::from_stored(&raw);
+        assert_eq!((claim.state, claim.owner.len()), (ClaimState::Posted, 64 * 1024));
+        let holder = Holder::from_stored(&raw, &mut Owners::default());
+        assert_eq!(holder, Holder::from(&claim));
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_reads_without_panic_and_never_as_free(raw in any::<String>()) {
+            let claim = Claim::from_stored(&raw);
+            let holder = Holder::from_stored(&raw, &mut Owners::default());
+            prop_assert_eq!(holder, Holder::from(&claim));
+        }
+
+        #[test]
+        fn any_record_shape_reads_without_panic(
+            owner in ".{0,2000}",
+            state in prop_oneof![
+                Just("claimed".to_string()),
+                Just("posted".to_string()),
+                Just("seeded".to_string()),
+                ".{0,12}",
+            ],
+            claimed_at in prop_oneof![Just("2026-07-17T10:30:00Z".to_string()), ".{0,40}"],
+        ) {
+            let raw = record(&owner, &state, &claimed_at);
+            let claim = Claim::from_stored(&raw);
+            let holder = Holder::from_stored(&raw, &mut Owners::default());
+            prop_assert_eq!(&holder, &Holder::from(&claim));
+            let _ = claim.display_state(Utc::now(), Duration::from_secs(60));
+            let _ = claim.age(Utc::now());
+        }
     }
 }

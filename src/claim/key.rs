@@ -90,6 +90,15 @@ impl StoreKey {
             _ => None,
         }
     }
+
+    /// The prefix of a claim's key, `<prefix>` of `<prefix>match:<key>` (`None` for every
+    /// other kind).
+    pub(crate) fn claim_prefix(&self) -> Option<&str> {
+        match self.kind {
+            KeyKind::Claim { at } => self.text.get(..at - CLAIM_SEGMENT.len()),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for StoreKey {
@@ -144,9 +153,13 @@ mod tests {
         let claim = StoreKey::claim("{bot:}ch:x:", &key);
         assert_eq!(claim.as_str(), "{bot:}ch:x:match:2026-07-17:india:zimbabwe");
         assert_eq!(claim.match_key(), Some("2026-07-17:india:zimbabwe"));
+        assert_eq!(claim.claim_prefix(), Some("{bot:}ch:x:"));
         assert_eq!(claim, StoreKey::claim_named("{bot:}ch:x:", key.as_str()));
         let id = StoreKey::identity("bot:", "cricbuzz:158062");
-        assert_eq!((id.as_str(), id.match_key()), ("bot:id:cricbuzz:158062", None));
+        assert_eq!(
+            (id.as_str(), id.match_key(), id.claim_prefix()),
+            ("bot:id:cricbuzz:158062", None, None)
+        );
         assert_ne!(id, StoreKey::claim_named("bot:", "cricbuzz:158062"));
         assert_eq!(
             StoreKey::attempts("bot:", &key).as_str(),

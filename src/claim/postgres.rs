@@ -22,8 +22,10 @@
 //! [refinery](https://docs.rs/refinery), under an advisory lock so that replicas starting
 //! together migrate once.
 
+use super::error::{ClaimError, PostgresError};
+use super::key::StoreKey;
+use super::request::{IdentityClaim, IdentityReply, StoredLookup, Swapped};
 use super::tls::SslMode;
-use super::{ClaimError, IdentityClaim, IdentityReply, StoreKey, StoredLookup, Swapped};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use std::future::Future;
 use std::sync::Arc;
@@ -50,39 +52,6 @@ const CLAIM_RETRIES: usize = 5;
 
 mod migrations {
     refinery::embed_migrations!("migrations");
-}
-
-/// Why the PostgreSQL store could not answer.
-#[derive(Debug, thiserror::Error)]
-pub enum PostgresError {
-    /// `DATABASE_URL` does not parse as a connection string.
-    #[error("invalid connection string: {0}")]
-    Url(#[source] tokio_postgres::Error),
-    /// The pool could not hand out a working connection (server down, timeout, auth…).
-    #[error("no connection: {0}")]
-    Pool(#[from] deadpool_postgres::PoolError),
-    /// The pool could not be built.
-    #[error("cannot build the connection pool: {0}")]
-    Build(#[from] deadpool_postgres::BuildError),
-    /// The server refused or failed a statement, or the connection failed.
-    #[error(transparent)]
-    Query(#[from] tokio_postgres::Error),
-    /// A command that only reads found no claims ledger, and does not create one.
-    #[error("no claims ledger in the schema {schema} (nothing was ever claimed there): check the search_path of DATABASE_URL, or run `seed` or a command that posts first")]
-    NoLedger {
-        /// The schema searched (`search_path`'s first, or the default).
-        schema: String,
-    },
-    /// A migration could not be applied.
-    #[error("migration failed: {0}")]
-    Migrate(#[from] refinery::Error),
-    /// No answer in time.
-    #[error("no answer within {0:?}")]
-    Timeout(Duration),
-    /// The claim row changed between our statements every time we tried (each loss was
-    /// followed by the holder vanishing): neither won nor lost, so an error.
-    #[error("the claim row kept changing under us ({0} attempts)")]
-    Contended(usize),
 }
 
 /// Claims held in PostgreSQL tables. Cheap to clone: clones share one connection pool, which
@@ -124,8 +93,14 @@ async fn bounded<T>(op: &'static str, f: impl Future<Output = Result<T, Postgres
 const LIVE: &str = "state <> 'released' AND expires_at > now()";
 
 /// The columns of `claims` read from the record `r` (jsonb), in the order of [`COLUMNS`].
+///
+/// The column `tweet_id` holds the post's id on any platform: records name it `post_id`, and
+/// records of earlier releases `tweet_id`. The column keeps its name: a migration renaming it
+/// would break every replica of the previous release still running during a rolling upgrade
+/// (their statements name `tweet_id`), and the operators' queries (README) with them.
 const FROM_RECORD: &str = "r->>'state', r->>'owner', r->>'token', r->>'title', (r->>'attempts')::integer, \
-     (r->>'claimed_at')::timestamptz, (r->>'updated_at')::timestamptz, r->>'tweet_id', r->>'detail', r";
+     (r->>'claimed_at')::timestamptz, (r->>'updated_at')::timestamptz, coalesce(r->>'post_id', r->>'tweet_id'), \
+     r->>'detail', r";
 const COLUMNS: &str = "state, owner, token, title, attempts, claimed_at, updated_at, tweet_id, detail, record";
 
 /// Under `sslmode=prefer`, says so when the server offered no TLS, so a connection in plain
@@ -391,9 +366,10 @@ impl PostgresClaims {
 
     /// The claim of a match under all its identities, in one transaction that first takes a
     /// transaction-scoped advisory lock on this key prefix, so that two claims of one prefix
-    /// never interleave their look-ups and writes (see [`super::ClaimStore::claim_match`]).
+    /// never interleave their look-ups and writes: the claim rule (`rule.rs`), step by step.
     pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {
         let ttl = secs(c.ttl_secs);
+        let ours = c.match_key();
         bounded("claim", async {
             let mut client = self.pool.get().await?;
             let tx = client.transaction().await?;
@@ -443,17 +419,13 @@ impl PostgresClaims {
                 };
                 let Some((holder, record)) = found else { continue };
                 // Our own key's pointer is not needed when the holder is stored under it.
-                for p in c
-                    .pointers
-                    .iter()
-                    .filter(|p| **p != c.own_pointer || holder != c.canonical)
-                {
-                    let free = match value_at(p).await? {
+                for p in c.pointers.iter().filter(|p| !p.own || holder != ours) {
+                    let free = match value_at(&p.key).await? {
                         None => true,
                         Some(cur) => cur != holder && record_of(cur).await?.is_none(),
                     };
                     if free {
-                        tx.execute(upsert, &[&p.as_str(), &holder, &ttl]).await?;
+                        tx.execute(upsert, &[&p.key.as_str(), &holder, &ttl]).await?;
                     }
                 }
                 tx.commit().await?;
@@ -464,21 +436,21 @@ impl PostgresClaims {
                 });
             }
             let won = tx
-                .query_opt(&claim_sql(), &[&&*self.prefix, &c.canonical, &c.record, &ttl])
+                .query_opt(&claim_sql(), &[&&*self.prefix, &ours, &c.record.text, &ttl])
                 .await?
                 .is_some();
             if !won {
                 // A claim written without this lock (a replica of an older release) got there
                 // first: it holds the match.
-                let held = record_of(c.canonical.clone()).await?;
+                let held = record_of(ours.to_string()).await?;
                 tx.commit().await?;
                 return match held {
                     Some((key, record)) => Ok(IdentityReply::Held { index: 0, key, record }),
                     None => Err(PostgresError::Contended(1)),
                 };
             }
-            for p in c.pointers.iter().filter(|p| **p != c.own_pointer) {
-                tx.execute(upsert, &[&p.as_str(), &c.canonical, &ttl]).await?;
+            for p in c.pointers.iter().filter(|p| !p.own) {
+                tx.execute(upsert, &[&p.key.as_str(), &ours, &ttl]).await?;
             }
             tx.commit().await?;
             Ok(IdentityReply::Won)

@@ -2,21 +2,21 @@
 //! match's identities), how it is stored (JSON) and read back whatever a store holds, and when a
 //! claim is stuck.
 
+use super::label::{labelled, Label};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;
 
-/// Where a claimed match is in the announcement protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// Where a claimed match is in the announcement protocol, as its record stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimState {
     /// A worker won the claim and is composing or sending the post.
     Claimed,
-    /// The post exists on X (`tweet_id` is set when X told us the id).
+    /// The post exists on its platform (`post_id` is set when the platform told us its id).
     Posted,
     /// The post was sent but its outcome could not be known (timeout after sending, reset,
-    /// 5xx). Never retried automatically: a lost tweet is acceptable, a duplicate is not.
+    /// 5xx). Never retried automatically: a lost post is acceptable, a duplicate is not.
     Unknown,
     /// Given up after repeated failures that proved nothing was posted.
     Failed,
@@ -24,9 +24,19 @@ pub enum ClaimState {
     Seeded,
 }
 
-impl ClaimState {
-    /// Lower-case name, as stored in the record: `claimed`, `posted`, `unknown`, `failed`.
-    pub fn as_str(self) -> &'static str {
+impl Label for ClaimState {
+    const WHAT: &'static str = "a claim state";
+    const ALL: &'static [ClaimState] = &[
+        ClaimState::Claimed,
+        ClaimState::Posted,
+        ClaimState::Unknown,
+        ClaimState::Failed,
+        ClaimState::Seeded,
+    ];
+
+    /// Lower-case name, as stored in the record: `claimed`, `posted`, `unknown`, `failed`,
+    /// `seeded` (PostgreSQL's `claims.state` allows exactly these, and `released`).
+    fn label(self) -> &'static str {
         match self {
             ClaimState::Claimed => "claimed",
             ClaimState::Posted => "posted",
@@ -37,9 +47,53 @@ impl ClaimState {
     }
 }
 
-impl fmt::Display for ClaimState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+labelled!(ClaimState);
+
+impl ClaimState {
+    /// Lower-case name, as stored in the record (see [`Label::label`]).
+    pub fn as_str(self) -> &'static str {
+        self.label()
+    }
+}
+
+/// A claim's state as operators see it (`claims list`, `--state`, logs): its stored state, or
+/// `stuck`, which no record stores: `claimed` past its owner's deadline (see
+/// [`Claim::is_stuck`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShownState {
+    /// The stored state, the claim not being stuck.
+    Stored(ClaimState),
+    /// Claimed and never recorded, past its owner's deadline: its worker died between claim and
+    /// post.
+    Stuck,
+}
+
+impl Label for ShownState {
+    const WHAT: &'static str = "a claim state";
+    const ALL: &'static [ShownState] = &[
+        ShownState::Stored(ClaimState::Claimed),
+        ShownState::Stored(ClaimState::Posted),
+        ShownState::Stored(ClaimState::Unknown),
+        ShownState::Stored(ClaimState::Failed),
+        ShownState::Stored(ClaimState::Seeded),
+        ShownState::Stuck,
+    ];
+
+    /// The stored state's word, or `stuck`.
+    fn label(self) -> &'static str {
+        match self {
+            ShownState::Stored(state) => state.label(),
+            ShownState::Stuck => "stuck",
+        }
+    }
+}
+
+labelled!(ShownState);
+
+impl ShownState {
+    /// The state's word, as `claims list` prints it (see [`Label::label`]).
+    pub fn as_str(self) -> &'static str {
+        self.label()
     }
 }
 
@@ -68,9 +122,11 @@ pub struct Claim {
     /// own id for the same match, kept as aliases of the one key.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
-    /// The tweet's id once X returned it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tweet_id: Option<String>,
+    /// The post's id on its platform (a tweet's, a Mastodon status's, a Bluesky record's
+    /// URI, a Discord message's, a Telegram message's), once the platform returned it.
+    /// Stored as `post_id`; records of earlier releases name it `tweet_id`, and read the same.
+    #[serde(default, alias = "tweet_id", skip_serializing_if = "Option::is_none")]
+    pub post_id: Option<String>,
     /// Why the record is in its state (the failure, the note on a duplicate…).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
@@ -153,7 +209,7 @@ impl fmt::Debug for Claim {
             .field("updated_at", &self.updated_at)
             .field("title", &self.title)
             .field("aliases", &self.aliases)
-            .field("tweet_id", &self.tweet_id)
+            .field("post_id", &self.post_id)
             .field("detail", &self.detail)
             .field("attempts", &self.attempts)
             .field("deadline", &self.deadline)
@@ -185,7 +241,7 @@ impl Claim {
             updated_at: now,
             title: Some(title.to_string()),
             aliases: aliases.to_vec(),
-            tweet_id: None,
+            post_id: None,
             detail: None,
             attempts: None,
             deadline: gives_up_after
@@ -214,7 +270,7 @@ impl Claim {
                 updated_at: DateTime::<Utc>::UNIX_EPOCH,
                 title: None,
                 aliases: Vec::new(),
-                tweet_id: None,
+                post_id: None,
                 // Said in the field's words, not serde's (which name Rust types).
                 detail: Some(format!(
                     "not a claim record ({}): {quote:?}",
@@ -252,7 +308,7 @@ impl Claim {
     }
 
     /// The state as operators see it: the stored state, or `stuck`.
-    pub fn display_state(&self, now: DateTime<Utc>, stuck_after: Duration) -> &'static str {
+    pub fn display_state(&self, now: DateTime<Utc>, stuck_after: Duration) -> ShownState {
         display_state(self.state, self.claimed_at, self.deadline, now, stuck_after)
     }
 
@@ -305,11 +361,11 @@ pub(super) fn display_state(
     deadline: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
     stuck_after: Duration,
-) -> &'static str {
+) -> ShownState {
     if is_stuck(state, claimed_at, deadline, now, stuck_after) {
-        "stuck"
+        ShownState::Stuck
     } else {
-        state.as_str()
+        ShownState::Stored(state)
     }
 }
 
@@ -317,4 +373,76 @@ pub(super) fn display_state(
 /// (no time of its own) reads as, so that it is shown as unknown rather than as 1970.
 pub fn known_time(t: DateTime<Utc>) -> Option<DateTime<Utc>> {
     (t != DateTime::<Utc>::UNIX_EPOCH).then_some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_round_trips_and_keeps_its_token_out_of_debug() {
+        let c = Claim::with_deadline("host:1", "A v B", &["cricbuzz:1".to_string()], Utc::now(), None);
+        let back = Claim::from_stored(&c.to_stored());
+        assert_eq!(back, c);
+        assert!(!format!("{c:?}").contains(&c.token));
+    }
+
+    #[test]
+    fn record_times_are_read_in_rfc_3339_and_in_the_other_forms_chrono_reads() {
+        let record = |at: &str| {
+            format!(r#"{{"state":"posted","owner":"h:1","token":"t","claimed_at":"{at}","updated_at":"{at}"}}"#)
+        };
+        let want = "2026-11-30T02:16:20.5Z".parse::<DateTime<Utc>>().expect("a time");
+        for at in [
+            "2026-11-30T02:16:20.5Z",
+            "2026-11-30T03:16:20.5+01:00",
+            "2026-11-30T02:16:20.500000000Z",
+            "2026-11-30 02:16:20.5Z",
+            "2026-11-30T02:16:20.5z",
+        ] {
+            let c = Claim::from_stored(&record(at));
+            assert_eq!(
+                (c.state, c.claimed_at, c.updated_at),
+                (ClaimState::Posted, want, want),
+                "{at}"
+            );
+        }
+        let c = Claim::from_stored(&record("yesterday"));
+        assert_eq!(
+            c.state,
+            ClaimState::Unknown,
+            "an unreadable time is an unreadable record, still held"
+        );
+    }
+
+    #[test]
+    fn a_record_of_an_earlier_release_reads_its_tweet_id_as_the_post_id_and_is_written_back_with_post_id() {
+        let old = r#"{"state":"posted","owner":"h:1","token":"t","claimed_at":"2026-07-17T10:30:00Z","updated_at":"2026-07-17T10:30:01Z","tweet_id":"1800000000000000009"}"#;
+        let claim = Claim::from_stored(old);
+        assert_eq!(
+            (claim.state, claim.post_id.as_deref()),
+            (ClaimState::Posted, Some("1800000000000000009"))
+        );
+        let stored = claim.to_stored();
+        assert!(stored.contains(r#""post_id":"1800000000000000009""#), "{stored}");
+        assert!(!stored.contains("tweet_id"), "{stored}");
+        assert_eq!(Claim::from_stored(&stored), claim);
+    }
+
+    #[test]
+    fn each_state_is_stored_and_shown_by_its_one_word() {
+        for s in ClaimState::ALL {
+            let json = serde_json::to_string(s).unwrap();
+            assert_eq!(json, format!("\"{}\"", s.as_str()));
+            assert_eq!(serde_json::from_str::<ClaimState>(&json).unwrap(), *s);
+            assert_eq!(ShownState::Stored(*s).to_string(), s.as_str());
+        }
+        assert_eq!(ShownState::Stuck.as_str(), "stuck");
+        assert_eq!(ShownState::from_label("stuck"), Some(ShownState::Stuck));
+        let e = serde_json::from_str::<ClaimState>(r#""lost""#).unwrap_err().to_string();
+        assert!(
+            e.contains("\"lost\" is not a claim state; expected one of claimed, posted, unknown, failed, seeded"),
+            "{e}"
+        );
+    }
 }

@@ -4,8 +4,10 @@
 //! Redis 7.0; the reply is nil when the key was set, else the old value, which is how a loser
 //! learns the holder in the same round trip).
 
+use super::error::ClaimError;
+use super::key::{RecordName, StoreKey};
 use super::redis_conn::{self, Deployment, RedisConn, SentinelConn, SENTINEL_SCHEMES};
-use super::{ClaimError, IdentityClaim, IdentityReply, RecordName, StoreKey, StoredLookup, Swapped};
+use super::request::{IdentityClaim, IdentityReply, StoredLookup, Swapped};
 use redis::aio::ConnectionManager;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
 use redis::{AsyncCommands, ExistenceCheck, Script, SetExpiry, SetOptions};
@@ -314,9 +316,10 @@ impl RedisClaims {
     }
 
     /// The claim of a match under all its identities: one Lua script (`lua/claim_match.lua`),
-    /// which Redis runs atomically.
+    /// which Redis runs atomically: the claim rule (`rule.rs`), step by step.
     pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {
-        let mut keys: Vec<&StoreKey> = vec![&c.record_key, c.marker.as_ref().unwrap_or(&c.record_key)];
+        let ours = &c.record.key;
+        let mut keys: Vec<&StoreKey> = vec![ours, c.marker.as_ref().unwrap_or(ours)];
         let mut kinds = String::with_capacity(c.lookups.len());
         for l in &c.lookups {
             let (kind, key) = match l {
@@ -326,16 +329,17 @@ impl RedisClaims {
             kinds.push(kind);
             keys.push(key);
         }
-        keys.extend(&c.pointers);
-        let args: [String; 8] = [
-            c.record.clone(),
-            c.ttl_secs.to_string(),
-            if c.marker.is_some() { "1" } else { "0" }.to_string(),
-            c.lookups.len().to_string(),
-            kinds,
-            StoreKey::claim_named(&c.prefix, "").as_str().to_string(),
-            c.canonical.clone(),
-            c.own_pointer.as_str().to_string(),
+        keys.extend(c.pointers.iter().map(|p| &p.key));
+        let (ttl, lookups, record_prefix) = (c.ttl_secs.to_string(), c.lookups.len().to_string(), c.record_key_of(""));
+        let args: [&str; 8] = [
+            &c.record.text,
+            &ttl,
+            if c.marker.is_some() { "1" } else { "0" },
+            &lookups,
+            &kinds,
+            record_prefix.as_str(),
+            c.match_key(),
+            c.own_pointer().map_or("", StoreKey::as_str),
         ];
         let reply: Vec<redis::Value> = match self.min_replicas {
             None => {
@@ -368,16 +372,12 @@ impl RedisClaims {
                     pipe.query_async(&mut self.conn.clone()).await.map_err(err("claim"))?;
                 let won = matches!(reply.first(), Some(redis::Value::BulkString(b)) if b == b"won");
                 if won && acked < wanted {
-                    let token = serde_json::from_str::<serde_json::Value>(&c.record)
-                        .ok()
-                        .and_then(|v| v.get("token").and_then(|t| t.as_str()).map(str::to_string))
-                        .unwrap_or_default();
                     let released = matches!(
-                        self.compare_and_delete(&c.record_key, &token).await,
+                        self.compare_and_delete(ours, &c.record.token).await,
                         Ok(Swapped::Applied(_))
                     );
                     return Err(ClaimError::NotReplicated {
-                        key: c.canonical.clone(),
+                        key: c.match_key().to_string(),
                         acked,
                         wanted,
                         timeout: super::REPLICA_ACK_TIMEOUT,

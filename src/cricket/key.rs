@@ -1,8 +1,7 @@
 //! [`MatchKey`]: the cross-source identity of a match, derived from the match itself so that
 //! two sources (or two tabs of one page, or one listing before and after an edit) that list the
-//! same match produce the same key; and [`Identities`]: every identity a sighting gives a match
-//! (each source's own id and the cross-source key), with the keys a claim may already hold it
-//! under.
+//! same match produce the same key. The identities a claim records (the key among them) are
+//! `super::identity`'s.
 
 use super::names::{description_slug, team_slug};
 use super::Match;
@@ -13,10 +12,6 @@ use std::fmt;
 /// The most bytes a key may have; longer inputs are cut at a character boundary. Keeps Redis keys
 /// and SQLite rows small even when a page carries a hostile 10 KB team name.
 const MAX_KEY_BYTES: usize = 200;
-
-/// The prefix of a cross-source key used as an identity (`key:2026-07-17_…`), so that it can
-/// never be confused with a source's own id (`cricbuzz:158062`).
-pub const CROSS_KEY_IDENTITY: &str = "key:";
 
 /// The identity of a match for claims: `<start date UTC>_<team>-v-<team>_<description>`, for
 /// example `2026-07-17_bangladesh-v-zimbabwe_2nd-t20i`.
@@ -99,7 +94,7 @@ impl MatchKey {
 
     /// The same key with its start date moved by `days` (`None` for a key without a date, the
     /// `<site>-<id>` fallback).
-    fn shifted(&self, days: i64) -> Option<MatchKey> {
+    pub(super) fn shifted(&self, days: i64) -> Option<MatchKey> {
         let (date, rest) = self.0.split_once('_')?;
         let date = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
         let moved = date.checked_add_signed(chrono::Duration::days(days))?;
@@ -146,88 +141,6 @@ impl fmt::Display for MatchKey {
 enum Derivation {
     Tolerant,
     Legacy,
-}
-
-/// Every identity one sighting gives its match, and where a claim on it may already be.
-///
-/// - [`Identities::key`]: the cross-source key of this sighting ([`MatchKey::for_match`]); a
-///   claim won on this sighting is stored under it.
-/// - [`Identities::ids`]: what the claim records as the match's identities: each listing
-///   source's own id (`cricbuzz:158062`, stable for the life of a listing on that site) and
-///   the cross-source key as `key:<key>`.
-/// - [`Identities::lookups`]: where a claim on this match may already be, in the order they
-///   are tried: the key itself, each identity, then the key one day earlier and one day later
-///   (a start moved across UTC midnight, a reserve day), then the previous release's key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Identities {
-    /// The cross-source key of this sighting.
-    pub key: MatchKey,
-    /// Each source's own id (`site:id`), then `key:<key>` when the match has a start time.
-    pub ids: Vec<String>,
-    /// The other keys a claim on this match may be stored under (±1 day, the legacy key).
-    pub other_keys: Vec<MatchKey>,
-}
-
-/// One place a claim on a match may be found: a claim stored under a key, or an identity
-/// recorded by a claim (which names the key its claim is stored under).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Lookup {
-    /// The claim stored under this key.
-    Key(MatchKey),
-    /// The claim that recorded this identity.
-    Id(String),
-}
-
-impl Identities {
-    /// The identities of a match listed by the sources `source_ids` (`site:id` each, first the
-    /// one whose listing `m` is).
-    pub fn of(m: &Match, source_ids: &[String]) -> Identities {
-        let mut unique: Vec<String> = Vec::with_capacity(source_ids.len() + 1);
-        for id in source_ids {
-            if !unique.contains(id) {
-                unique.push(id.clone());
-            }
-        }
-        let source_ids = &unique;
-        let key = MatchKey::for_match(m);
-        let mut ids: Vec<String> = source_ids.to_vec();
-        let mut other_keys = Vec::new();
-        if m.start_time.is_some() {
-            ids.push(format!("{CROSS_KEY_IDENTITY}{key}"));
-            other_keys.extend([key.shifted(-1), key.shifted(1)].into_iter().flatten());
-            let legacy = MatchKey::legacy_for_match(m);
-            if legacy != key {
-                other_keys.push(legacy);
-            }
-        }
-        Identities { key, ids, other_keys }
-    }
-
-    /// Adds the source id `id` (another source listing the same match this cycle).
-    pub fn add_source(&mut self, id: String) {
-        if !self.ids.contains(&id) {
-            // Source ids first, the cross key last: kept in that order for people.
-            let at = self
-                .ids
-                .iter()
-                .position(|i| i.starts_with(CROSS_KEY_IDENTITY))
-                .unwrap_or(self.ids.len());
-            self.ids.insert(at, id);
-        }
-    }
-
-    /// Where a claim on this match may be, in the order to try them (see the type's doc).
-    pub fn lookups(&self) -> Vec<Lookup> {
-        let mut out = Vec::with_capacity(1 + self.ids.len() + 2 * self.other_keys.len());
-        out.push(Lookup::Key(self.key.clone()));
-        out.extend(self.ids.iter().cloned().map(Lookup::Id));
-        for k in &self.other_keys {
-            out.push(Lookup::Key(k.clone()));
-            // A claim stored under another key may have recorded this one as an identity.
-            out.push(Lookup::Id(format!("{CROSS_KEY_IDENTITY}{k}")));
-        }
-        out
-    }
 }
 
 fn cap(mut s: String) -> String {
@@ -306,8 +219,6 @@ mod tests {
             MatchKey::for_match(&x).as_str(),
             "2026-07-17_nepal-v-united-states_36th-match"
         );
-        let ids = Identities::of(&x, &["cricbuzz:1".into()]);
-        assert!(ids.other_keys.contains(&MatchKey::legacy_for_match(&x)));
     }
 
     #[test]
@@ -315,46 +226,6 @@ mod tests {
         let mut x = m(Site::Cricbuzz, "158062", "Zimbabwe", "Bangladesh", None);
         x.start_time = None;
         assert_eq!(MatchKey::for_match(&x).as_str(), "cricbuzz-158062");
-        let ids = Identities::of(&x, &[x.alias()]);
-        assert_eq!(ids.ids, vec!["cricbuzz:158062".to_string()]);
-        assert!(ids.other_keys.is_empty());
-    }
-
-    #[test]
-    fn identities_are_each_source_id_then_the_key_and_lookups_try_a_day_either_side() {
-        let x = m(Site::Cricbuzz, "158062", "Zimbabwe", "Bangladesh", Some("2nd T20I"));
-        let mut ids = Identities::of(&x, &[x.alias()]);
-        ids.add_source("espncricinfo:1530000".into());
-        ids.add_source("cricbuzz:158062".into());
-        assert_eq!(
-            ids.ids,
-            vec![
-                "cricbuzz:158062".to_string(),
-                "espncricinfo:1530000".to_string(),
-                "key:2026-07-17_bangladesh-v-zimbabwe_2nd-t20i".to_string(),
-            ]
-        );
-        let keys: Vec<String> = ids
-            .lookups()
-            .into_iter()
-            .map(|l| match l {
-                Lookup::Key(k) => format!("K {k}"),
-                Lookup::Id(i) => format!("I {i}"),
-            })
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                "K 2026-07-17_bangladesh-v-zimbabwe_2nd-t20i",
-                "I cricbuzz:158062",
-                "I espncricinfo:1530000",
-                "I key:2026-07-17_bangladesh-v-zimbabwe_2nd-t20i",
-                "K 2026-07-16_bangladesh-v-zimbabwe_2nd-t20i",
-                "I key:2026-07-16_bangladesh-v-zimbabwe_2nd-t20i",
-                "K 2026-07-18_bangladesh-v-zimbabwe_2nd-t20i",
-                "I key:2026-07-18_bangladesh-v-zimbabwe_2nd-t20i",
-            ]
-        );
     }
 
     #[test]

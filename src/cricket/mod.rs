@@ -1,5 +1,6 @@
-//! The domain nouns: a [`Match`] as a score page describes it, and the [`MatchKey`] that
-//! identifies the match itself (not any one page's id) for claims.
+//! The domain nouns: a [`Match`] as a score page describes it, the [`MatchKey`] that
+//! identifies the match itself (not any one page's id) for claims, the [`Identity`]s a claim
+//! records for it, and a cycle's [`Sighting`]s of it.
 //!
 //! It also owns the one definition of formats and states every parser follows: [`format`](mod@format) (the
 //! table that tells a Test from a first-class match, an ODI from List A, a T20I from a T20) and
@@ -7,12 +8,16 @@
 //! [`crate::source`] build these values from page text.
 
 pub mod format;
+mod identity;
 mod key;
 mod names;
+mod sighting;
 pub mod state;
 
 pub use format::{FormatClues, Level};
-pub use key::{Identities, Lookup, MatchKey, CROSS_KEY_IDENTITY};
+pub use identity::{Identities, Identity, Lookup};
+pub use key::MatchKey;
+pub use sighting::{Sighting, Sightings};
 pub use state::state_from_status;
 
 use chrono::{DateTime, Utc};
@@ -266,9 +271,10 @@ impl Match {
         self.teams.iter().any(Team::is_placeholder)
     }
 
-    /// `site:source_id`, the alias under which this page knows the match.
-    pub fn alias(&self) -> String {
-        format!("{}:{}", self.site, self.source_id)
+    /// The identity under which this match's own page knows it: `site:source_id`
+    /// (`cricbuzz:158062`; see [`Identity`]).
+    pub fn identity(&self) -> Identity {
+        Identity::source(self.site, &self.source_id)
     }
 }
 
@@ -280,32 +286,5 @@ impl Match {
             Some(d) if !d.is_empty() => format!("{}, {d}", self.title()),
             _ => self.title(),
         }
-    }
-}
-
-/// A match as one cycle saw it: the listing of the first source that showed it, and every
-/// identity the cycle's sources gave it (see [`Identities`]).
-#[derive(Debug, Clone)]
-pub struct Sighting {
-    /// The match as the first source listed it.
-    pub m: Match,
-    /// Its key and identities.
-    pub ids: Identities,
-}
-
-impl Sighting {
-    /// The sighting of `m` by its own source.
-    pub fn new(m: Match) -> Sighting {
-        let ids = Identities::of(&m, &[m.alias()]);
-        Sighting { m, ids }
-    }
-
-    /// The source ids (`site:id`) of the sources that listed it, first one first.
-    pub fn source_ids(&self) -> impl Iterator<Item = &str> {
-        self.ids
-            .ids
-            .iter()
-            .map(String::as_str)
-            .filter(|i| !i.starts_with(CROSS_KEY_IDENTITY))
     }
 }

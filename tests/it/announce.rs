@@ -51,7 +51,7 @@ async fn ten_concurrent_announcements_post_once(kind: Kind) {
     let check = store(kind, &prefix, "checker", &dir.path().join("claims.db")).await;
     let record = check.peek(&MatchKey::for_match(&m)).await.unwrap().unwrap();
     assert_eq!(record.state, ClaimState::Posted);
-    assert_eq!(record.tweet_id.as_deref(), Some("1800000000000000001"));
+    assert_eq!(record.post_id.as_deref(), Some("1800000000000000001"));
     assert!(
         holders.iter().all(|h| *h.owner == *record.owner),
         "every skip names the winner"
@@ -355,7 +355,7 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
         .transition(
             &token,
             &Transition::Posted {
-                tweet_id: Some("42".into()),
+                post_id: Some("42".into()),
                 detail: None,
             },
         )

@@ -458,7 +458,7 @@ async fn mastodon_posts_that_timed_out_are_settled_by_replaying_the_same_idempot
                 .as_str()
                 .unwrap()
                 .starts_with("cricket-announcer-"));
-            r["claim"]["tweet_id"].as_str().unwrap().to_string()
+            r["claim"]["post_id"].as_str().unwrap().to_string()
         })
         .collect();
     ids.sort();

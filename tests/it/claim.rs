@@ -2,13 +2,13 @@
 //! only the PostgreSQL ledger promises (one row per match, history kept, reconnects).
 
 use crate::helpers::{
-    self, claim_key, keys, raw_postgres, raw_redis, schema_for, store, unique_prefix, Expect, Holders, Kind, DAY,
+    self, claim_key, id, keys, raw_postgres, raw_redis, schema_for, store, unique_prefix, Expect, Holders, Kind, DAY,
 };
 use cricket_announcer::claim::{
-    Checked, ClaimError, ClaimState, ClaimStore, Holder, LastRecords, MatchClaim, OperatorRelease, PostgresClaims,
-    Transition,
+    Checked, ClaimError, ClaimState, ClaimStore, Holder, LastRecords, MarkerOrigin, MatchClaim, OperatorRelease,
+    PostgresClaims, Transition,
 };
-use cricket_announcer::cricket::{Identities, MatchKey};
+use cricket_announcer::cricket::{Identities, Identity, MatchKey};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,10 +32,10 @@ async fn pair(kind: Kind) -> Pair {
     }
 }
 
-/// The transition recording a post as tweet `tweet_id`.
-fn posted(tweet_id: &str) -> Transition {
+/// The transition recording a post as post `post_id`.
+fn posted(post_id: &str) -> Transition {
     Transition::Posted {
-        tweet_id: Some(tweet_id.into()),
+        post_id: Some(post_id.into()),
         detail: None,
     }
 }
@@ -71,7 +71,7 @@ fn version(source: &str, k: &str) -> Identities {
     let day = |d: i64| key(&format!("{}_{rest}", date + chrono::Duration::days(d)));
     Identities {
         key: key(k),
-        ids: vec![source.to_string(), format!("key:{k}")],
+        ids: vec![id(source), Identity::of_key(&key(k))],
         other_keys: vec![day(-1), day(1)],
     }
 }
@@ -112,7 +112,7 @@ async fn a_claim_holds_its_match_through_every_identity_and_records_new_ones(kin
         (k.as_str(), via.as_str()),
         ("2026-07-17_a-v-b_2nd", "key:2026-07-20_c-v-d_final")
     );
-    let (k, claim) = p.a.peek_identity("other:7").await.unwrap().expect("recorded");
+    let (k, claim) = p.a.peek_identity(&id("other:7")).await.unwrap().expect("recorded");
     assert_eq!((k.as_str(), claim.state), ("2026-07-17_a-v-b_2nd", ClaimState::Posted));
     // The record's state was never overwritten by those additions.
     assert_eq!(
@@ -120,7 +120,7 @@ async fn a_claim_holds_its_match_through_every_identity_and_records_new_ones(kin
             .await
             .unwrap()
             .unwrap()
-            .tweet_id
+            .post_id
             .as_deref(),
         Some("9")
     );
@@ -188,8 +188,8 @@ async fn a_claim_that_requires_the_marker_takes_nothing_without_it(kind: Kind) {
         MatchClaim::NoMarker
     ));
     assert!(p.a.list().await.unwrap().is_empty(), "nothing claimed");
-    assert_eq!(p.a.peek_identity("site:1").await.unwrap(), None);
-    p.a.initialise("seed", DAY).await.unwrap();
+    assert_eq!(p.a.peek_identity(&id("site:1")).await.unwrap(), None);
+    p.a.initialise(MarkerOrigin::Seed, DAY).await.unwrap();
     assert!(matches!(
         p.a.claim_match(&ids, "A v B", DAY, DAY, true).await.unwrap(),
         MatchClaim::Won(_)
@@ -207,7 +207,7 @@ async fn each_channel_claims_a_match_once_and_a_claim_on_one_never_holds_another
         p.b.for_channel("mastodon"),
         p.b.for_channel("x"),
     );
-    mastodon_a.initialise("seed", DAY).await.unwrap();
+    mastodon_a.initialise(MarkerOrigin::Seed, DAY).await.unwrap();
     assert!(x.marker().await.unwrap().is_none(), "a channel's marker is its own");
     assert!(p.a.marker().await.unwrap().is_none());
     // Ten claims of one match on one channel at once: one winner.
@@ -240,7 +240,7 @@ async fn each_channel_claims_a_match_once_and_a_claim_on_one_never_holds_another
     assert_eq!(x.list().await.unwrap().len(), 1);
     assert_eq!(
         mastodon_b
-            .peek_identity("site:1")
+            .peek_identity(&id("site:1"))
             .await
             .unwrap()
             .map(|(k, c)| (k, c.owner))
@@ -337,7 +337,7 @@ async fn a_claim_left_claimed_past_the_post_timeout_is_stuck_and_only_then_relea
     let fresh = p.b.list().await.unwrap();
     assert!(fresh
         .iter()
-        .all(|l| l.claim.display_state(chrono::Utc::now(), stuck_after) != "stuck"));
+        .all(|l| l.claim.display_state(chrono::Utc::now(), stuck_after).as_str() != "stuck"));
     assert!(matches!(
         p.b.operator_release(&stuck, false, stuck_after).await.unwrap(),
         OperatorRelease::Refused(_)
@@ -349,7 +349,7 @@ async fn a_claim_left_claimed_past_the_post_timeout_is_stuck_and_only_then_relea
             .await
             .unwrap()
             .iter()
-            .map(|l| (l.key.to_string(), l.claim.display_state(now, stuck_after)))
+            .map(|l| (l.key.to_string(), l.claim.display_state(now, stuck_after).as_str()))
             .collect();
     assert_eq!(
         states,
@@ -380,7 +380,10 @@ async fn initialising_is_a_claim_and_a_lost_marker_is_detected(kind: Kind) {
         !p.a.refresh_marker(DAY).await.unwrap(),
         "no marker to refresh on a new store"
     );
-    let (ra, rb) = tokio::join!(p.a.initialise("seed", DAY), p.b.initialise("seed", DAY));
+    let (ra, rb) = tokio::join!(
+        p.a.initialise(MarkerOrigin::Seed, DAY),
+        p.b.initialise(MarkerOrigin::Seed, DAY)
+    );
     let (ma, wa) = ra.unwrap();
     let (mb, wb) = rb.unwrap();
     assert!(wa ^ wb, "exactly one initialiser wins");
@@ -422,7 +425,7 @@ async fn a_transition_with_our_token_changes_the_state_and_keeps_the_ttl(kind: K
     assert_eq!(after.state, ClaimState::Posted);
     let seen = p.b.peek(&k).await.unwrap().unwrap();
     assert_eq!(
-        (seen.state, seen.tweet_id.as_deref(), seen.owner.as_str()),
+        (seen.state, seen.post_id.as_deref(), seen.owner.as_str()),
         (ClaimState::Posted, Some("42"), "worker-a")
     );
     let ttl = p.b.ttl(&k).await.unwrap().unwrap();
@@ -799,7 +802,7 @@ async fn a_worker_that_dies_after_claiming_leaves_a_committed_claim_listed_as_st
         (
             listed[0].key.as_str(),
             listed[0].claim.owner.as_str(),
-            listed[0].claim.display_state(later, gives_up_after)
+            listed[0].claim.display_state(later, gives_up_after).as_str()
         ),
         ("orphan", "worker-dies", "stuck")
     );

@@ -83,11 +83,11 @@ fn sane(matches: &[Match]) -> Result<(), String> {
     for m in matches {
         for t in &m.teams {
             if t.name.trim().is_empty() || t.name.chars().any(char::is_control) {
-                return Err(format!("bad team name {:?} in {}", t.name, m.alias()));
+                return Err(format!("bad team name {:?} in {}", t.name, m.identity()));
             }
         }
         if !matches!(m.url.scheme(), "http" | "https") {
-            return Err(format!("bad url {} in {}", m.url, m.alias()));
+            return Err(format!("bad url {} in {}", m.url, m.identity()));
         }
         if m.source_id.is_empty() {
             return Err("empty source id".into());

@@ -10,7 +10,7 @@ use cricket_announcer::claim::{
 };
 use cricket_announcer::cli::Cli;
 use cricket_announcer::config::{Config, Invocation, Needs};
-use cricket_announcer::cricket::{Identities, Match, MatchKey};
+use cricket_announcer::cricket::{Identities, Identity, Match, MatchKey};
 use cricket_announcer::post::{PostPace, Sink, XCredentials};
 use cricket_announcer::source::SourceKind;
 use cricket_announcer::template::Template;
@@ -240,6 +240,11 @@ pub async fn claim_key(
         .claim_match(&ids, title, ttl, gives_up_after, false)
         .await
         .unwrap_or_else(|e| panic!("claiming {key}: {e}"))
+}
+
+/// The identity `text` names, as an operator would type it (`site:1`, `key:…`, a bare key).
+pub fn id(text: &str) -> Identity {
+    Identity::named(text).unwrap_or_else(|| panic!("{text:?} is no identity"))
 }
 
 /// What a test expects of a [`MatchClaim`]: won, or held by someone else.

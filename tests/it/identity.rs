@@ -383,7 +383,7 @@ async fn a_store_written_by_the_previous_release_still_protects_its_matches() {
     let (key, claim) = app
         .announcer()
         .store()
-        .peek_identity("cricbuzz:87752")
+        .peek_identity(&crate::helpers::id("cricbuzz:87752"))
         .await
         .unwrap()
         .expect("the old claim is found through the page's id");

@@ -167,7 +167,7 @@ async fn posts_created_then_timed_out_are_found_and_recorded_posted_and_never_se
 
     let after = claims(dir.path(), &prefix, &x).await;
     assert_eq!(states(&after), vec!["posted"; 4], "before 4 unknown, after 0");
-    let mut ids: Vec<&str> = after.iter().map(|c| c["tweet_id"].as_str().unwrap()).collect();
+    let mut ids: Vec<&str> = after.iter().map(|c| c["post_id"].as_str().unwrap()).collect();
     ids.sort();
     let mut created: Vec<String> = timeline.lock().unwrap().posts.iter().map(|p| p.0.clone()).collect();
     created.sort();
@@ -260,7 +260,7 @@ crate::helpers::store_matrix!(only_one_reconciler_takes_a_claim_to_repeat_its_po
 /// longer record over it; the repeat's outcome, recorded, ends the lease.
 async fn only_one_reconciler_takes_a_claim_to_repeat_its_post(kind: Kind) {
     use cricket_announcer::claim::{Adoption, Checked, ClaimState, MatchClaim, Transition};
-    use cricket_announcer::cricket::{Identities, MatchKey};
+    use cricket_announcer::cricket::{Identities, Identity, MatchKey};
     const DAY: Duration = Duration::from_secs(86_400);
     let dir = tempfile::tempdir().unwrap();
     // The file `store_env` names, so the bot below reads the same embedded store.
@@ -274,7 +274,7 @@ async fn only_one_reconciler_takes_a_claim_to_repeat_its_post(kind: Kind) {
     let key = MatchKey::parse("2026-07-17_a-v-b_2nd").unwrap();
     let ids = Identities {
         key: key.clone(),
-        ids: vec!["site:1".into(), format!("key:{key}")],
+        ids: vec![crate::helpers::id("site:1"), Identity::of_key(&key)],
         other_keys: Vec::new(),
     };
     let MatchClaim::Won(token) = owner.claim_match(&ids, "A v B", DAY, DAY, false).await.unwrap() else {
@@ -327,7 +327,7 @@ async fn only_one_reconciler_takes_a_claim_to_repeat_its_post(kind: Kind) {
     assert_eq!(stored.owner, "worker-a", "the claim's owner is still named");
     // The owner's token is spent: it cannot record over the repeat.
     let posted = Transition::Posted {
-        tweet_id: Some("9".into()),
+        post_id: Some("9".into()),
         detail: None,
     };
     assert!(matches!(
@@ -341,7 +341,7 @@ async fn only_one_reconciler_takes_a_claim_to_repeat_its_post(kind: Kind) {
     ));
     let after = two.peek(&key).await.unwrap().unwrap();
     assert_eq!(
-        (after.state, after.tweet_id.as_deref(), after.replay),
+        (after.state, after.post_id.as_deref(), after.replay),
         (ClaimState::Posted, Some("9"), None)
     );
 }

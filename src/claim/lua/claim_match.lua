@@ -1,11 +1,13 @@
--- Claims a match under every identity it has, in one atomic step (see ClaimStore::claim_match).
+-- Claims a match under every identity it has, in one atomic step: the claim rule stated in
+-- src/claim/rule.rs (marker, then the first lookup that finds a live claim holds the match,
+-- else ours is written), which tests/it/rule.rs checks this script against.
 -- KEYS[1] = our record key (<prefix>match:<key>); KEYS[2] = the first-start marker's key;
 -- KEYS[3 .. 2+n] = the lookups, in order (n = ARGV[4]); the rest = our identity pointer keys.
 -- ARGV[1] = our record; ARGV[2] = TTL in seconds; ARGV[3] = '1' when the marker must exist;
 -- ARGV[4] = n; ARGV[5] = one letter per lookup: 'r' a record key, 'p' a pointer key (its value
 -- is a key without <prefix>match:); ARGV[6] = <prefix>match:; ARGV[7] = our key (the value of
 -- our pointers); ARGV[8] = the pointer of our own key, not written when we win (our record
--- under that key answers for it).
+-- under that key answers for it); empty when the match has no key identity.
 -- Returns {'won'}, {'nomarker'}, or {'held', lookup index (1-based), the holder's key (without
 -- <prefix>match:), holder record}.
 -- Pointer values name keys built here from ARGV[6]: one Redis (not a Cluster) holds them all.

@@ -1,0 +1,200 @@
+//! The cycle's batch look-up: the holder of every match a cycle sees, in one round trip
+//! (one per deployment, across channels, on Redis), refreshing TTLs when asked, and parsing
+//! only the records that changed since the last look-up ([`LastRecords`]).
+
+use super::error::ClaimError;
+use super::holder::{text_as_bytes, Fingerprint, Holder, Kept, LastRecords, Owners};
+use super::key::{RecordName, StoreKey};
+use super::{ttl_secs, ClaimStore};
+use crate::cricket::{Identity, MatchKey};
+use std::time::Duration;
+
+impl ClaimStore {
+    /// The [`Holder`] of each of `keys` (`None`: no live claim), in one round trip (Redis: a
+    /// pipeline of one `GETEX` per key, or one `MGET`). With `refresh`, each held key's TTL is set to
+    /// `refresh` again, as a later sighting must do so a still-listed match never expires into a
+    /// second announcement, and so is the TTL of each identity in `touch` (`cricbuzz:158062`,
+    /// `key:…`: the identities of the matches looked up), where the identity is recorded, so an
+    /// identity lives as long as its claim; without `refresh` nothing is written (dry run).
+    ///
+    /// Only the records that changed since the look-up `last` remembers are parsed (their
+    /// fingerprints compared place by place: the same keys in the same order, as cycle after
+    /// cycle looks them up), and `last` then remembers the records this one read, and only those. A record's text
+    /// alone decides its holder, so a record read again unchanged (a match posted days ago,
+    /// seen every cycle) gives the same holder without being parsed again. What `last`
+    /// remembers never decides whether a match is held: the store's answer does.
+    ///
+    /// This is a read, not a claim: `None` only means "try [`ClaimStore::claim_match`]", whose
+    /// atomic write alone decides. A cycle calls this once for every match it sees, so matches
+    /// already claimed cost no round trip of their own.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer; then nothing is known about any key, and
+    /// `last` is left as it was.
+    pub async fn holders_touching(
+        &self,
+        keys: &[&MatchKey],
+        touch: &[&Identity],
+        refresh: Option<Duration>,
+        last: &mut LastRecords,
+    ) -> Result<Vec<Option<Holder>>, ClaimError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let stored: Vec<StoreKey> = keys.iter().map(|k| self.key(k)).collect();
+        let touched: Vec<StoreKey> = match refresh {
+            Some(_) => touch.iter().map(|i| self.identity_key(i)).collect(),
+            None => Vec::new(),
+        };
+        let refresh = refresh.map(ttl_secs);
+        let raw: Vec<Option<Vec<u8>>> = match self {
+            ClaimStore::Redis(s) => s.get_many(&stored, &touched, refresh).await?,
+            ClaimStore::Embedded(s) => text_as_bytes(s.get_many(&stored, &touched, refresh).await?),
+            ClaimStore::Postgres(s) => text_as_bytes(s.get_many(&stored, &touched, refresh).await?),
+        };
+        read_holders(raw, keys.len(), last)
+    }
+
+    /// Several look-ups at once, each as [`ClaimStore::holders_touching`] on its own store
+    /// (one per channel: the same store under each channel's prefix). On Redis, when every
+    /// look-up's store shares one connection, ONE round trip answers them all (one `MGET`
+    /// when none refreshes); elsewhere they run one after another. Holders per look-up, in
+    /// order.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer; then nothing is known about any key.
+    pub async fn holders_across(reads: &mut [BatchRead<'_>]) -> Result<Vec<Vec<Option<Holder>>>, ClaimError> {
+        let all_redis = reads.iter().all(|r| matches!(r.store, ClaimStore::Redis(_)));
+        let raw = match reads.first().map(|r| r.store) {
+            // The held cycle: no look-up refreshes, so ONE `MGET` of every key, each named
+            // in the command without a `String` of its own.
+            Some(ClaimStore::Redis(redis)) if all_redis && reads.iter().all(|r| r.refresh.is_none()) => {
+                let names: Vec<Vec<RecordName<'_>>> = reads
+                    .iter()
+                    .map(|r| {
+                        let prefix = r.store.prefix();
+                        r.keys
+                            .iter()
+                            .map(|k| RecordName {
+                                prefix,
+                                key: k.as_str(),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                redis.mget_across(&names).await?
+            }
+            Some(ClaimStore::Redis(redis)) if all_redis => {
+                let requests: Vec<(Vec<StoreKey>, Vec<StoreKey>, Option<u64>)> = reads
+                    .iter()
+                    .map(|r| {
+                        let stored = r.keys.iter().map(|k| r.store.key(k)).collect();
+                        let touched = match r.refresh {
+                            Some(_) => r.touch.iter().map(|i| r.store.identity_key(i)).collect(),
+                            None => Vec::new(),
+                        };
+                        (stored, touched, r.refresh.map(ttl_secs))
+                    })
+                    .collect();
+                redis.get_many_across(&requests).await?
+            }
+            _ => {
+                let mut out = Vec::with_capacity(reads.len());
+                for r in reads.iter_mut() {
+                    out.push(r.store.holders_touching(&r.keys, &r.touch, r.refresh, r.last).await?);
+                }
+                return Ok(out);
+            }
+        };
+        reads
+            .iter_mut()
+            .zip(raw)
+            .map(|(r, raw)| read_holders(raw, r.keys.len(), r.last))
+            .collect()
+    }
+}
+
+/// One look-up of a batch across channels (see [`ClaimStore::holders_across`]).
+pub struct BatchRead<'a> {
+    /// The store (a channel's) to read.
+    pub store: &'a ClaimStore,
+    /// The keys to read.
+    pub keys: Vec<&'a MatchKey>,
+    /// The identities whose TTL to refresh with them (only with `refresh`).
+    pub touch: Vec<&'a Identity>,
+    /// The TTL to set again on every held key, when due.
+    pub refresh: Option<Duration>,
+    /// The records this look-up read last time (see [`ClaimStore::holders_touching`]).
+    pub last: &'a mut LastRecords,
+}
+
+/// The holders of one look-up's raw values (`expected` of them), reusing what `last` parsed:
+/// a record whose fingerprint equals that of the one the last look-up read at the same place
+/// gives the same holder without being parsed again (a record's text alone decides its holder;
+/// nearly every record of a held cycle is unchanged). `last` then holds this look-up's
+/// records' fingerprints alone: what the next one can reuse.
+fn read_holders(
+    raw: Vec<Option<Vec<u8>>>,
+    expected: usize,
+    last: &mut LastRecords,
+) -> Result<Vec<Option<Holder>>, ClaimError> {
+    if raw.len() != expected {
+        return Err(ClaimError::Protocol {
+            op: "peek",
+            detail: format!("{} replies to {expected} reads", raw.len()),
+        });
+    }
+    // Updated in place: the next look-up of a held cycle keeps nearly every entry as it is.
+    last.0.resize_with(raw.len(), || None);
+    let mut owners = Owners::default();
+    let holders = raw
+        .into_iter()
+        .zip(last.0.iter_mut())
+        .map(|(r, slot)| {
+            let Some(r) = r else {
+                *slot = None;
+                return None;
+            };
+            let fingerprint = Fingerprint::of(&r);
+            if !matches!(slot, Some(known) if known.fingerprint == fingerprint) {
+                *slot = Some(Kept {
+                    // A value that is not UTF-8 is no record of ours; read lossily, it gives
+                    // (as any foreign value) an unreadable record, not an error for the batch.
+                    holder: Holder::from_stored(&String::from_utf8_lossy(&r), &mut owners),
+                    fingerprint,
+                });
+            }
+            slot.as_ref().map(|known| known.holder.clone())
+        })
+        .collect();
+    Ok(holders)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::{Claim, ClaimState};
+    use super::*;
+    use chrono::Utc;
+
+    #[test]
+    fn a_record_changed_in_place_to_one_of_the_same_length_is_read_again() {
+        let mut claim = Claim::with_deadline("host:1", "A v B", &["cricbuzz:1".into()], Utc::now(), None);
+        claim.state = ClaimState::Posted;
+        let posted = claim.to_stored();
+        claim.state = ClaimState::Failed;
+        let failed = claim.to_stored();
+        assert_eq!(posted.len(), failed.len(), "the change this test is about");
+        let mut last = LastRecords::default();
+        let read = |raw: &str, last: &mut LastRecords| {
+            read_holders(vec![Some(raw.as_bytes().to_vec()), None], 2, last).unwrap()
+        };
+        let first = read(&posted, &mut last);
+        assert_eq!(first[0].as_ref().map(|h| h.state), Some(ClaimState::Posted));
+        // Unchanged: the holder the last look-up parsed.
+        assert_eq!(read(&posted, &mut last), first);
+        let again = read(&failed, &mut last);
+        assert_eq!(again[0].as_ref().map(|h| h.state), Some(ClaimState::Failed));
+        assert_eq!(again[1], None);
+        assert_eq!(last.len(), 1);
+    }
+}

@@ -1,0 +1,107 @@
+//! What the protocol reads without writing (dry run, operators, the cycle's look-ups of one
+//! match): a claim by its key, by any identity of a match, every claim under the prefix, a
+//! claim's TTL and failed attempts.
+
+use super::error::ClaimError;
+use super::outcome::ListedClaim;
+use super::record::Claim;
+use super::ClaimStore;
+use crate::cricket::{Identities, Identity, Lookup, MatchKey};
+use std::time::Duration;
+
+impl ClaimStore {
+    /// Reads the claim on `key` without writing anything (dry run, operators).
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn peek(&self, key: &MatchKey) -> Result<Option<Claim>, ClaimError> {
+        let raw = each!(self, s => s.get(&self.key(key)).await)?;
+        Ok(raw.as_deref().map(Claim::from_stored))
+    }
+
+    /// Reads where a claim on the match `ids` describes may be, as [`ClaimStore::claim_match`]
+    /// would find it, without writing anything (dry run, operators): the holder's key, record
+    /// and the identity that found it. Not atomic: a read.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn find(&self, ids: &Identities) -> Result<Option<(MatchKey, Claim, Identity)>, ClaimError> {
+        for lookup in ids.lookups() {
+            let key = match &lookup {
+                Lookup::Key(k) => k.clone(),
+                Lookup::Id(i) => match self.pointer(i).await? {
+                    Some(k) => k,
+                    None => continue,
+                },
+            };
+            if let Some(claim) = self.peek(&key).await? {
+                return Ok(Some((key, claim, lookup.via())));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The live claim `identity` leads to, with its key: for a match key as an identity, the
+    /// claim stored under that key first; then the claim that recorded the identity. What
+    /// operators name a claim by (`claims show`, `claims release`: a match key, a source's id
+    /// such as `cricbuzz:158062`, or a key as an identity).
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn peek_identity(&self, identity: &Identity) -> Result<Option<(MatchKey, Claim)>, ClaimError> {
+        if let Some(key) = identity.key() {
+            if let Some(claim) = self.peek(&key).await? {
+                return Ok(Some((key, claim)));
+            }
+        }
+        let Some(key) = self.pointer(identity).await? else {
+            return Ok(None);
+        };
+        Ok(self.peek(&key).await?.map(|c| (key, c)))
+    }
+
+    /// The key `identity`'s pointer names, if it has a live one naming a match key.
+    async fn pointer(&self, identity: &Identity) -> Result<Option<MatchKey>, ClaimError> {
+        let target = each!(self, s => s.get(&self.identity_key(identity)).await)?;
+        Ok(target.as_deref().and_then(MatchKey::parse))
+    }
+
+    /// Failed attempts counted for `key` (see [`ClaimStore::release_failed`]).
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn attempts(&self, key: &MatchKey) -> Result<u32, ClaimError> {
+        let raw = each!(self, s => s.get(&self.attempts_key(key)).await)?;
+        Ok(raw.and_then(|r| r.trim().parse().ok()).unwrap_or(0))
+    }
+
+    /// Remaining time to live of the claim on `key`: `None` when there is no claim,
+    /// `Some(Duration::MAX)` for a key without expiry (which this bot never writes).
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn ttl(&self, key: &MatchKey) -> Result<Option<Duration>, ClaimError> {
+        each!(self, s => s.ttl(&self.key(key)).await)
+    }
+
+    /// Lists every live claim under this store's prefix, sorted by key.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn list(&self) -> Result<Vec<ListedClaim>, ClaimError> {
+        let strip = format!("{}match:", self.prefix());
+        let rows = each!(self, s => s.scan(&strip).await)?;
+        let mut all: Vec<ListedClaim> = rows
+            .into_iter()
+            .filter_map(|(k, raw, ttl)| {
+                Some(ListedClaim {
+                    key: k.strip_prefix(&strip).and_then(MatchKey::parse)?,
+                    claim: Claim::from_stored(&raw),
+                    ttl,
+                })
+            })
+            .collect();
+        all.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(all)
+    }
+}

@@ -1,0 +1,137 @@
+//! What a store receives and answers in the protocol's atomic steps: the claim of a match
+//! under all its identities ([`IdentityClaim`], answered by [`IdentityReply`]), and a
+//! compare-and-set or compare-and-delete on a record's token ([`Swapped`]). What a store must
+//! do with them is the rule (`rule.rs`); how each store does it is its own file's.
+
+use super::error::ClaimError;
+use super::key::StoreKey;
+use super::outcome::Checked;
+use super::record::Claim;
+
+/// Where a claim on a match may be, as a store names it: a record key, or an identity's
+/// pointer key whose value names a record key.
+#[derive(Debug, Clone)]
+pub(crate) enum StoredLookup {
+    /// `<prefix>match:<key>`: a claim record.
+    Record(StoreKey),
+    /// `<prefix>id:<identity>`: the key (without `<prefix>match:`) of the claim that recorded
+    /// the identity.
+    Pointer(StoreKey),
+}
+
+/// The pointer of one identity of the match, `<prefix>id:<identity>`, whose value names the
+/// key (without `<prefix>match:`) of the claim that recorded the identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Pointer {
+    /// Where it is stored.
+    pub key: StoreKey,
+    /// True for the pointer of the claim's own key (its key as an identity): not written when
+    /// the claim is won, as our record under that key answers for it (one pointer less to
+    /// write and refresh), nor when the holder is stored under that same key (a race lost);
+    /// written when a claim under another key holds the match, so the key leads to it.
+    pub own: bool,
+}
+
+/// The record a claim writes when it wins.
+#[derive(Debug, Clone)]
+pub(crate) struct NewRecord {
+    /// Where it goes: `<prefix>match:<key>`.
+    pub key: StoreKey,
+    /// The record, as stored.
+    pub text: String,
+    /// Its token (also inside `text`), for a store that must take back a claim it won.
+    pub token: String,
+}
+
+/// One atomic claim of a match under all its identities, as every store receives it (see the
+/// rule in `rule.rs`).
+#[derive(Debug, Clone)]
+pub(crate) struct IdentityClaim {
+    /// Our record.
+    pub record: NewRecord,
+    /// Where a claim may already be, in the order the rule tries them; the first is our own
+    /// record's key.
+    pub lookups: Vec<StoredLookup>,
+    /// The pointer of each identity of the match.
+    pub pointers: Vec<Pointer>,
+    /// The first-start marker's key, when the claim requires it to exist.
+    pub marker: Option<StoreKey>,
+    /// Time to live of everything written, seconds.
+    pub ttl_secs: u64,
+}
+
+impl IdentityClaim {
+    /// The match key our record is stored under: what our pointers name.
+    pub fn match_key(&self) -> &str {
+        self.record.key.match_key().unwrap_or_default()
+    }
+
+    /// The key of the claim on the match key `m` (a pointer's value), under our prefix.
+    pub fn record_key_of(&self, m: &str) -> StoreKey {
+        StoreKey::claim_named(self.record.key.claim_prefix().unwrap_or_default(), m)
+    }
+
+    /// Our own key's pointer, when it is among ours (see [`Pointer::own`]).
+    pub fn own_pointer(&self) -> Option<&StoreKey> {
+        self.pointers.iter().find(|p| p.own).map(|p| &p.key)
+    }
+}
+
+/// A store's answer to an [`IdentityClaim`].
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum IdentityReply {
+    /// Our record and pointers were written.
+    Won,
+    /// Lookup `index` found a claim: its match key and record. Our pointers that were absent
+    /// or named no live record now name it.
+    Held {
+        /// Which lookup found it.
+        index: usize,
+        /// The holder's match key, as stored (the record's key without `<prefix>match:`).
+        key: String,
+        /// The holder's record.
+        record: String,
+    },
+    /// The marker was required and absent; nothing was written.
+    NoMarker,
+}
+
+/// What a store's compare-and-set or compare-and-delete on a record's token did. Every store
+/// answers with one of these; Redis' scripts answer a status (1 applied, 0 not ours, -1 gone)
+/// and the record as it was, which [`Swapped::from_script`] reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Swapped {
+    /// The record carried the token and was replaced or deleted; here is what it was.
+    Applied(String),
+    /// The record carries another token (or is not ours to change); here it is, unchanged.
+    NotOurs(String),
+    /// No live record under the key.
+    Gone,
+}
+
+impl Swapped {
+    /// A compare-and-set script's reply (`lua/transition.lua`, `lua/release.lua`).
+    ///
+    /// # Errors
+    /// [`ClaimError::Protocol`] for a status the scripts never answer.
+    pub(crate) fn from_script(op: &'static str, status: i64, record: String) -> Result<Swapped, ClaimError> {
+        match status {
+            1 => Ok(Swapped::Applied(record)),
+            0 => Ok(Swapped::NotOurs(record)),
+            -1 => Ok(Swapped::Gone),
+            other => Err(ClaimError::Protocol {
+                op,
+                detail: format!("store answered status {other}"),
+            }),
+        }
+    }
+
+    /// As the caller sees it: when applied, the record `applied` makes of the one replaced.
+    pub(super) fn checked(self, applied: impl FnOnce(String) -> Claim) -> Checked {
+        match self {
+            Swapped::Applied(before) => Checked::Applied(applied(before)),
+            Swapped::NotOurs(now) => Checked::NotOurs(Claim::from_stored(&now)),
+            Swapped::Gone => Checked::Gone,
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! Upgrades of a store written by an earlier release: [`ClaimStore::index_identities`] gives
+//! every identity a claim kept only inside its record a pointer of its own, so the claim holds
+//! its match through every identity as the rule (`rule.rs`) reads them.
+
+use super::error::ClaimError;
+use super::key::StoreKey;
+use super::{ttl_secs, ClaimStore};
+use crate::cricket::Identity;
+use std::time::Duration;
+
+impl ClaimStore {
+    /// Records the identities of every claim written by a release that kept them only inside
+    /// its record (`aliases`), so that a store written before identities were recorded still
+    /// protects its matches through every edit of their listings. Idempotent and safe beside
+    /// running replicas: a pointer is written only where none exists, with the claim's own
+    /// remaining TTL. Returns how many pointers were written.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn index_identities(&self) -> Result<usize, ClaimError> {
+        let mut written = 0;
+        for listed in self.list().await? {
+            if listed.claim.token.is_empty() {
+                continue;
+            }
+            let ttl = listed
+                .ttl
+                .unwrap_or(Duration::from_secs(1))
+                .min(Duration::from_secs(u64::MAX / 2));
+            let own = Identity::of_key(&listed.key);
+            // Its own key needs no pointer: the record is stored under it. The others are
+            // written as the record lists them, whatever release wrote them.
+            for alias in listed.claim.aliases.iter().filter(|a| own != **a) {
+                let key = StoreKey::identity(self.prefix(), alias);
+                let previous = each!(self, s => s.set_nx(&key, listed.key.as_str(), ttl_secs(ttl)).await)?;
+                if previous.is_none() {
+                    written += 1;
+                }
+            }
+        }
+        Ok(written)
+    }
+}
