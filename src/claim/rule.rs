@@ -40,7 +40,9 @@
 //! - A change of state, and a release, act only while the record still carries the caller's
 //!   token (compare-and-set, compare-and-delete), answering applied, not ours (the claim
 //!   expired and was re-taken by another) or gone: a worker never overwrites or deletes
-//!   another's claim.
+//!   another's claim. The winner's change writes the record as the winner holds it (as won,
+//!   changed): identities other sightings recorded in it since are dropped from the record,
+//!   while their pointers still lead to it, and the next sighting records them again.
 //! - A failure that proves nothing was posted releases the claim and counts the attempt;
 //!   after the limit the record says `failed`.
 //! - The first-start marker says the store was initialised; its disappearance means the
@@ -60,7 +62,8 @@ pub struct ReferenceStore {
     records: BTreeMap<MatchKey, ReferenceRecord>,
     pointers: BTreeMap<Identity, MatchKey>,
     marker: bool,
-    tokens: u64,
+    /// The identities of each claim as it was won, by token: what its winner's changes write.
+    won: BTreeMap<u64, Vec<Identity>>,
 }
 
 /// A claim record as the model keeps it.
@@ -142,12 +145,13 @@ impl ReferenceStore {
                 via: lookup.via(),
             };
         }
-        self.tokens += 1;
+        let token = self.won.len() as u64 + 1;
+        self.won.insert(token, ids.ids.clone());
         self.records.insert(
             ids.key.clone(),
             ReferenceRecord {
                 owner: owner.to_string(),
-                token: self.tokens,
+                token,
                 state: ClaimState::Claimed,
                 identities: ids.ids.clone(),
             },
@@ -155,7 +159,7 @@ impl ReferenceStore {
         for i in ids.ids.iter().filter(|i| !i.is_key_of(&ids.key)) {
             self.pointers.insert(i.clone(), ids.key.clone());
         }
-        ReferenceClaim::Won { token: self.tokens }
+        ReferenceClaim::Won { token }
     }
 
     /// Deletes the record under `key` while it carries `token` (compare-and-delete). Its
@@ -168,11 +172,13 @@ impl ReferenceStore {
         change
     }
 
-    /// Moves the record under `key` to `state` while it carries `token` (compare-and-set).
+    /// Moves the record under `key` to `state` while it carries `token` (compare-and-set),
+    /// written as its winner holds it: with the identities it was won with.
     pub fn transition(&mut self, key: &MatchKey, token: u64, state: ClaimState) -> ReferenceChange {
         let change = self.check(key, token);
         if let (ReferenceChange::Applied, Some(record)) = (change, self.records.get_mut(key)) {
             record.state = state;
+            record.identities = self.won.get(&token).cloned().unwrap_or_default();
         }
         change
     }

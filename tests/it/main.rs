@@ -16,6 +16,7 @@ mod operator;
 mod post;
 mod readme;
 mod reconcile;
+mod rule;
 mod shorten;
 mod sinks;
 mod sources;
