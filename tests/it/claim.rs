@@ -61,7 +61,131 @@ crate::helpers::store_matrix!(
     ten_concurrent_claims_of_ten_versions_of_one_listing_have_one_winner,
     a_claim_that_requires_the_marker_takes_nothing_without_it,
     each_channel_claims_a_match_once_and_a_claim_on_one_never_holds_another,
+    a_record_of_an_earlier_release_reads_its_tweet_id_as_the_post_id_and_keeps_it_when_written_again,
 );
+
+/// Writes `record` at the claim key of `match_key` as an earlier release did, bypassing the
+/// store's code: Redis `SET … EX`, a row of the SQLite file, a row of the PostgreSQL ledger
+/// with its columns read from the record (the previous release's `tweet_id` included).
+async fn put_as_written_before(kind: Kind, prefix: &str, file: &std::path::Path, match_key: &str, record: &str) {
+    let key = format!("{prefix}match:{match_key}");
+    match kind {
+        Kind::Redis => {
+            let _: () = redis::cmd("SET")
+                .arg(&key)
+                .arg(record)
+                .arg("EX")
+                .arg(600)
+                .query_async(&mut raw_redis().await)
+                .await
+                .unwrap();
+        }
+        Kind::Embedded => {
+            let db = rusqlite::Connection::open(file).unwrap();
+            let expires_at = chrono::Utc::now().timestamp() + 600;
+            db.execute(
+                "INSERT INTO claims (key, record, expires_at) VALUES (?1, ?2, ?3)",
+                rusqlite::params![key, record, expires_at],
+            )
+            .unwrap();
+        }
+        Kind::Postgres => {
+            raw_postgres(&schema_for(prefix))
+                .await
+                .execute(
+                    "INSERT INTO claims (prefix, match_key, state, owner, token, title, attempts, claimed_at,
+                                         updated_at, tweet_id, detail, record, expires_at)
+                     SELECT $1, $2, r->>'state', r->>'owner', r->>'token', r->>'title', (r->>'attempts')::integer,
+                            (r->>'claimed_at')::timestamptz, (r->>'updated_at')::timestamptz, r->>'tweet_id',
+                            r->>'detail', r, now() + interval '600 seconds'
+                     FROM (SELECT $3::text::jsonb AS r) AS v",
+                    &[&prefix, &match_key, &record],
+                )
+                .await
+                .unwrap();
+        }
+    }
+}
+
+/// The post's id of a record written before it was named for every platform (`tweet_id`) is
+/// read as its `post_id` by every reader, kept when the record is written again (now as
+/// `post_id`), and PostgreSQL's column goes on holding it.
+async fn a_record_of_an_earlier_release_reads_its_tweet_id_as_the_post_id_and_keeps_it_when_written_again(kind: Kind) {
+    let p = pair(kind).await;
+    let file = p._dir.path().join("claims.db");
+    let old = serde_json::json!({
+        "state": "posted", "owner": "old-bot:1", "token": "5f1c0a4e-0000-4000-8000-000000000001",
+        "claimed_at": "2026-07-16T10:00:00Z", "updated_at": "2026-07-16T10:00:01Z",
+        "title": "A v B, 2nd", "aliases": ["site:1", "key:2026-07-17_a-v-b_2nd"],
+        "tweet_id": "1800000000000000009"
+    })
+    .to_string();
+    put_as_written_before(kind, &p.prefix, &file, "2026-07-17_a-v-b_2nd", &old).await;
+    let k = key("2026-07-17_a-v-b_2nd");
+    let read = p.a.peek(&k).await.unwrap().expect("the old record");
+    assert_eq!(
+        (read.state, read.owner.as_str(), read.post_id.as_deref()),
+        (ClaimState::Posted, "old-bot:1", Some("1800000000000000009"))
+    );
+    let listed = p.a.list().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].claim.post_id.as_deref(), Some("1800000000000000009"));
+    // The batch look-up reads it as posted, and a sighting of the match is held by it.
+    let found = p.a.holders(&[&k], None).await.unwrap();
+    assert_eq!(states_and_owners(&found), vec![Some((ClaimState::Posted, "old-bot:1"))]);
+    assert_eq!(
+        claim_key(&p.b, &k, "A v B", DAY, DAY).await.held().post_id.as_deref(),
+        Some("1800000000000000009")
+    );
+    // Written again (a reconciler's check): the id is kept, now under its new name.
+    let checked = Transition::Checked {
+        found: "not among the 3 posts".into(),
+    };
+    assert!(matches!(
+        p.a.settle(&k, &read, &checked).await.unwrap(),
+        Checked::Applied(_)
+    ));
+    let again = p.a.peek(&k).await.unwrap().unwrap();
+    assert_eq!(again.post_id.as_deref(), Some("1800000000000000009"));
+    let raw = match kind {
+        Kind::Redis => redis::cmd("GET")
+            .arg(format!("{}match:{k}", *p.prefix))
+            .query_async::<String>(&mut raw_redis().await)
+            .await
+            .unwrap(),
+        Kind::Embedded => rusqlite::Connection::open(&file)
+            .unwrap()
+            .query_row(
+                "SELECT record FROM claims WHERE key = ?1",
+                [format!("{}match:{k}", *p.prefix)],
+                |r| r.get(0),
+            )
+            .unwrap(),
+        Kind::Postgres => {
+            let row = raw_postgres(&schema_for(&p.prefix))
+                .await
+                .query_one(
+                    "SELECT record::text, tweet_id FROM claims WHERE match_key = $1",
+                    &[&k.as_str()],
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                row.get::<_, Option<String>>(1).as_deref(),
+                Some("1800000000000000009"),
+                "the ledger's column still holds the post's id"
+            );
+            row.get(0)
+        }
+    };
+    let stored: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    assert_eq!(
+        (stored["post_id"].as_str(), stored.get("tweet_id")),
+        (Some("1800000000000000009"), None),
+        "{raw}"
+    );
+    helpers::cleanup(kind, &p.prefix).await;
+}
 
 /// The identities of one listing version: the page's id `source`, the key `k`, and the key a
 /// day either side (as `Identities::of` gives them for a dated match).
