@@ -75,3 +75,52 @@ impl Sightings {
         self.list
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cricket::{Format, MatchState, Site, Team};
+    use chrono::TimeZone;
+
+    fn listing(site: Site, id: &str, a: &str, b: &str) -> Match {
+        let team = |name: &str| Team {
+            name: name.into(),
+            short_name: None,
+        };
+        Match {
+            site,
+            source_id: id.into(),
+            teams: [team(a), team(b)],
+            series: None,
+            description: Some("2nd T20I".into()),
+            format: Format::T20i,
+            venue: None,
+            start_time: Some(chrono::Utc.with_ymd_and_hms(2026, 7, 17, 10, 30, 0).unwrap()),
+            state: MatchState::Upcoming,
+            status: None,
+            url: "https://example.com/m".parse().unwrap(),
+        }
+    }
+
+    #[test]
+    fn listings_sharing_a_key_or_a_source_id_are_one_sighting_with_every_source_identity() {
+        let mut seen = Sightings::default();
+        seen.add(listing(Site::Cricbuzz, "158062", "Zimbabwe", "Bangladesh"));
+        // Another site, the sides the other way round: the same key.
+        seen.add(listing(Site::Espncricinfo, "1530000", "Bangladesh", "Zimbabwe"));
+        // The first site's listing again, edited so that its key differs: its id decides.
+        seen.add(listing(Site::Cricbuzz, "158062", "Zimbabwe", "Bangladesh Women"));
+        seen.add(listing(Site::Cricbuzz, "158063", "Zimbabwe", "Nepal"));
+        assert_eq!(seen.len(), 2);
+        let all = seen.into_vec();
+        let sources: Vec<Vec<&str>> = all
+            .iter()
+            .map(|s| s.source_identities().map(Identity::as_str).collect())
+            .collect();
+        assert_eq!(
+            sources,
+            [vec!["cricbuzz:158062", "espncricinfo:1530000"], vec!["cricbuzz:158063"]]
+        );
+        assert_eq!(all[0].m.site, Site::Cricbuzz, "the first listing read stands for the match");
+    }
+}
