@@ -209,28 +209,7 @@ impl Identities {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cricket::{Format, MatchState, Team};
-    use chrono::TimeZone;
-
-    fn m(site: Site, id: &str, a: &str, b: &str, desc: Option<&str>) -> Match {
-        let team = |name: &str| Team {
-            name: name.into(),
-            short_name: None,
-        };
-        Match {
-            site,
-            source_id: id.into(),
-            teams: [team(a), team(b)],
-            series: None,
-            description: desc.map(Into::into),
-            format: Format::T20i,
-            venue: None,
-            start_time: Some(chrono::Utc.with_ymd_and_hms(2026, 7, 17, 10, 30, 0).unwrap()),
-            state: MatchState::Upcoming,
-            status: None,
-            url: "https://example.com/m".parse().unwrap(),
-        }
-    }
+    use crate::cricket::sample_match as m;
 
     fn texts(ids: &[Identity]) -> Vec<&str> {
         ids.iter().map(Identity::as_str).collect()
@@ -243,19 +222,6 @@ mod tests {
         let ids = Identities::of(&x);
         assert_eq!(texts(&ids.ids), ["cricbuzz:158062"]);
         assert!(ids.other_keys.is_empty());
-    }
-
-    #[test]
-    fn the_previous_releases_key_is_looked_up_too() {
-        let x = m(
-            Site::Cricbuzz,
-            "1",
-            "Nepal Men",
-            "United States",
-            Some("36th Match, Group A"),
-        );
-        let ids = Identities::of(&x);
-        assert!(ids.other_keys.contains(&MatchKey::legacy_for_match(&x)));
     }
 
     #[test]

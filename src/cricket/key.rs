@@ -151,28 +151,7 @@ fn cap(mut s: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cricket::{Format, MatchState, Site, Team};
-    use chrono::TimeZone;
-
-    fn m(site: Site, id: &str, a: &str, b: &str, desc: Option<&str>) -> Match {
-        let team = |name: &str| Team {
-            name: name.into(),
-            short_name: None,
-        };
-        Match {
-            site,
-            source_id: id.into(),
-            teams: [team(a), team(b)],
-            series: None,
-            description: desc.map(Into::into),
-            format: Format::T20i,
-            venue: None,
-            start_time: Some(chrono::Utc.with_ymd_and_hms(2026, 7, 17, 10, 30, 0).unwrap()),
-            state: MatchState::Upcoming,
-            status: None,
-            url: "https://example.com/m".parse().unwrap(),
-        }
-    }
+    use crate::cricket::{sample_match as m, Site};
 
     #[test]
     fn the_key_names_date_sorted_teams_and_description() {
@@ -219,6 +198,8 @@ mod tests {
             MatchKey::for_match(&x).as_str(),
             "2026-07-17_nepal-v-united-states_36th-match"
         );
+        let ids = crate::cricket::Identities::of(&x);
+        assert!(ids.other_keys.contains(&MatchKey::legacy_for_match(&x)));
     }
 
     #[test]

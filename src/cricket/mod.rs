@@ -288,3 +288,27 @@ impl Match {
         }
     }
 }
+
+/// A T20I listing as the unit tests of this module build it: `a` v `b` on 2026-07-17 10:30
+/// UTC, with the site's id `id` and the description `desc`.
+#[cfg(test)]
+pub(crate) fn sample_match(site: Site, id: &str, a: &str, b: &str, desc: Option<&str>) -> Match {
+    use chrono::TimeZone;
+    let team = |name: &str| Team {
+        name: name.into(),
+        short_name: None,
+    };
+    Match {
+        site,
+        source_id: id.into(),
+        teams: [team(a), team(b)],
+        series: None,
+        description: desc.map(Into::into),
+        format: Format::T20i,
+        venue: None,
+        start_time: chrono::Utc.with_ymd_and_hms(2026, 7, 17, 10, 30, 0).single(),
+        state: MatchState::Upcoming,
+        status: None,
+        url: "https://example.com/m".parse().expect("a URL"),
+    }
+}

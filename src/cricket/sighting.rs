@@ -79,27 +79,10 @@ impl Sightings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cricket::{Format, MatchState, Site, Team};
-    use chrono::TimeZone;
+    use crate::cricket::{sample_match, Site};
 
     fn listing(site: Site, id: &str, a: &str, b: &str) -> Match {
-        let team = |name: &str| Team {
-            name: name.into(),
-            short_name: None,
-        };
-        Match {
-            site,
-            source_id: id.into(),
-            teams: [team(a), team(b)],
-            series: None,
-            description: Some("2nd T20I".into()),
-            format: Format::T20i,
-            venue: None,
-            start_time: Some(chrono::Utc.with_ymd_and_hms(2026, 7, 17, 10, 30, 0).unwrap()),
-            state: MatchState::Upcoming,
-            status: None,
-            url: "https://example.com/m".parse().unwrap(),
-        }
+        sample_match(site, id, a, b, Some("2nd T20I"))
     }
 
     #[test]
@@ -121,6 +104,10 @@ mod tests {
             sources,
             [vec!["cricbuzz:158062", "espncricinfo:1530000"], vec!["cricbuzz:158063"]]
         );
-        assert_eq!(all[0].m.site, Site::Cricbuzz, "the first listing read stands for the match");
+        assert_eq!(
+            all[0].m.site,
+            Site::Cricbuzz,
+            "the first listing read stands for the match"
+        );
     }
 }
