@@ -6,6 +6,7 @@ mod claim;
 mod cli;
 mod contract;
 mod daemon;
+mod dependencies;
 mod deployments;
 mod durable;
 mod faults;
