@@ -13,8 +13,8 @@ mod tables;
 // memory). Blocking store calls (SQLite) still run on tokio's blocking pool.
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    if let Err(code) = commands::load_dotenv() {
-        return code;
+    if let Err(failure) = commands::load_dotenv() {
+        return commands::finish(Err(failure));
     }
     let parsed = cricket_announcer::cli::command()
         .try_get_matches()

@@ -63,14 +63,3 @@ pub enum StartError {
         source: Box<ChannelsError>,
     },
 }
-
-impl StartError {
-    /// Whether the operator's settings are what cannot be used (a template, a channel of the
-    /// channels file), rather than a store or a client that failed: the binary exits 2 for it.
-    pub fn is_bad_setting(&self) -> bool {
-        matches!(
-            self,
-            StartError::Template(_) | StartError::ChannelTemplate { .. } | StartError::ChannelSink { .. }
-        )
-    }
-}

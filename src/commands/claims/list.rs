@@ -1,0 +1,37 @@
+//! `claims list`: every live claim of a channel, or those in one state.
+
+use super::super::exit::{Exit, Failure};
+use super::super::output::{store_label, write_stdout};
+use super::table::print_claims;
+use chrono::Utc;
+use cricket_announcer::claim::{ClaimStore, ListedClaim, ShownState};
+use cricket_announcer::config::Config;
+use std::time::Duration;
+
+/// `claims list`: the claims of `store` (those in `state` when given) as a table or JSON lines;
+/// says so when there is none.
+///
+/// # Errors
+/// A [`Failure`] when the store cannot list its claims or the output cannot be written.
+pub async fn list(
+    config: &Config,
+    store: &ClaimStore,
+    state: Option<ShownState>,
+    wide: bool,
+    stuck_after: Duration,
+) -> Result<Exit, Failure> {
+    let now = Utc::now();
+    let claims: Vec<ListedClaim> = store
+        .list()
+        .await?
+        .into_iter()
+        .filter(|c| state.is_none_or(|s| c.claim.display_state(now, stuck_after) == s))
+        .collect();
+    if claims.is_empty() && !config.json() {
+        let which = state.map(|s| format!(" in state {}", s.as_str())).unwrap_or_default();
+        write_stdout(&format!("no claims{which} (store {})\n", store_label(config)))?;
+        return Ok(Exit::Done);
+    }
+    print_claims(&claims, config.json(), stuck_after, wide)?;
+    Ok(Exit::Done)
+}

@@ -1,0 +1,85 @@
+//! `claims reconcile`: settle each `unknown` or stuck claim with its platform, on every channel
+//! or the named one.
+
+use super::super::exit::{Exit, Failure};
+use super::super::output::{store_label, write_stdout};
+use cricket_announcer::app::channel_claims;
+use cricket_announcer::claim::ClaimStore;
+use cricket_announcer::config::Config;
+use cricket_announcer::reconcile::{Decision, Settled};
+use cricket_announcer::text::escaped;
+use std::time::Duration;
+
+/// `claims reconcile`: the named channel, or every channel, each the way its platform can be
+/// asked (see [`cricket_announcer::reconcile::reconcile`]); exit 1 when a claim could not be
+/// asked.
+///
+/// # Errors
+/// A usage [`Failure`] in a dry run; a [`Failure`] when a channel's client cannot be built, the
+/// store cannot answer or the report cannot be written.
+pub async fn reconcile(
+    config: &Config,
+    base: &ClaimStore,
+    channel: Option<&str>,
+    stuck_after: Duration,
+) -> Result<Exit, Failure> {
+    if config.dry_run() {
+        return Err(Failure::usage(
+            "claims reconcile records what the platform says; it has no dry run (use `claims list --state unknown` to look)",
+        ));
+    }
+    let mut decisions = Vec::new();
+    let channels = &config.posting.channels;
+    for c in channels
+        .channels()
+        .iter()
+        .filter(|c| channel.is_none_or(|n| n == c.name))
+    {
+        let sink = c.sink(
+            config.posting.post_timeout,
+            cricket_announcer::source::fetch::CONNECT_TIMEOUT,
+        )?;
+        let store = channel_claims(base, channels, &c.name);
+        decisions.extend(cricket_announcer::reconcile::reconcile(&store, &sink, stuck_after).await?);
+    }
+    print_decisions(&decisions, config.json(), &store_label(config))?;
+    let asked_all = decisions.iter().all(|d| !matches!(d.outcome, Settled::NotAsked { .. }));
+    Ok(Exit::done_if(asked_all))
+}
+
+/// `claims reconcile`'s report: one line (or JSON object) per claim it looked at.
+fn print_decisions(decisions: &[Decision], json: bool, store: &str) -> std::io::Result<()> {
+    if decisions.is_empty() && !json {
+        return write_stdout(&format!("no unknown or stuck claims (store {store})\n"));
+    }
+    let mut out = String::new();
+    for d in decisions {
+        let (result, detail) = match &d.outcome {
+            Settled::Posted { id } => ("posted", id.clone()),
+            Settled::StillUnknown { found } => ("not found", found.clone()),
+            Settled::Changed { state } => ("changed", format!("now {state}; left alone")),
+            Settled::Waiting { until } => (
+                "waiting",
+                format!(
+                    "the platform may still be saving the last send: repeated from {} on; left alone",
+                    until.format("%Y-%m-%dT%H:%M:%SZ")
+                ),
+            ),
+            Settled::Repeating { by, until } => (
+                "being repeated",
+                format!("by {by} until {}; left alone", until.format("%Y-%m-%dT%H:%M:%SZ")),
+            ),
+            Settled::NotAsked { why } => ("not asked", why.clone()),
+        };
+        if json {
+            out.push_str(
+                &serde_json::json!({ "key": d.key.as_str(), "was": d.was, "result": result, "detail": detail })
+                    .to_string(),
+            );
+            out.push('\n');
+        } else {
+            out.push_str(&format!("{} ({}): {result}: {}\n", d.key, d.was, escaped(&detail)));
+        }
+    }
+    write_stdout(&out)
+}

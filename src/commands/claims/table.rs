@@ -1,0 +1,75 @@
+//! The claims table (`claims list`, `claims show`): a row per claim, or a JSON object per line.
+
+use super::super::output::write_stdout;
+use crate::tables::{self, Column};
+use chrono::Utc;
+use cricket_announcer::claim::{known_time, Claim, ListedClaim};
+use cricket_announcer::text::escaped;
+use std::time::Duration;
+
+/// Prints `claims` as a table fitting 100 columns (every field in full when `wide`), or one
+/// JSON object per line; a claim claimed for longer than `stuck_after` shows as stuck.
+///
+/// # Errors
+/// The output cannot be written (a closed stdout is not an error).
+pub fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration, wide: bool) -> std::io::Result<()> {
+    let now = Utc::now();
+    if json {
+        let mut text = String::new();
+        for c in claims {
+            let line = serde_json::json!({
+                "key": c.key,
+                "state": c.claim.display_state(now, stuck_after),
+                "claim": c.claim,
+                "ttl_secs": c.ttl.map(|t| t.as_secs()),
+            });
+            text.push_str(&format!("{line}\n"));
+        }
+        return write_stdout(&text);
+    }
+    // Owner, title and detail come from the store, written by any process that could reach
+    // it: escaped, so they cannot drive the terminal or forge a row.
+    let rows: Vec<Vec<String>> = claims
+        .iter()
+        .map(|c| {
+            vec![
+                c.key.as_str().to_string(),
+                c.claim.display_state(now, stuck_after).to_string(),
+                escaped(&c.claim.owner).into_owned(),
+                known_time(c.claim.claimed_at)
+                    .map_or_else(|| "-".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string()),
+                c.ttl.map(|t| t.as_secs().to_string()).unwrap_or_else(|| "-".into()),
+                escaped(&detail_cell(&c.claim)).into_owned(),
+            ]
+        })
+        .collect();
+    let columns = [
+        Column::cut("MATCH KEY", 30),
+        Column::fixed("STATE"),
+        Column::cut("OWNER", 12),
+        Column::fixed("SINCE (UTC)"),
+        Column::number("TTL (s)"),
+        Column::cut("TWEET / DETAIL", 16),
+    ];
+    write_stdout(&tables::render(&columns, &rows, wide))
+}
+
+/// The TWEET / DETAIL cell: the post's id; else, while a `claims reconcile` repeats its post,
+/// who and until when; else, once `claims reconcile` checked it, when and what it found; else
+/// the record's detail.
+fn detail_cell(claim: &Claim) -> String {
+    if let Some(id) = &claim.post_id {
+        return id.clone();
+    }
+    if let Some(replay) = claim.replay.as_ref().filter(|r| r.until > Utc::now()) {
+        return format!(
+            "being repeated by {} until {}",
+            replay.by,
+            replay.until.format("%Y-%m-%d %H:%M:%S")
+        );
+    }
+    match (claim.checked_at, &claim.check) {
+        (Some(at), Some(found)) => format!("checked {}: {found}", at.format("%Y-%m-%d %H:%M:%S")),
+        _ => claim.detail.clone().unwrap_or_default(),
+    }
+}
