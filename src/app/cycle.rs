@@ -1,10 +1,10 @@
 //! One poll (read → filter → one batch look-up → announce each sighting in turn, within the
-//! flood cap), and `seed` (the same reading, recording instead of posting).
+//! flood cap).
 
 use super::{App, ChannelRun, ChannelSummary, StoreReadiness, Summary};
 use crate::announcer::{holders_of_all, Announcer};
 use crate::announcer::{AnnounceError, Outcome};
-use crate::claim::{ClaimError, ClaimState, Holder, MarkerOrigin, MatchClaim, Transition};
+use crate::claim::{ClaimError, ClaimState, Holder, MarkerOrigin};
 use crate::cricket::Sighting;
 use crate::metric_names as names;
 use crate::telemetry::CauseChain;
@@ -27,92 +27,6 @@ enum Turn {
 }
 
 impl App {
-    /// Records every current match (teams known) as `seeded` on every channel (or only on
-    /// `only`), without posting, then marks the store (and each such channel) initialised.
-    /// Matches already claimed are left as they are.
-    ///
-    /// # Errors
-    /// [`ClaimError`] when the store cannot answer; the markers are written only after every
-    /// match was recorded, so an interrupted seed can simply be run again.
-    pub async fn seed(&self, only: Option<&str>) -> Result<Summary, ClaimError> {
-        let mut summary = Summary::default();
-        let matches = self.read_sources(&mut summary).await;
-        let several = self.channels_file;
-        for channel in self.channels.iter().filter(|c| only.is_none_or(|n| n == c.name())) {
-            let mut counts = ChannelSummary {
-                channel: channel.name().to_string(),
-                ..ChannelSummary::default()
-            };
-            let placeholders = self.seed_channel(channel, &matches, &mut counts).await?;
-            summary.not_announceable = placeholders;
-            summary.seeded += counts.seeded;
-            summary.skipped += counts.skipped;
-            if summary.sources_failed == 0 && channel.own_marker {
-                channel
-                    .announcer
-                    .store()
-                    .initialise(MarkerOrigin::Seed, self.marker_ttl())
-                    .await?;
-                channel.saw_marker.store(true, Ordering::SeqCst);
-            }
-            if several {
-                summary.channels.push(counts);
-            }
-        }
-        if summary.sources_failed > 0 {
-            tracing::error!("not marking the store initialised: a source failed, so its matches were not seeded");
-            summary.refused = Some("a source failed; seed again when every source reads".into());
-            return Ok(summary);
-        }
-        let (marker, wrote) = self.store.initialise(MarkerOrigin::Seed, self.marker_ttl()).await?;
-        if !wrote {
-            tracing::info!(by = %marker.by, at = %marker.at, "store was already initialised; seeded matches added");
-        }
-        self.saw_marker.store(true, Ordering::SeqCst);
-        Ok(summary)
-    }
-
-    /// Records each of `matches` (teams known) as `seeded` on `channel`; returns how many were
-    /// left out for a placeholder team.
-    async fn seed_channel(
-        &self,
-        channel: &ChannelRun,
-        matches: &[Sighting],
-        counts: &mut ChannelSummary,
-    ) -> Result<usize, ClaimError> {
-        let store = channel.announcer.store();
-        let ttl = self.policy.ttl;
-        let mut placeholders = 0;
-        for sighting in matches {
-            if sighting.m.has_placeholder_team() {
-                placeholders += 1;
-                continue;
-            }
-            match store
-                .claim_match(
-                    &sighting.ids,
-                    &sighting.m.claim_title(),
-                    ttl,
-                    self.policy.stuck_after,
-                    false,
-                )
-                .await?
-            {
-                MatchClaim::Won(token) => {
-                    store.transition(&token, &Transition::Seeded).await?;
-                    counts.seeded += 1;
-                }
-                MatchClaim::Held { key, .. } => {
-                    store.refresh(&key, ttl).await?;
-                    counts.skipped += 1;
-                }
-                // Not asked for: a seed claims before it writes the marker.
-                MatchClaim::NoMarker => counts.skipped += 1,
-            }
-        }
-        Ok(placeholders)
-    }
-
     /// One poll: read, dedupe, filter, then on each channel in turn announce each match.
     /// Stops early (while reading sources, or between matches, never inside one) when
     /// `cancel` fires or the store fails; a channel stops early when its posting halted or its

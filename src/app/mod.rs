@@ -3,11 +3,13 @@
 //! [`App::backfill`] and [`App::run_until_cancelled`] are the two ways to run it. One file per
 //! job: `sources.rs` (reading and deduping the sources into sightings, and `check-sources`),
 //! `store.rs` (opening the store, its first-start marker and eviction checks), `cycle.rs` (one
-//! poll, and `seed`), `health.rs` (`/healthz`), `summary.rs` (what a cycle did).
+//! poll), `seed.rs` (`seed`, and its dry run), `health.rs` (`/healthz`), `summary.rs` (what a
+//! cycle did).
 
 mod cycle;
 mod error;
 mod health;
+mod seed;
 mod sources;
 mod store;
 mod summary;
@@ -61,6 +63,11 @@ pub struct App {
     channels_file: bool,
     poll_interval: Duration,
     dry_run: bool,
+    /// Where a dry run prints: a dry-run seed's records (the channels' posts are printed by
+    /// their announcers, to the same output).
+    out: Output,
+    /// Whether a dry run prints JSON lines.
+    json: bool,
     /// Set once this process has seen the first-start marker: its later absence means the
     /// store lost its data (as opposed to never having been initialised).
     saw_marker: std::sync::atomic::AtomicBool,
@@ -118,8 +125,8 @@ impl ChannelRun {
 }
 
 impl App {
-    /// Builds the bot: opens the store, compiles the template, makes the HTTP clients. Dry-run
-    /// posts are printed to `out`.
+    /// Builds the bot: opens the store, compiles the template, makes the HTTP clients. A dry
+    /// run prints to `out` (its posts, or what a seed would record).
     ///
     /// # Errors
     /// [`StartError`] for any part that cannot be made, naming the setting that caused it.
@@ -246,6 +253,8 @@ impl App {
             channels,
             poll_interval: config.service.poll_interval,
             dry_run: config.dry_run(),
+            out,
+            json: config.json(),
             saw_marker: std::sync::atomic::AtomicBool::new(false),
             backoff: Mutex::new(vec![Backoff::default(); config.sources.specs.len()]),
             last_source_read: Mutex::new(Instant::now()),

@@ -305,6 +305,81 @@ async fn a_channel_added_to_a_running_deployment_records_what_is_current_without
     assert_eq!(mastodon_posts, 0);
 }
 
+/// Every key under `prefix` with its value (Redis `DUMP`) and time to live in ms (`PTTL`).
+async fn store_snapshot(prefix: &str) -> Vec<(String, Vec<u8>, i64)> {
+    let mut conn = crate::helpers::raw_redis().await;
+    let mut out = Vec::new();
+    for key in crate::helpers::keys(prefix).await {
+        let dump: Vec<u8> = redis::cmd("DUMP").arg(&key).query_async(&mut conn).await.unwrap();
+        let pttl: i64 = redis::cmd("PTTL").arg(&key).query_async(&mut conn).await.unwrap();
+        out.push((key, dump, pttl));
+    }
+    out
+}
+
+/// `seed --dry-run` is `seed` writing nothing: it walks every channel of the file, or only
+/// `--channel NAME`, and finds each match as its claim would (issue 30: it used to read the
+/// first channel alone and ignore `--channel`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_seed_lists_every_channels_records_or_only_the_named_ones_and_writes_nothing() {
+    let d = OnRedis::new(Platforms::accepting(0, 0, None).await).await;
+    let file = d.file(&["x", "mastodon"]);
+    // x seeded for real: its matches are claimed there, and mastodon's are not.
+    let o = d.run(&file, &["seed", "--channel", "x"]).await;
+    assert!(o.status.success(), "{:?}", text(&o));
+    let before = store_snapshot(&d.prefix).await;
+    assert!(before.len() > 8, "{before:?}");
+    // The keys the lines starting with `start` name (`[x] already claimed KEY  TITLE…`).
+    let keys = |stdout: &str, start: &str| -> Vec<String> {
+        let mut keys: Vec<String> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(start))
+            .map(|rest| rest.split("  ").next().unwrap_or_default().to_string())
+            .collect();
+        keys.sort();
+        keys
+    };
+
+    let o = d.run(&file, &["--dry-run", "seed"]).await;
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    let held = keys(&stdout, "[x] already claimed ");
+    assert_eq!(held.len(), 8, "{stdout}");
+    assert_eq!(keys(&stdout, "[mastodon] would record "), held, "{stdout}");
+    assert_eq!(stdout.lines().count(), 8 + 8 + 1, "{stdout}");
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(
+            "seed (dry run, nothing written): sources read 1, failed 0; matches seen 9, not announceable 1; \
+             would record 8, already claimed 8; x: would record 0, already claimed 8; \
+             mastodon: would record 8, already claimed 0; the store is already initialised (by "
+        ),
+        "{last}"
+    );
+
+    let o = d.run(&file, &["--dry-run", "seed", "--channel", "mastodon"]).await;
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert_eq!(keys(&stdout, "[mastodon] would record "), held, "{stdout}");
+    assert!(!stdout.contains("[x] "), "{stdout}");
+    assert_eq!(stdout.lines().count(), 8 + 1, "{stdout}");
+    assert!(
+        stdout.contains("; would record 8, already claimed 0; mastodon: would record 8, already claimed 0; the store"),
+        "{stdout}"
+    );
+
+    // Nothing written: the same keys and values, and no claim's time to live refreshed (as a
+    // real seed refreshes the claims it finds).
+    let after = store_snapshot(&d.prefix).await;
+    assert_eq!(
+        after.iter().map(|(k, v, _)| (k, v)).collect::<Vec<_>>(),
+        before.iter().map(|(k, v, _)| (k, v)).collect::<Vec<_>>()
+    );
+    for ((key, _, was), (_, _, now)) in before.iter().zip(&after) {
+        assert!(now <= was, "{key}: time to live {was} ms before, {now} ms after");
+    }
+}
+
 #[tokio::test]
 async fn a_dry_run_prints_each_channels_post_fitted_to_its_sink() {
     let p = Platforms::accepting(0, 0, None).await;

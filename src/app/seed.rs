@@ -1,0 +1,199 @@
+//! `seed`: the cycle's reading, each match recorded as `seeded` instead of posted, then the
+//! first-start markers; in a dry run, what it would record, printed, with nothing written.
+
+use super::{App, ChannelRun, ChannelSummary, Summary};
+use crate::claim::{ClaimError, MarkerOrigin, MatchClaim, Transition};
+use crate::cricket::Sighting;
+use crate::telemetry::CauseChain;
+use crate::text::escaped;
+use std::io::Write;
+use std::sync::atomic::Ordering;
+
+/// Why a dry-run seed stopped before its last match.
+enum Stop {
+    /// The store did not answer.
+    Store(ClaimError),
+    /// The dry run's output cannot be written.
+    Output(std::io::Error),
+}
+
+impl From<ClaimError> for Stop {
+    fn from(e: ClaimError) -> Stop {
+        Stop::Store(e)
+    }
+}
+
+impl App {
+    /// Records every current match (teams known) as `seeded` on every channel (or only on
+    /// `only`), without posting, then marks the store (and each such channel) initialised.
+    /// Matches already claimed are left as they are.
+    ///
+    /// In a dry run (an `App` built for one) nothing is written: each match is looked up under
+    /// every identity, as its claim would find it, and printed to the dry run's output as
+    /// `would record KEY  TITLE` or `already claimed KEY  TITLE (STATE, owner OWNER)` (with
+    /// `--json`, an object with `would_record` or `already_claimed`), after `[CHANNEL] ` (or
+    /// with a `channel` field) when the channels come from a channels file; the summary counts
+    /// them as seeded and skipped. A closed output ends the listing quietly; one that cannot be
+    /// written otherwise stops it, and the summary says why in `refused`.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer; the markers are written only after every
+    /// match was recorded, so an interrupted seed can simply be run again.
+    pub async fn seed(&self, only: Option<&str>) -> Result<Summary, ClaimError> {
+        let mut summary = Summary::default();
+        let matches = self.read_sources(&mut summary).await;
+        let several = self.channels_file;
+        for channel in self.channels.iter().filter(|c| only.is_none_or(|n| n == c.name())) {
+            let mut counts = ChannelSummary {
+                channel: channel.name().to_string(),
+                ..ChannelSummary::default()
+            };
+            let placeholders = if self.dry_run {
+                match self.preview_seed(channel, &matches, &mut counts).await {
+                    Ok(placeholders) => placeholders,
+                    Err(Stop::Store(e)) => return Err(e),
+                    // The reader had what it wanted (`seed --dry-run | head`).
+                    Err(Stop::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(summary),
+                    Err(Stop::Output(e)) => {
+                        tracing::error!(error.cause_chain = %CauseChain(&e), "the dry run's output cannot be written; stopping the dry run");
+                        summary.refused = Some(format!("the dry run's output cannot be written: {e}"));
+                        return Ok(summary);
+                    }
+                }
+            } else {
+                self.seed_channel(channel, &matches, &mut counts).await?
+            };
+            summary.not_announceable = placeholders;
+            summary.seeded += counts.seeded;
+            summary.skipped += counts.skipped;
+            if !self.dry_run && summary.sources_failed == 0 && channel.own_marker {
+                channel
+                    .announcer
+                    .store()
+                    .initialise(MarkerOrigin::Seed, self.marker_ttl())
+                    .await?;
+                channel.saw_marker.store(true, Ordering::SeqCst);
+            }
+            if several {
+                summary.channels.push(counts);
+            }
+        }
+        if self.dry_run {
+            return Ok(summary);
+        }
+        if summary.sources_failed > 0 {
+            tracing::error!("not marking the store initialised: a source failed, so its matches were not seeded");
+            summary.refused = Some("a source failed; seed again when every source reads".into());
+            return Ok(summary);
+        }
+        let (marker, wrote) = self.store.initialise(MarkerOrigin::Seed, self.marker_ttl()).await?;
+        if !wrote {
+            tracing::info!(by = %marker.by, at = %marker.at, "store was already initialised; seeded matches added");
+        }
+        self.saw_marker.store(true, Ordering::SeqCst);
+        Ok(summary)
+    }
+
+    /// Records each of `matches` (teams known) as `seeded` on `channel`; returns how many were
+    /// left out for a placeholder team.
+    pub(super) async fn seed_channel(
+        &self,
+        channel: &ChannelRun,
+        matches: &[Sighting],
+        counts: &mut ChannelSummary,
+    ) -> Result<usize, ClaimError> {
+        let store = channel.announcer.store();
+        let ttl = self.policy.ttl;
+        let mut placeholders = 0;
+        for sighting in matches {
+            if sighting.m.has_placeholder_team() {
+                placeholders += 1;
+                continue;
+            }
+            match store
+                .claim_match(
+                    &sighting.ids,
+                    &sighting.m.claim_title(),
+                    ttl,
+                    self.policy.stuck_after,
+                    false,
+                )
+                .await?
+            {
+                MatchClaim::Won(token) => {
+                    store.transition(&token, &Transition::Seeded).await?;
+                    counts.seeded += 1;
+                }
+                MatchClaim::Held { key, .. } => {
+                    store.refresh(&key, ttl).await?;
+                    counts.skipped += 1;
+                }
+                // Not asked for: a seed claims before it writes the marker.
+                MatchClaim::NoMarker => counts.skipped += 1,
+            }
+        }
+        Ok(placeholders)
+    }
+
+    /// [`App::seed_channel`] in a dry run: prints what it would record on `channel` (and what
+    /// is already claimed there, found under any identity), reading the store only. Returns how
+    /// many matches were left out for a placeholder team.
+    async fn preview_seed(
+        &self,
+        channel: &ChannelRun,
+        matches: &[Sighting],
+        counts: &mut ChannelSummary,
+    ) -> Result<usize, Stop> {
+        let store = channel.announcer.store();
+        // Named when a channels file names the channels, as the dry run's posts are.
+        let named = self.channels_file.then(|| channel.name());
+        let mut placeholders = 0;
+        for s in matches {
+            if s.m.has_placeholder_team() {
+                placeholders += 1;
+                continue;
+            }
+            let title = s.m.claim_title();
+            // Held through any identity, as the claim step would find it.
+            let found = store.find(&s.ids).await?;
+            let key = found.as_ref().map_or(&s.ids.key, |(k, _, _)| k).clone();
+            let held = found.map(|(_, c, _)| c);
+            if held.is_some() {
+                counts.skipped += 1;
+            } else {
+                counts.seeded += 1;
+            }
+            let line = if self.json {
+                let mut line = match &held {
+                    None => serde_json::json!({ "would_record": key, "title": title, "aliases": s.ids.ids }),
+                    Some(c) => {
+                        serde_json::json!({ "already_claimed": key, "title": title, "state": c.state, "owner": c.owner })
+                    }
+                };
+                if let (Some(name), Some(fields)) = (named, line.as_object_mut()) {
+                    fields.insert("channel".into(), name.into());
+                }
+                line.to_string()
+            } else {
+                let prefix = named.map(|n| format!("[{n}] ")).unwrap_or_default();
+                match &held {
+                    None => format!("{prefix}would record {key}  {}", escaped(&title)),
+                    Some(c) => format!(
+                        "{prefix}already claimed {key}  {} ({}, owner {})",
+                        escaped(&title),
+                        c.state,
+                        escaped(&c.owner)
+                    ),
+                }
+            };
+            let mut out = self
+                .out
+                .lock()
+                .map_err(|_| Stop::Output(std::io::Error::other("output poisoned")))?;
+            writeln!(out, "{line}")
+                .and_then(|()| out.flush())
+                .map_err(Stop::Output)?;
+        }
+        Ok(placeholders)
+    }
+}
