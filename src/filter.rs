@@ -109,41 +109,33 @@ pub fn parse_state(raw: &str) -> Option<MatchState> {
     })
 }
 
-/// A match format, as `FORMATS` and `EXCLUDE_FORMATS` name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatSetting {
-    /// Test match.
-    Test,
-    /// One Day International.
-    Odi,
-    /// Twenty20 International.
-    T20i,
-    /// Domestic or franchise Twenty20.
-    T20,
-    /// Domestic multi-day cricket.
-    #[value(alias = "first class", alias = "firstclass")]
-    FirstClass,
-    /// Domestic one-day cricket.
-    #[value(alias = "list a", alias = "lista")]
-    ListA,
-    /// The Hundred.
-    #[value(alias = "the hundred", alias = "the-hundred")]
-    Hundred,
-}
+/// A match format, as `FORMATS` and `EXCLUDE_FORMATS` name it: one of the named formats of
+/// [`crate::cricket::format`], never a page's own word. Its names, words and label all come
+/// from that module's one table.
+pub type FormatSetting = crate::cricket::Format;
 
-impl FormatSetting {
-    /// The format's printed name, as [`crate::cricket::Format::label`] gives it (what the
-    /// filter compares).
-    pub fn label(self) -> &'static str {
-        match self {
-            FormatSetting::Test => "Test",
-            FormatSetting::Odi => "ODI",
-            FormatSetting::T20i => "T20I",
-            FormatSetting::T20 => "T20",
-            FormatSetting::FirstClass => "First-class",
-            FormatSetting::ListA => "List A",
-            FormatSetting::Hundred => "The Hundred",
-        }
+/// The named formats, in the table's order, for [`clap::ValueEnum::value_variants`].
+static SETTINGS: std::sync::LazyLock<Vec<FormatSetting>> =
+    std::sync::LazyLock::new(|| FormatSetting::named_formats().collect());
+
+impl clap::ValueEnum for FormatSetting {
+    fn value_variants<'a>() -> &'a [Self] {
+        &SETTINGS
+    }
+
+    /// Any word of the table, in any case, `_` or space for `-` ("T20I", "List A", "first
+    /// class"); a page's own word ([`FormatSetting::Other`]) is never a setting.
+    fn from_str(input: &str, _ignore_case: bool) -> Result<Self, String> {
+        FormatSetting::named_word(input).ok_or_else(|| format!("invalid format {input:?}"))
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let (name, others, about) = self.setting()?;
+        Some(
+            clap::builder::PossibleValue::new(name)
+                .aliases(others.iter().copied())
+                .help(about),
+        )
     }
 }
 

@@ -3,18 +3,21 @@
 //! records for it, and a cycle's [`Sighting`]s of it.
 //!
 //! It also owns the one definition of formats and states every parser follows: [`format`](mod@format) (the
-//! table that tells a Test from a first-class match, an ODI from List A, a T20I from a T20) and
-//! [`state`] (how a status line settles a state word). Nothing here does I/O; parsers in
-//! [`crate::source`] build these values from page text.
+//! table of formats and the rule that tells a Test from a first-class match, an ODI from List A,
+//! a T20I from a T20, by the ICC members' status in `members.rs`) and [`state`] (how a status
+//! line settles a state word). Nothing here does I/O; parsers in [`crate::source`] build these
+//! values from page text.
 
 pub mod format;
 mod identity;
 mod key;
+mod members;
 mod names;
 mod sighting;
 pub mod state;
+mod words;
 
-pub use format::{FormatClues, Level};
+pub use format::{Format, FormatClues, Level};
 pub use identity::{Identities, Identity, Lookup};
 pub use key::MatchKey;
 pub use sighting::{Sighting, Sightings};
@@ -86,86 +89,6 @@ impl Team {
     /// and the claim would block the real announcement once the teams are known.
     pub fn is_placeholder(&self) -> bool {
         names::is_placeholder_name(&self.name)
-    }
-}
-
-/// The form of the game. Pages spell these many ways; parsers map them here through
-/// [`Format::classify`], the one table of [`format`](mod@format).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Format {
-    /// Test match (international, up to five days).
-    Test,
-    /// One Day International (50 overs).
-    Odi,
-    /// Twenty20 International.
-    T20i,
-    /// Domestic or franchise Twenty20 (IPL, MLC, …).
-    T20,
-    /// Domestic multi-day (first-class) cricket.
-    FirstClass,
-    /// Domestic one-day (List A) cricket.
-    ListA,
-    /// The Hundred and other 100-ball cricket.
-    Hundred,
-    /// Anything else, with the page's own word for it.
-    Other(String),
-}
-
-impl Format {
-    /// Maps a page's format word ("TEST", "odi", "T20I", "T20", "first-class"…) to a [`Format`].
-    ///
-    /// Unknown words become [`Format::Other`] holding the trimmed original.
-    pub fn parse(raw: &str) -> Format {
-        let t = crate::text::trim(raw);
-        // The word lower-cased, with `_` and ` ` as `-`, in a buffer on the stack: every word of
-        // the table fits, and a longer one is none of them (this runs for every match).
-        let mut buf = [0u8; 24];
-        let key = buf.get_mut(..t.len()).and_then(|key| {
-            for (to, from) in key.iter_mut().zip(t.bytes()) {
-                *to = match from.to_ascii_lowercase() {
-                    b'_' | b' ' => b'-',
-                    other => other,
-                };
-            }
-            std::str::from_utf8(key).ok()
-        });
-        Format::named(key.unwrap_or_default()).unwrap_or_else(|| Format::Other(t.to_string()))
-    }
-
-    /// The format a word names, the word lower-cased with `_` and ` ` as `-` (`key`); `None`
-    /// for any other word.
-    fn named(key: &str) -> Option<Format> {
-        Some(match key {
-            "test" | "tests" => Format::Test,
-            "odi" | "odis" | "one-day-international" => Format::Odi,
-            "t20i" | "t20is" | "twenty20-international" | "it20" => Format::T20i,
-            "t20" | "twenty20" => Format::T20,
-            "first-class" | "firstclass" | "fc" | "multi-day" => Format::FirstClass,
-            "list-a" | "lista" | "one-day" => Format::ListA,
-            "the-hundred" | "hundred" | "100-ball" => Format::Hundred,
-            _ => return None,
-        })
-    }
-
-    /// The usual printed name: "Test", "ODI", "T20I", "T20", "First-class", "List A", "The Hundred".
-    pub fn label(&self) -> &str {
-        match self {
-            Format::Test => "Test",
-            Format::Odi => "ODI",
-            Format::T20i => "T20I",
-            Format::T20 => "T20",
-            Format::FirstClass => "First-class",
-            Format::ListA => "List A",
-            Format::Hundred => "The Hundred",
-            Format::Other(s) => s,
-        }
-    }
-}
-
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.label())
     }
 }
 

@@ -103,7 +103,7 @@ fn weigh_from<'a>(
     mut prev: &'a str,
 ) -> Option<MatchState> {
     let mut saw_won = false;
-    for word in super::format::words(status) {
+    for word in super::words::words(status) {
         let found = if consider(word) {
             evidence(prev, word, saw_won)
         } else {
@@ -141,7 +141,7 @@ fn proves_abandonment(status: &str) -> bool {
     });
     may && {
         let mut prev = "";
-        super::format::words(status).any(|word| {
+        super::words::words(status).any(|word| {
             let found = is_abandonment(prev, word);
             prev = word;
             found

@@ -18,7 +18,7 @@ use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, 
 use crate::source::lenient::{Loose, Scalar};
 use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use compact_str::ToCompactString as _;
 use memchr::memmem;
 use serde::Deserialize;
@@ -741,6 +741,7 @@ impl<'a> Record<'a> {
             self.description.as_deref(),
             self.series.as_deref(),
             &self.teams,
+            self.start_time.map(|t| t.date_naive()),
             &urls.series,
         );
         let state = self
@@ -782,6 +783,7 @@ fn format_of(
     description: Option<&str>,
     series: Option<&str>,
     teams: &[Team; 2],
+    date: Option<NaiveDate>,
     memo: &SeriesMemo,
 ) -> Format {
     let is = |word: &str| match_type.is_some_and(|t| trim(t).eq_ignore_ascii_case(word));
@@ -799,6 +801,7 @@ fn format_of(
             description,
             series,
             teams: [&teams[0].name, &teams[1].name],
+            date,
         },
         memo,
     )
@@ -1274,8 +1277,8 @@ mod tests {
 
     #[test]
     fn the_first_listing_wins_and_later_listings_only_fill_its_gaps() {
-        let first = r#"{"matchInfo":{"matchId":7,"seriesName":"First Name","matchFormat":"T20","team1":{"teamName":"Alpha"},"team2":{"teamName":"Beta","teamSName":"BET"}}}"#;
-        let later = r#"{"matchInfo":{"matchId":7,"seriesName":"Other Name","matchFormat":"T20","matchType":"International","startDate":"1784284200000","state":"Toss","team1":{"teamName":"Alpha","teamSName":"ALP"},"team2":{"teamName":"Beta","teamSName":"XXX"},"venueInfo":{"ground":"Lord's","city":"London"}}}"#;
+        let first = r#"{"matchInfo":{"matchId":7,"seriesName":"First Name","matchFormat":"T20","team1":{"teamName":"Nepal"},"team2":{"teamName":"Oman","teamSName":"BET"}}}"#;
+        let later = r#"{"matchInfo":{"matchId":7,"seriesName":"Other Name","matchFormat":"T20","matchType":"International","startDate":"1527845400000","state":"Toss","team1":{"teamName":"Nepal","teamSName":"ALP"},"team2":{"teamName":"Oman","teamSName":"XXX"},"venueInfo":{"ground":"Lord's","city":"London"}}}"#;
         let matches = parse(&page(&format!("{first}{later}"))).expect("parses");
         let [m] = matches.as_slice() else {
             panic!("one match expected, got {matches:?}");
@@ -1290,9 +1293,11 @@ mod tests {
                 city: Some("London".into())
             })
         );
+        // Two associates in 2018, when their T20I status went with qualification: the later
+        // listing's "International" group decides.
         assert_eq!(m.format, Format::T20i);
         assert_eq!(m.state, MatchState::Live);
-        assert_eq!(m.start_time, Some(utc(2026, 7, 17, 10, 30)));
+        assert_eq!(m.start_time, Some(utc(2018, 6, 1, 9, 30)));
     }
 
     #[test]
@@ -1433,53 +1438,61 @@ mod tests {
 
     #[test]
     fn international_t20_is_t20i_and_domestic_first_class_is_not_test() {
-        let teams = [
-            Team {
-                name: "India".into(),
+        let sides = |a: &str, b: &str| {
+            [a, b].map(|name| Team {
+                name: name.into(),
                 short_name: None,
-            },
-            Team {
-                name: "Australia".into(),
-                short_name: None,
-            },
-        ];
-        let f = |format, match_type, description| {
-            format_of(format, match_type, description, None, &teams, &SeriesMemo::default())
+            })
         };
-        assert_eq!(f(Some("T20"), Some("International"), Some("2nd T20I")), Format::T20i);
-        assert_eq!(f(Some("T20"), Some("international"), None), Format::T20i);
-        assert_eq!(f(Some("T20"), None, Some("3rd T20I")), Format::T20i);
-        assert_eq!(f(Some("T20"), Some("league"), Some("Final")), Format::T20);
-        assert_eq!(f(Some("T20"), None, Some("Semi Final 1")), Format::T20);
-        assert_eq!(f(Some("ODI"), Some("International"), None), Format::Odi);
-        assert_eq!(f(Some("TEST"), Some("International"), None), Format::Test);
-        assert_eq!(f(None, None, Some("4th ODI")), Format::Odi);
-        assert_eq!(f(Some("T10"), None, None), Format::Other("T10".into()));
+        let (national, states) = (sides("India", "Australia"), sides("Victoria", "Queensland"));
+        let f = |format, match_type, description, teams: &[Team; 2]| {
+            format_of(
+                format,
+                match_type,
+                description,
+                None,
+                teams,
+                None,
+                &SeriesMemo::default(),
+            )
+        };
+        assert_eq!(
+            f(Some("T20"), Some("International"), Some("2nd T20I"), &national),
+            Format::T20i
+        );
+        assert_eq!(f(Some("T20"), Some("international"), None, &national), Format::T20i);
+        assert_eq!(f(Some("T20"), None, Some("3rd T20I"), &national), Format::T20i);
+        // Two members' national sides: a T20I whatever group the page files it under.
+        assert_eq!(f(Some("T20"), Some("Women"), Some("Final"), &national), Format::T20i);
+        assert_eq!(f(Some("T20"), Some("league"), Some("Final"), &states), Format::T20);
+        assert_eq!(f(Some("T20"), None, Some("Semi Final 1"), &states), Format::T20);
+        assert_eq!(f(Some("ODI"), Some("International"), None, &national), Format::Odi);
+        assert_eq!(f(Some("TEST"), Some("International"), None, &national), Format::Test);
+        assert_eq!(f(None, None, Some("4th ODI"), &national), Format::Odi);
+        assert_eq!(f(Some("T10"), None, None, &national), Format::Other("T10".into()));
         // The issue's cases: Cricbuzz's "Domestic" group says "TEST" for the Sheffield Shield,
         // the CSA 4-Day and the Irani Cup, and "ODI" for domestic one-dayers.
-        assert_eq!(f(Some("TEST"), Some("Domestic"), Some("7th Match")), Format::FirstClass);
-        assert_eq!(f(Some("ODI"), Some("Domestic"), Some("Final")), Format::ListA);
-        // Unofficial (A-team) and youth Tests are first-class wherever they are listed.
-        assert_eq!(f(Some("TEST"), None, Some("1st unofficial Test")), Format::FirstClass);
-        let youth = [
-            Team {
-                name: "India U19".into(),
-                short_name: None,
-            },
-            Team {
-                name: "England U19".into(),
-                short_name: None,
-            },
-        ];
-        let m = format_of(
-            Some("TEST"),
-            Some("International"),
-            Some("1st Youth Test"),
-            None,
-            &youth,
-            &SeriesMemo::default(),
+        assert_eq!(
+            f(Some("TEST"), Some("Domestic"), Some("7th Match"), &states),
+            Format::FirstClass
         );
-        assert_eq!(m, Format::FirstClass);
+        assert_eq!(f(Some("ODI"), Some("Domestic"), Some("Final"), &states), Format::ListA);
+        // A touring side's warm-up against a county, listed under the tour: first-class.
+        let warm_up = sides("Sussex", "India");
+        assert_eq!(
+            f(Some("TEST"), Some("International"), Some("Tour Match"), &warm_up),
+            Format::FirstClass
+        );
+        // Unofficial (A-team) and youth Tests are first-class wherever they are listed.
+        assert_eq!(
+            f(Some("TEST"), None, Some("1st unofficial Test"), &national),
+            Format::FirstClass
+        );
+        let youth = sides("India U19", "England U19");
+        assert_eq!(
+            f(Some("TEST"), Some("International"), Some("1st Youth Test"), &youth),
+            Format::FirstClass
+        );
     }
 
     /// The slug as it was built before [`slug_into`]: character by character, from the parts

@@ -405,13 +405,16 @@ mod tests {
         assert_eq!(m.format, Format::Odi);
         assert_eq!(m.venue, venue("M.Chinnaswamy Stadium", "Bengaluru"));
 
-        // Women's T20Is are in the "Women" group: only the description says T20I.
+        // Women's T20Is are in the "Women" group: the description says T20I, or not ("5th
+        // Match" of the Women's Central Europe Cup), and two ICC members' women's sides make
+        // a T20I either way (every such T20 since 1 July 2018).
         assert_eq!(find(&matches, "96775").format, Format::T20i);
-        assert_eq!(find(&matches, "96953").format, Format::T20);
-        // The API says `matchFormat` "T20" for this "3rd ODI"; the parser reports what it says.
+        assert_eq!(find(&matches, "96953").format, Format::T20i);
+        // The API says `matchFormat` "T20" for this "3rd ODI" of a three-ODI series: the
+        // match's own name wins.
         let m = find(&matches, "96269");
         assert_eq!(m.description.as_deref(), Some("3rd ODI (ICC Championship Match)"));
-        assert_eq!(m.format, Format::T20);
+        assert_eq!(m.format, Format::Odi);
     }
 
     #[test]
@@ -447,12 +450,14 @@ mod tests {
     fn the_group_and_wrapper_only_fill_what_the_match_leaves_out() {
         let page = r#"{"typeMatches":[{"matchType":"International","seriesMatches":[
             {"seriesAdWrapper":{"seriesName":"Wrapper Cup","matches":[
-                {"matchInfo":{"matchId":1,"matchFormat":"T20","matchDesc":"Final",
-                  "team1":{"teamName":"A","teamSName":"A"},"team2":{"teamName":"B","teamSName":"B"}}},
+                {"matchInfo":{"matchId":1,"matchFormat":"T20","matchDesc":"Final","startDate":"1527845400000",
+                  "team1":{"teamName":"Nepal","teamSName":"A"},"team2":{"teamName":"Oman","teamSName":"B"}}},
                 {"matchInfo":{"matchId":2,"matchFormat":"T20","matchType":"League","seriesName":"Own Cup",
                   "team1":{"teamName":"C"},"team2":{"teamName":"D"}}}
             ]}}]}]}"#;
         let matches = parse(page).expect("parses");
+        // Before 1 January 2019 an associate's T20I status went with qualification: the
+        // group's "International" decides.
         assert_eq!(matches[0].format, Format::T20i);
         assert_eq!(matches[0].series.as_deref(), Some("Wrapper Cup"));
         assert_eq!(

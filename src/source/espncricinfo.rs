@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use bumpalo::Bump;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use url::Url;
@@ -601,7 +601,7 @@ fn to_match(raw: &RawMatch) -> Option<(Match, usize)> {
     .filter(|present| *present)
     .count();
 
-    let form = format(raw, &teams);
+    let form = format(raw, &teams, start_time.map(|t| t.date_naive()));
     let m = Match {
         site: Site::Espncricinfo,
         source_id: raw.object_id.to_compact_string(),
@@ -722,39 +722,40 @@ fn ended_without_result(raw: &RawMatch) -> bool {
 }
 
 /// ESPNcricinfo's `format` word is "TEST", "ODI" or "T20" for international and domestic
-/// matches alike; the class ids tell them apart. `internationalClassId` is 1/2/3 for men's
+/// matches alike; the class ids say more. `internationalClassId` is 1/2/3 for men's
 /// Test/ODI/T20I and 8/9/10 for women's; when it is null the match is domestic and
 /// `generalClassId` 4/5/6 means first-class/List A/T20. Lists on match pages (`supportInfo`)
-/// omit both ids; there [`Format::classify`] decides from the word, the title ("2nd T20I") and
-/// the teams ("India A"), by the same table as every other source.
-fn format(raw: &RawMatch, teams: &[Team; 2]) -> Format {
-    match raw.international_class_id {
-        Some(Some(1 | 8)) => return Format::Test,
-        Some(Some(2 | 9)) => return Format::Odi,
-        Some(Some(3 | 10)) => return Format::T20i,
-        _ => {}
-    }
+/// omit both ids. Whatever the page gives, [`Format::classify`] decides by the same rule as for
+/// every other source (the class is the page's word and its level; the teams' status decides
+/// where the ICC's table knows it): the class ids, the word, the title ("2nd T20I") and the
+/// teams ("India A").
+fn format(raw: &RawMatch, teams: &[Team; 2], date: Option<NaiveDate>) -> Format {
+    let class = match raw.international_class_id {
+        Some(Some(1 | 8)) => Some("Test"),
+        Some(Some(2 | 9)) => Some("ODI"),
+        Some(Some(3 | 10)) => Some("T20I"),
+        Some(None) => match raw.general_class_id {
+            Some(4) => Some("first-class"),
+            Some(5) => Some("list-a"),
+            Some(6) => Some("T20"),
+            _ => None,
+        },
+        _ => None,
+    };
     let level = match raw.international_class_id {
         Some(None) => Level::Domestic,
         Some(Some(_)) => Level::International,
         None => Level::Unknown,
     };
-    if level == Level::Domestic {
-        match raw.general_class_id {
-            Some(4) => return Format::FirstClass,
-            Some(5) => return Format::ListA,
-            Some(6) => return Format::T20,
-            _ => {}
-        }
-    }
     let word = raw.format.as_deref().and_then(clean);
     let series = raw.series.long_name.as_deref().or(raw.series.name.as_deref());
     Format::classify(&FormatClues {
-        word: word.as_deref(),
+        word: class.or(word.as_deref()),
         level,
         description: raw.title.as_deref(),
         series,
         teams: [&teams[0].name, &teams[1].name],
+        date,
     })
 }
 

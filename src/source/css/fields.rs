@@ -72,14 +72,6 @@ pub(super) fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>
                 .map(|f| f.label().to_string())
         })
         .or_else(|| profile.default_format.clone());
-    let format = Format::classify(&FormatClues {
-        word: word.as_deref(),
-        level: Level::Unknown,
-        description: description.as_deref(),
-        series: series.as_deref(),
-        teams: [&name1, &name2],
-    });
-    let status = optional("fields.status", &f.status);
     let start_time = f.start_time.as_ref().and_then(|t| {
         let raw = read(raw("fields.start_time"), &t.extract)?;
         let time = parse_time(&raw, &t.time_format);
@@ -91,6 +83,15 @@ pub(super) fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>
         }
         time
     });
+    let format = Format::classify(&FormatClues {
+        word: word.as_deref(),
+        level: Level::Unknown,
+        description: description.as_deref(),
+        series: series.as_deref(),
+        teams: [&name1, &name2],
+        date: start_time.map(|t| t.date_naive()),
+    });
+    let status = optional("fields.status", &f.status);
 
     Ok(Match {
         site: profile.site,
