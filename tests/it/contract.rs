@@ -41,6 +41,7 @@ const FIXTURES: &[(&str, &str)] = &[
         "espncricinfo/old-layout_match-page_1213062_2020-02-07.html",
     ),
     ("espn-rss", "espncricinfo/rss-livescores_2019-01-31.xml"),
+    ("espn-rss", "espncricinfo/rss-livescores_2020-02-07.xml"),
 ];
 
 fn every_fixture_match() -> Vec<(&'static str, Match)> {

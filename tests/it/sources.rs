@@ -39,6 +39,7 @@ async fn every_fixture_is_parsed_with_its_count_or_rejected_with_a_clear_error()
             Ok(1),
         ),
         ("", "espncricinfo/rss-livescores_2019-01-31.xml", Ok(17)),
+        ("", "espncricinfo/rss-livescores_2020-02-07.xml", Ok(32)),
         (
             "",
             "espncricinfo/rss-livescores_2015-03-24_damaged.xml",
