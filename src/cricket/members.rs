@@ -6,20 +6,20 @@
 //!
 //! - **Members.** The twelve full members and the associates, with the days their membership
 //!   began or ended where that falls after the ICC made every member's T20s internationals
-//!   (below). ICC list of members (<https://www.icc-cricket.com/about/members>, and
-//!   <https://en.wikipedia.org/wiki/List_of_International_Cricket_Council_members>, 110 members
-//!   as of July 2025). Joined since: Mongolia, Tajikistan, Switzerland (78th AGM, 18 July 2021);
-//!   Cambodia, Côte d'Ivoire, Uzbekistan (ICC annual conference, Birmingham, 26 July 2022);
-//!   Timor-Leste and Zambia, readmitted (ICC meeting, Singapore, 20 July 2025). Left: Zambia
-//!   (suspended at the 2019 AGM, 18 July 2019; membership ended 18 July 2021) and Russia
-//!   (suspended 18 July 2021, terminated 26 July 2022); a suspended member's games are not
-//!   internationals, so each side counts until its suspension.
+//!   (below): <https://en.wikipedia.org/wiki/List_of_International_Cricket_Council_members>
+//!   (110 members as of July 2025: 12 full, 98 associates). Joined since: Mongolia, Tajikistan,
+//!   Switzerland (78th ICC AGM, 18 July 2021); Cambodia, Côte d'Ivoire, Uzbekistan (ICC annual
+//!   conference, Birmingham, 26 July 2022:
+//!   <https://icc-cricket.com/news/meet-the-three-new-icc-members>); Timor-Leste and Zambia,
+//!   readmitted (ICC meeting, Singapore, 20 July 2025). Left: Zambia (suspended at the 2019
+//!   AGM, 18 July 2019; membership ended 18 July 2021) and Russia (suspended 18 July 2021,
+//!   terminated 26 July 2022); a suspended member's games are not internationals, so each side
+//!   counts until its suspension.
 //! - **T20I.** Every Twenty20 match between two members' women's national sides is a women's
 //!   T20I from 1 July 2018, and between two members' men's sides a T20I from 1 January 2019
-//!   (ICC Board decision of April 2018:
-//!   <https://www.icc-cricket.com/media-releases/681566>, "ICC grants T20I status to all
-//!   Members"); a member admitted later from its admission. Before those days T20I status went
-//!   with qualification and is not in this table: the page decides.
+//!   (ICC decision of April 2018; <https://en.wikipedia.org/wiki/Women%27s_Twenty20_International>);
+//!   a member admitted later from its admission. Before those days T20I status went with
+//!   qualification and is not in this table: the page decides.
 //! - **Test.** Men's: the full members, from their first Test (England and Australia, 15 March
 //!   1877; South Africa, 12 March 1889; West Indies, 23 June 1928; New Zealand, 10 January 1930;
 //!   India, 25 June 1932) or their election to full membership (Pakistan, 28 July 1952; Sri
@@ -40,9 +40,9 @@
 //!   Papua New Guinea 1 February 2014 – 25 March 2018 and 26 April 2019 – 5 April 2023; Nepal
 //!   from 25 March 2018; Oman and the USA from 24 April 2019, Namibia from 26 April 2019 (World
 //!   Cricket League Division Two, Windhoek). Women's: full members from 1 April 2021; the
-//!   Netherlands, Papua New Guinea, Scotland, Thailand and the USA from 25 May 2022 (ICC media
-//!   release, "Five Associate women's teams awarded ODI status"). Outside a listed period an
-//!   associate's ODI status is not known here: the page decides.
+//!   Netherlands, Papua New Guinea, Scotland, Thailand and the USA from 25 May 2022
+//!   (<https://icc-cricket.com/news/five-associate-womens-teams-awarded-odi-status>). Outside a
+//!   listed period an associate's ODI status is not known here: the page decides.
 //!
 //! "The page decides" means [`Status::PageDecides`]: the match is an international only if the
 //! page itself marks it one (see [`super::format`]).
@@ -362,7 +362,7 @@ impl Side {
         Some(Side { member, gender })
     }
 
-    /// Whether this side is a member's on `day` (`None`: today, after every day of the table).
+    /// Whether this side's member is one on `day`.
     fn is_member(&self, day: Day) -> bool {
         within(self.member.member, day)
     }
