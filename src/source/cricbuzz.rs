@@ -15,6 +15,7 @@
 
 use crate::cricket::format::SeriesMemo;
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
+use crate::source::dropped::Unnamed;
 use crate::source::lenient::{Loose, Scalar};
 use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
@@ -78,6 +79,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
 
     let mut records: Vec<Record<'static>> = Vec::new();
     let mut by_id: HashMap<Text, usize> = HashMap::new();
+    let mut unnamed = Unnamed::default();
     let mut objects = MatchInfos::new(&payload);
     // A match is listed under several tabs; once its first listing left nothing to fill, later
     // ones are passed over unread (most of the page's listings).
@@ -92,7 +94,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
         };
         let Some(record) = serde_json::from_str::<RawMatchInfo>(&object)
             .ok()
-            .and_then(|raw| Record::from_raw(&raw).map(Record::into_owned))
+            .and_then(|raw| Record::from_raw(&raw, &mut unnamed).map(Record::into_owned))
         else {
             continue;
         };
@@ -111,6 +113,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
         .into_iter()
         .filter_map(|r| r.into_match(&hrefs, &urls))
         .collect();
+    unnamed.report(Site::Cricbuzz, &matches);
     if matches.is_empty() {
         return Err(ParseError::NoMatches {
             what: "no usable `matchInfo` object in the `self.__next_f.push` payload".to_string(),
@@ -131,8 +134,15 @@ pub(crate) fn match_from_info(
     match_type: Option<&str>,
     series_name: Option<&str>,
     urls: &MatchUrls,
+    unnamed: &mut Unnamed,
 ) -> Option<Match> {
-    match_from_raw(&serde_json::from_str(info).ok()?, match_type, series_name, urls)
+    match_from_raw(
+        &serde_json::from_str(info).ok()?,
+        match_type,
+        series_name,
+        urls,
+        unnamed,
+    )
 }
 
 /// [`match_from_info`] for a `matchInfo` already deserialised, e.g. in the same pass as the
@@ -142,8 +152,9 @@ pub(crate) fn match_from_raw<'r>(
     match_type: Option<&'r str>,
     series_name: Option<&str>,
     urls: &MatchUrls,
+    unnamed: &mut Unnamed,
 ) -> Option<Match> {
-    let mut record = Record::from_raw(raw)?;
+    let mut record = Record::from_raw(raw, unnamed)?;
     if record.match_type.is_none() {
         record.match_type = match_type.and_then(clean_text_cow);
     }
@@ -633,8 +644,9 @@ struct Record<'a> {
 }
 
 impl<'a> Record<'a> {
-    /// `None` unless the record has an id and two named teams: without those it is no match.
-    fn from_raw(raw: &'a RawMatchInfo<'_>) -> Option<Record<'a>> {
+    /// `None` unless the record has an id and two named teams: without those it is no match
+    /// (a record with an id whose team has no name is noted in `unnamed`).
+    fn from_raw(raw: &'a RawMatchInfo<'_>, unnamed: &mut Unnamed) -> Option<Record<'a>> {
         let id = raw.match_id.match_id()?;
         let team = |t: &Loose<RawTeam<'_>>| -> Option<Team> {
             let Loose::Object(t) = t else {
@@ -645,7 +657,13 @@ impl<'a> Record<'a> {
                 short_name: t.short_name.text(),
             })
         };
-        let teams = [team(&raw.team1)?, team(&raw.team2)?];
+        let teams = match [team(&raw.team1), team(&raw.team2)] {
+            [Some(first), Some(second)] => [first, second],
+            [first, second] => {
+                unnamed.note(&id, [first, second].map(|t| t.map(|_| "named")));
+                return None;
+            }
+        };
         let venue = match &raw.venue_info {
             Loose::Object(venue) => Some(venue),
             _ => None,

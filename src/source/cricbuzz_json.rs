@@ -12,8 +12,9 @@
 //! copied into each `matchInfo` that lacks one, because it is what tells a T20 international
 //! ("International", `matchFormat` "T20") from a domestic T20.
 
-use crate::cricket::Match;
+use crate::cricket::{Match, Site};
 use crate::source::cricbuzz::{match_from_info, match_from_raw, MatchUrls, RawMatchInfo};
+use crate::source::dropped::Unnamed;
 use crate::source::lenient::{dedupe_by_id, read_answer, List, Loose, Reading, Scalar};
 use crate::source::ParseError;
 use serde::de::IgnoredAny;
@@ -73,16 +74,28 @@ struct Listing<I> {
 /// A `matchInfo` as one of the two paths reads it.
 trait Info {
     /// The match, with the group's `matchType` and the wrapper's `seriesName` filling gaps.
-    fn to_match(&self, group_type: Option<&str>, series_name: Option<&str>, urls: &MatchUrls) -> Option<Match>;
+    fn to_match(
+        &self,
+        group_type: Option<&str>,
+        series_name: Option<&str>,
+        urls: &MatchUrls,
+        unnamed: &mut Unnamed,
+    ) -> Option<Match>;
 }
 
 /// The fast path: read in the same pass as the answer. Boxed: a `matchInfo` read whole is
 /// ~470 bytes, which every list level it passes through moved, and each series' list of them
 /// copied again as it grew (3–4 % of the upcoming page's instructions); a box is one allocation.
 impl Info for Loose<Box<RawMatchInfo<'_>>> {
-    fn to_match(&self, group_type: Option<&str>, series_name: Option<&str>, urls: &MatchUrls) -> Option<Match> {
+    fn to_match(
+        &self,
+        group_type: Option<&str>,
+        series_name: Option<&str>,
+        urls: &MatchUrls,
+        unnamed: &mut Unnamed,
+    ) -> Option<Match> {
         match self {
-            Loose::Object(info) => match_from_raw(info, group_type, series_name, urls),
+            Loose::Object(info) => match_from_raw(info, group_type, series_name, urls, unnamed),
             Loose::Other => None,
         }
     }
@@ -90,8 +103,14 @@ impl Info for Loose<Box<RawMatchInfo<'_>>> {
 
 /// The fallback: the raw text, read on its own.
 impl Info for &RawValue {
-    fn to_match(&self, group_type: Option<&str>, series_name: Option<&str>, urls: &MatchUrls) -> Option<Match> {
-        match_from_info(self.get(), group_type, series_name, urls)
+    fn to_match(
+        &self,
+        group_type: Option<&str>,
+        series_name: Option<&str>,
+        urls: &MatchUrls,
+        unnamed: &mut Unnamed,
+    ) -> Option<Match> {
+        match_from_info(self.get(), group_type, series_name, urls, unnamed)
     }
 }
 
@@ -181,6 +200,7 @@ fn matches_of<I: Info>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> 
     };
 
     let urls = MatchUrls::new();
+    let mut unnamed = Unnamed::default();
     let mut matches = Vec::with_capacity(listings(groups));
     for group in objects(groups) {
         let group_type = text(&group.match_type);
@@ -196,12 +216,13 @@ fn matches_of<I: Info>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> 
                     listing
                         .info
                         .as_ref()
-                        .and_then(|info| info.to_match(group_type, series_name, &urls)),
+                        .and_then(|info| info.to_match(group_type, series_name, &urls, &mut unnamed)),
                 );
             }
         }
     }
     dedupe_by_id(&mut matches);
+    unnamed.report(Site::Cricbuzz, &matches);
     if matches.is_empty() {
         return Err(ParseError::NoMatches {
             what: "no usable `typeMatches[].seriesMatches[].seriesAdWrapper.matches[].matchInfo`".to_string(),

@@ -15,6 +15,7 @@
 
 use crate::cricket::format::SeriesMemo;
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
+use crate::source::dropped::Unnamed;
 use crate::source::lenient::{dedupe_by_id, read_answer, Array, List, Loose, Pair, Reading, Scalar};
 use crate::source::url_base::UrlBase;
 use crate::source::ParseError;
@@ -22,6 +23,7 @@ use crate::text::trim;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::cell::RefCell;
 use std::sync::LazyLock;
 use url::Url;
 
@@ -56,6 +58,8 @@ struct Page {
     base: &'static UrlBase,
     /// An answer lists a few series of many matches each.
     series: SeriesMemo,
+    /// Items dropped for a side without a name, reported once the answer is read.
+    unnamed: RefCell<Unnamed>,
 }
 
 /// A `data[]` item as one of the two paths reads it.
@@ -180,10 +184,12 @@ fn matches_of<I: ReadItem>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseErr
     let page = Page {
         base,
         series: SeriesMemo::default(),
+        unnamed: RefCell::default(),
     };
     let mut matches = Vec::with_capacity(items.len());
     matches.extend(items.iter().filter_map(|item| item.read(&page)));
     dedupe_by_id(&mut matches);
+    page.unnamed.into_inner().report(Site::Cricketdata, &matches);
     if matches.is_empty() {
         return Err(ParseError::NoMatches {
             what: "no usable item in the cricapi `data` array".to_string(),
@@ -207,8 +213,18 @@ fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
     let Pair::Array(names) = &item.teams else {
         return None;
     };
-    let mut names = names.iter().filter_map(Scalar::text);
-    let [first, second] = [names.next()?, names.next()?].map(|name| Team {
+    let mut names = names.iter().map(Scalar::text);
+    let (first, second) = match (names.next().flatten(), names.next().flatten()) {
+        (Some(first), Some(second)) => (first, second),
+        // A `teams` list without two names: the answer lists the match without its teams.
+        (first, second) => {
+            if let Ok(mut unnamed) = page.unnamed.try_borrow_mut() {
+                unnamed.note(&id, [first.as_deref(), second.as_deref()]);
+            }
+            return None;
+        }
+    };
+    let [first, second] = [first, second].map(|name| Team {
         short_name: short_name(&item.team_info, &name),
         name,
     });

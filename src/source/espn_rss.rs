@@ -16,6 +16,7 @@
 //! root, the declaration's place); [`parse`] checks those itself.
 
 use crate::cricket::{Format, Match, MatchState, Site, Team};
+use crate::source::dropped::Unnamed;
 use crate::source::ParseError;
 use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
@@ -69,12 +70,14 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     }
     let feed = read_feed(page).map_err(|what| ParseError::LayoutNotRecognised { what })?;
     let mut seen = HashSet::new();
+    let mut unnamed = Unnamed::default();
     let matches: Vec<Match> = feed
         .items
         .iter()
-        .filter_map(read_item)
+        .filter_map(|item| read_item(item, &mut unnamed))
         .filter(|m| seen.insert(m.source_id.clone()))
         .collect();
+    unnamed.report(Site::Espncricinfo, &matches);
     if matches.is_empty() {
         return Err(ParseError::NoMatches {
             what: format!(
@@ -427,8 +430,9 @@ fn resolve_reference(r: &BytesRef<'_>) -> Option<char> {
     quick_xml::escape::resolve_predefined_entity(r)?.chars().next()
 }
 
-/// One `item`, or `None` when its `guid` has no match id or its title no two teams.
-fn read_item(item: &Item) -> Option<Match> {
+/// One `item`, or `None` when its `guid` has no match id or its title no two teams (one with
+/// an id and a side left without a name, "192/2 * v Sri Lanka", is noted in `unnamed`).
+fn read_item(item: &Item, unnamed: &mut Unnamed) -> Option<Match> {
     let id = match_id(item.guid.as_deref()?)?;
     let mut url = MATCH_HOST.clone()?;
     url.set_path(&format!("/ci/engine/match/{id}.html"));
@@ -436,6 +440,10 @@ fn read_item(item: &Item) -> Option<Match> {
     let (first, second) = split_once_exact(&title, " v ")?;
     let side1 = team_and_score(first);
     let side2 = team_and_score(second);
+    if side1.name.is_none() || side2.name.is_none() {
+        unnamed.note(&id, [side1.name.as_deref(), side2.name.as_deref()]);
+        return None;
+    }
     let scored = !side1.innings.is_empty() || !side2.innings.is_empty();
     let state = state_from_scores(&side1, &side2);
     Some(Match {

@@ -22,6 +22,7 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
+use crate::source::dropped::Unnamed;
 use crate::source::ParseError;
 use compact_str::ToCompactString as _;
 
@@ -81,12 +82,13 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     let mut found: Vec<(Match, usize)> = Vec::new();
     let mut position: HashMap<Text, usize> = HashMap::new();
     let mut candidates = 0usize;
+    let mut unnamed = Unnamed::default();
     for object in match_shaped(&tree) {
         candidates += 1;
         let Some(raw) = to_value(object, 0).and_then(|v| serde_json::from_value::<RawMatch>(v).ok()) else {
             continue;
         };
-        let Some((m, richness)) = to_match(&raw) else {
+        let Some((m, richness)) = to_match(&raw, &mut unnamed) else {
             continue;
         };
         match position.get(&m.source_id) {
@@ -104,6 +106,8 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
         }
     }
 
+    let found: Vec<Match> = found.into_iter().map(|(m, _)| m).collect();
+    unnamed.report(Site::Espncricinfo, &found);
     if found.is_empty() {
         // An older `__NEXT_DATA__` shape (2019–2021 score pages) names its fields otherwise;
         // counting what looks like a match says whether there was anything to read at all.
@@ -116,7 +120,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
             ),
         });
     }
-    Ok(found.into_iter().map(|(m, _)| m).collect())
+    Ok(found)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -566,12 +570,20 @@ fn present_class<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>,
 // ---------------------------------------------------------------------------------------------
 // Mapping
 
-/// Builds the [`Match`] and a richness score used to choose between copies of one match.
-fn to_match(raw: &RawMatch) -> Option<(Match, usize)> {
+/// Builds the [`Match`] and a richness score used to choose between copies of one match; a
+/// match object whose teams have no names is noted in `unnamed`, not read.
+fn to_match(raw: &RawMatch, unnamed: &mut Unnamed) -> Option<(Match, usize)> {
     let [first, second] = raw.teams.as_slice() else {
         return None;
     };
     let teams = [team(&first.team), team(&second.team)];
+    if teams.iter().any(|t| t.name.is_empty()) {
+        unnamed.note(
+            &raw.object_id.to_compact_string(),
+            [Some(teams[0].name.as_str()), Some(teams[1].name.as_str())],
+        );
+        return None;
+    }
     let url = match_url(raw)?;
     let series = raw
         .series

@@ -14,6 +14,7 @@ pub mod cricbuzz;
 pub mod cricbuzz_json;
 pub mod cricketdata;
 pub mod css;
+mod dropped;
 mod error;
 pub mod espn_rss;
 pub mod espncricinfo;

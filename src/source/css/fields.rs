@@ -10,12 +10,19 @@ use url::Url;
 use super::compile::{Plan, STATE_CLASS};
 use super::schema::{Field, Profile, StateRule, Step};
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Team, Text, Venue};
+use crate::source::dropped::Unnamed;
 
 /// The most characters of a page's value quoted in a debug line.
 const MAX_LOGGED_VALUE_CHARS: usize = 80;
 
-/// One card to one match, or why the card is not one (what it lacks).
-pub(super) fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>]) -> Result<Match, &'static str> {
+/// One card to one match, or why the card is not one (what it lacks). A card with an id whose
+/// team name is empty is also noted in `unnamed`.
+pub(super) fn read_card(
+    profile: &Profile,
+    plan: &Plan,
+    values: &[Option<String>],
+    unnamed: &mut Unnamed,
+) -> Result<Match, &'static str> {
     let f = &profile.fields;
     let raw = |name: &str| {
         plan.fields
@@ -48,8 +55,12 @@ pub(super) fn read_card(profile: &Profile, plan: &Plan, values: &[Option<String>
         }
         _ => return Err("the profile names neither team1 and team2 nor title and teams_separator"),
     };
-    if name1.is_empty() || name2.is_empty() || is_template(&name1) || is_template(&name2) {
-        return Err("a team name is empty or a template placeholder");
+    if is_template(&name1) || is_template(&name2) {
+        return Err("a team name is a template placeholder");
+    }
+    if name1.is_empty() || name2.is_empty() {
+        unnamed.note(&id, [Some(name1.as_str()), Some(name2.as_str())]);
+        return Err("a team name is empty");
     }
     let href = text("fields.link", &f.link).ok_or("no fields.link")?;
     let url = profile.base_url.join(&href).map_err(|_| "fields.link is not a URL")?;

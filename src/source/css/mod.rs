@@ -140,6 +140,7 @@ use std::collections::HashSet;
 use std::fmt;
 
 use crate::cricket::Match;
+use crate::source::dropped::Unnamed;
 use crate::source::ParseError;
 
 use compile::{compile, Plan};
@@ -318,8 +319,9 @@ fn extract(profile: &Profile, plan: &Plan, page: &str) -> Result<Vec<Match>, Par
     }
     let mut seen = HashSet::new();
     let mut out = Vec::new();
+    let mut unnamed = Unnamed::default();
     for (card, values) in cards.iter().enumerate() {
-        match fields::read_card(profile, plan, values) {
+        match fields::read_card(profile, plan, values, &mut unnamed) {
             Ok(m) => {
                 if seen.insert(m.source_id.clone()) {
                     out.push(m);
@@ -330,6 +332,7 @@ fn extract(profile: &Profile, plan: &Plan, page: &str) -> Result<Vec<Match>, Par
             Err(reason) => tracing::debug!(profile = %profile.name, card, reason, "card skipped"),
         }
     }
+    unnamed.report(profile.site, &out);
     if out.is_empty() {
         return Err(ParseError::NoMatches {
             what: format!(
