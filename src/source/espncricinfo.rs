@@ -10,7 +10,9 @@
 //! (series results and fixtures pages), `props.appPageProps.data.data.match` and
 //! `…content.supportInfo.{seriesPrevMatches, seriesNextMatches, teamsPrevMatches.<id>, …}` (match
 //! pages). Rather than hard-code those paths, [`parse`] walks the whole JSON tree and takes every
-//! object shaped like a match, so a new page type or a moved list is still read.
+//! object shaped like a match, so a new page type or a moved list is still read. The score pages
+//! of 2019–2021 carried ESPN's scoreboard events instead (an `id` and two `competitors` each);
+//! when no object of the current shape is found, those are read (`espn_events.rs`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -23,6 +25,7 @@ use url::Url;
 
 use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
 use crate::source::dropped::Unnamed;
+use crate::source::espn_events;
 use crate::source::ParseError;
 use compact_str::ToCompactString as _;
 
@@ -53,7 +56,9 @@ const MAX_DEPTH: usize = 256;
 /// - [`ParseError::Empty`] when `page` is empty or only whitespace.
 /// - [`ParseError::LayoutNotRecognised`] when the page has no `<script id="__NEXT_DATA__">`, the
 ///   script is not closed, or its content is not valid JSON.
-/// - [`ParseError::NoMatches`] when the JSON holds no object that reads as a match.
+/// - [`ParseError::NoMatches`] when the JSON holds no object that reads as a match, in either
+///   shape; `what` counts the objects that look like one (two teams, two competitors, or
+///   `team1` and `team2`).
 pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     if page.trim().is_empty() {
         return Err(ParseError::Empty);
@@ -106,17 +111,33 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
         }
     }
 
-    let found: Vec<Match> = found.into_iter().map(|(m, _)| m).collect();
+    let mut found: Vec<Match> = found.into_iter().map(|(m, _)| m).collect();
+    if found.is_empty() {
+        // The 2019–2021 score pages: ESPN's scoreboard events, two `competitors` each.
+        for (object, league) in event_shaped(&tree) {
+            candidates += 1;
+            match to_value(object, 0).and_then(|value| espn_events::to_match(value, league)) {
+                Some(Ok(m)) => {
+                    if !found.iter().any(|f| f.source_id == m.source_id) {
+                        found.push(m);
+                    }
+                }
+                Some(Err((id, names))) => unnamed.note(&id, [Some(names[0].as_str()), Some(names[1].as_str())]),
+                None => {}
+            }
+        }
+    }
     unnamed.report(Site::Espncricinfo, &found);
     if found.is_empty() {
-        // An older `__NEXT_DATA__` shape (2019–2021 score pages) names its fields otherwise;
-        // counting what looks like a match says whether there was anything to read at all.
+        // Another `__NEXT_DATA__` shape names its fields otherwise; counting what looks like a
+        // match says whether there was anything to read at all.
         let loose = candidates.max(count_loosely_match_like(&tree));
         return Err(ParseError::NoMatches {
             what: format!(
-                "`__NEXT_DATA__` holds {loose} match-like objects (two teams, or team1 and team2) in a \
-                 layout this version does not read: it reads objects with objectId, slug, state, \
-                 series {{objectId, slug}} and two teams"
+                "`__NEXT_DATA__` holds {loose} match-like objects (two teams, two competitors, or team1 \
+                 and team2) in a layout this version does not read: it reads objects with objectId, \
+                 slug, state, series {{objectId, slug}} and two teams (2021 on), and objects with a \
+                 numeric id and two named competitors (2019–2021 score pages)"
             ),
         });
     }
@@ -433,8 +454,46 @@ fn match_shaped<'t, 'b>(root: &'t Json<'b>) -> Vec<&'t Json<'b>> {
     out
 }
 
-/// Objects with a two-element `teams` array, or both `team1` and `team2`: the shape any layout
-/// of a match has, whatever its other fields are called. Iterative, like [`match_shaped`].
+/// Every ESPN scoreboard event in the tree (an `id` and two `competitors` objects: see
+/// `espn_events.rs`), in document order, with the name of the league holding it (the nearest
+/// object around it with an `events` array and a `name`). Iterative, like [`match_shaped`].
+fn event_shaped<'t, 'b>(root: &'t Json<'b>) -> Vec<(&'t Json<'b>, Option<&'b str>)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(&Json<'b>, Option<&'b str>)> = vec![(root, None)];
+    while let Some((node, league)) = stack.pop() {
+        match node {
+            Json::Object(entries) => {
+                if get(entries, "id").is_some() && two_objects(get(entries, "competitors")) {
+                    out.push((node, league));
+                }
+                let own = match (get(entries, "events"), get(entries, "name")) {
+                    (Some(Json::Array(_)), Some(Json::String(name))) => Some(name),
+                    _ => league,
+                };
+                stack.extend(
+                    entries
+                        .iter()
+                        .rev()
+                        .map(|(_, v)| v)
+                        .filter(|v| is_container(v))
+                        .map(|v| (v, own)),
+                );
+            }
+            Json::Array(items) => stack.extend(items.iter().rev().filter(|v| is_container(v)).map(|v| (v, league))),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// An array of exactly two objects.
+fn two_objects(value: Option<Json<'_>>) -> bool {
+    matches!(value, Some(Json::Array([Json::Object(_), Json::Object(_)])))
+}
+
+/// Objects with a two-element `teams` array, two `competitors`, or both `team1` and `team2`:
+/// the shape any layout of a match has, whatever its other fields are called. Iterative, like
+/// [`match_shaped`].
 fn count_loosely_match_like(root: &Json<'_>) -> usize {
     let mut count = 0;
     let mut stack = vec![root];
@@ -442,7 +501,9 @@ fn count_loosely_match_like(root: &Json<'_>) -> usize {
         match node {
             Json::Object(entries) => {
                 let two_teams = matches!(get(entries, "teams"), Some(Json::Array(t)) if t.len() == 2);
-                if two_teams || (get(entries, "team1").is_some() && get(entries, "team2").is_some()) {
+                let two_competitors = two_objects(get(entries, "competitors"));
+                if two_teams || two_competitors || (get(entries, "team1").is_some() && get(entries, "team2").is_some())
+                {
                     count += 1;
                 }
                 stack.extend(entries.iter().map(|(_, v)| v).filter(|v| is_container(v)));
@@ -1524,5 +1585,110 @@ mod tests {
         let nested = format!("{}{m}{}", "{\"a\":".repeat(120), "}".repeat(120));
         let got = parse(&format!("<script id=\"__NEXT_DATA__\">{nested}</script>")).expect("parses");
         assert_eq!(got[0].source_id, "12");
+    }
+
+    /// The score strip's data of the 2020-02-07 page: ESPN's scoreboard (`espn.scoreboard =
+    /// {… data: {"sports":[{"leagues":[{"name":…,"events":[…]}]}]}, …}`), 26 real event
+    /// objects in six leagues.
+    fn scoreboard_data() -> serde_json::Value {
+        let at = OLD_LAYOUT.find("espn.scoreboard = {").expect("scoreboard script");
+        let data = at + OLD_LAYOUT[at..].find("data: {\"sports\"").expect("data") + "data: ".len();
+        let mut stream = serde_json::Deserializer::from_str(&OLD_LAYOUT[data..]).into_iter::<serde_json::Value>();
+        stream.next().expect("a value").expect("JSON")
+    }
+
+    /// `data` with only its first `keep` events, put where a Next.js score page keeps its data.
+    fn score_page(mut data: serde_json::Value, keep: usize) -> String {
+        let mut left = keep;
+        for league in data["sports"][0]["leagues"].as_array_mut().expect("leagues") {
+            let events = league["events"].as_array_mut().expect("events");
+            events.truncate(left);
+            left -= events.len();
+        }
+        format!(
+            r#"<html><body><script id="__NEXT_DATA__" type="application/json">{{"props":{{"pageProps":{{"scoreboard":{data}}}}}}}</script></body></html>"#
+        )
+    }
+
+    #[test]
+    fn a_2019_2021_score_page_of_events_with_two_competitors_is_read() {
+        // Ten real events (the first ten of the 2020-02-07 strip), as a score page of that
+        // layout lists them. Rows read off the events with a separate Python script (`json`,
+        // leagues' `name`, `title`, `eventType`, `fullStatus`), formats by the one rule.
+        let page = score_page(scoreboard_data(), 10);
+        let matches = parse(&page).expect("parses");
+        #[rustfmt::skip]
+        let want: [(&str, &str, &str, &str, &str, Format, MatchState); 10] = [
+            ("1213062", "Pakistan", "Bangladesh", "Bangladesh tour of Pakistan 2019/20", "1st Test", Format::Test, Live),
+            ("1204720", "Australia Under-19s", "West Indies Under-19s", "Under-19s World Cup", "5th Place Play-off", Format::ListA, Live),
+            ("1183546", "England Women", "India Women", "Australia Tri-Nation Women's T20 Series", "4th Match", Format::T20i, Complete),
+            ("1211040", "New Zealand A", "India A", "India A tour of New Zealand 2019/20", "2nd unofficial Test", Format::FirstClass, Live),
+            ("1185311", "South Africa", "England", "England tour of South Africa 2019/20", "2nd ODI (D/N)", Format::Odi, Live),
+            ("1203577", "Saurashtra", "Mumbai", "Ranji Trophy", "Elite, Group B", Format::FirstClass, Complete),
+            ("1203588", "Arunachal Pradesh", "Bihar", "Ranji Trophy", "Plate Group", Format::FirstClass, Complete),
+            ("1203578", "Baroda", "Tamil Nadu", "Ranji Trophy", "Elite, Group B", Format::FirstClass, Complete),
+            ("1203584", "Chandigarh", "Mizoram", "Ranji Trophy", "Plate Group", Format::FirstClass, Complete),
+            ("1203571", "Delhi", "Gujarat", "Ranji Trophy", "Elite, Group A", Format::FirstClass, Complete),
+        ];
+        let got: Vec<_> = matches
+            .iter()
+            .map(|m| {
+                (
+                    m.source_id.as_str(),
+                    m.teams[0].name.as_str(),
+                    m.teams[1].name.as_str(),
+                    m.series.as_deref().unwrap_or_default(),
+                    m.description.as_deref().unwrap_or_default(),
+                    m.format.clone(),
+                    m.state,
+                )
+            })
+            .collect();
+        assert_eq!(got, want);
+        let first = &matches[0];
+        assert_eq!(first.teams[1].short_name.as_deref(), Some("BDESH"));
+        assert_eq!(
+            first.url.as_str(),
+            "https://www.espncricinfo.com/ci/engine/match/1213062.html"
+        );
+        assert_eq!(
+            first.start_time,
+            chrono::DateTime::parse_from_rfc3339("2020-02-07T05:00:00Z")
+                .ok()
+                .map(|t| t.with_timezone(&Utc))
+        );
+        assert_eq!(
+            first.venue.as_ref().map(|v| v.ground.as_str()),
+            Some("Rawalpindi Cricket Stadium")
+        );
+        assert_eq!(
+            first.status.as_deref(),
+            Some("Pakistan won the toss and elected to field")
+        );
+        assert_eq!(
+            matches[2].status.as_deref(),
+            Some("ENG Women won by 4 wickets (with 7 balls remaining)")
+        );
+    }
+
+    #[test]
+    fn events_that_cannot_be_read_are_counted_in_the_error() {
+        // The same ten events without ids: no match, and the error counts them.
+        let mut data = scoreboard_data();
+        for league in data["sports"][0]["leagues"].as_array_mut().expect("leagues") {
+            for event in league["events"].as_array_mut().expect("events") {
+                event.as_object_mut().expect("event").remove("id");
+            }
+        }
+        let e = parse(&score_page(data, 10)).unwrap_err();
+        let ParseError::NoMatches { what } = &e else {
+            panic!("{e}")
+        };
+        assert!(
+            what.starts_with(
+                "`__NEXT_DATA__` holds 10 match-like objects (two teams, two competitors, or team1 and team2)"
+            ),
+            "{what}"
+        );
     }
 }

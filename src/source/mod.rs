@@ -16,6 +16,7 @@ pub mod cricketdata;
 pub mod css;
 mod dropped;
 mod error;
+mod espn_events;
 pub mod espn_rss;
 pub mod espncricinfo;
 pub mod fetch;

@@ -1,0 +1,174 @@
+//! ESPNcricinfo's matches as ESPN's scoreboard "events": the shape of its 2019–2021 score pages,
+//! where each match is an object with an `id`, two `competitors` (`displayName`,
+//! `abbreviation`, `homeAway`), a `title` ("1st Test"), an `eventType` ("Test", "ODI", "T20"),
+//! a `status` ("pre", "in", "post") with a `fullStatus.summary` line, a `date` and a `location`,
+//! inside a league (`{"name": "Bangladesh tour of Pakistan 2019/20", "events": […]}`). The same
+//! objects fill the score strip of the 2018–2020 match pages
+//! (`fixtures/espncricinfo/old-layout_match-page_1213062_2020-02-07.html`, 26 events).
+//!
+//! This file maps one such object to a [`Match`]; `espncricinfo.rs` finds them in the page.
+
+use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+use url::Url;
+
+/// The most digits of an ESPNcricinfo match id (they are 6 to 7 today; the bound keeps junk out).
+const MAX_ID_DIGITS: usize = 12;
+
+/// One event object, read leniently: a field of another type reads as absent.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawEvent {
+    #[serde(deserialize_with = "id")]
+    id: String,
+    competitors: Vec<RawCompetitor>,
+    #[serde(default, deserialize_with = "lenient")]
+    title: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    event_type: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    date: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    time_valid: Option<bool>,
+    #[serde(default, deserialize_with = "lenient")]
+    status: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    full_status: Option<RawFullStatus>,
+    #[serde(default, deserialize_with = "lenient")]
+    location: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    group: Option<RawGroup>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawCompetitor {
+    #[serde(default, deserialize_with = "lenient")]
+    display_name: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    abbreviation: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawFullStatus {
+    #[serde(default, deserialize_with = "lenient")]
+    summary: Option<String>,
+    #[serde(default, rename = "type", deserialize_with = "lenient")]
+    kind: Option<RawStatusType>,
+}
+
+#[derive(Deserialize)]
+struct RawStatusType {
+    #[serde(default, deserialize_with = "lenient")]
+    state: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawGroup {
+    #[serde(default, deserialize_with = "lenient")]
+    abbreviation: Option<String>,
+}
+
+/// Reads a field as `T`, or `None` when it is null or of another type.
+fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    Ok(serde_json::from_value(v).ok())
+}
+
+/// An id written as a string of digits or as a number.
+fn id<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let id = match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => s,
+        serde_json::Value::Number(n) if n.is_u64() => n.to_string(),
+        _ => String::new(),
+    };
+    let ok = !id.is_empty() && id.len() <= MAX_ID_DIGITS && id.bytes().all(|b| b.is_ascii_digit());
+    if ok {
+        Ok(id)
+    } else {
+        Err(serde::de::Error::custom("not an ESPNcricinfo match id"))
+    }
+}
+
+/// One event object (`value`) in the league named `league`, as a [`Match`]; `None` when it is
+/// not one, or its competitors have no names (`Err` of the names as read, for the caller to
+/// report: see [`super::dropped`]).
+pub(super) fn to_match(value: serde_json::Value, league: Option<&str>) -> Option<Result<Match, (String, [String; 2])>> {
+    let raw: RawEvent = serde_json::from_value(value).ok()?;
+    let [first, second] = raw.competitors.as_slice() else {
+        return None;
+    };
+    let team = |c: &RawCompetitor| Team {
+        name: c
+            .display_name
+            .as_deref()
+            .and_then(crate::text::plain)
+            .unwrap_or_default()
+            .into(),
+        short_name: c.abbreviation.as_deref().and_then(crate::text::plain).map(Text::from),
+    };
+    let teams = [team(first), team(second)];
+    if teams.iter().any(|t| t.name.is_empty()) {
+        return Some(Err((raw.id, teams.map(|t| t.name.to_string()))));
+    }
+    let series = league.and_then(crate::text::plain).or_else(|| {
+        raw.group
+            .and_then(|g| g.abbreviation)
+            .as_deref()
+            .and_then(crate::text::plain)
+    });
+    let description = raw.title.as_deref().and_then(crate::text::plain);
+    let start_time = (raw.time_valid != Some(false))
+        .then(|| raw.date.as_deref())
+        .flatten()
+        .and_then(|d| DateTime::parse_from_rfc3339(d.trim()).ok())
+        .map(|t| t.with_timezone(&Utc));
+    let word = raw.event_type.as_deref().and_then(crate::text::plain);
+    let format = Format::classify(&FormatClues {
+        word: word.as_deref(),
+        level: Level::Unknown,
+        description: description.as_deref(),
+        series: series.as_deref(),
+        teams: [&teams[0].name, &teams[1].name],
+        date: start_time.map(|t| t.date_naive()),
+    });
+    let full = raw.full_status.as_ref();
+    let status = full.and_then(|f| f.summary.as_deref()).and_then(crate::text::plain);
+    let state_word = full
+        .and_then(|f| f.kind.as_ref())
+        .and_then(|k| k.state.as_deref())
+        .or(raw.status.as_deref());
+    let state = match state_word.map(|s| s.trim().to_ascii_lowercase()).as_deref() {
+        Some("pre") => MatchState::Upcoming,
+        Some("in") => MatchState::Live,
+        Some("post") => MatchState::Complete,
+        _ => MatchState::Other,
+    }
+    .with_status(status.as_deref());
+    // The match page by id, as the RSS feed's items name it: the event's own `link` is the
+    // 2020 site's address, and another host than ESPNcricinfo's is never followed.
+    let mut url = Url::parse("https://www.espncricinfo.com/").ok()?;
+    url.set_path(&format!("/ci/engine/match/{}.html", raw.id));
+    Some(Ok(Match {
+        site: Site::Espncricinfo,
+        source_id: raw.id.into(),
+        teams,
+        series: series.map(Text::from),
+        description: description.map(Text::from),
+        format,
+        venue: raw
+            .location
+            .as_deref()
+            .and_then(crate::text::plain)
+            .map(|ground| Venue {
+                ground: ground.into(),
+                city: None,
+            }),
+        start_time,
+        state,
+        status: status.map(Text::from),
+        url,
+    }))
+}
