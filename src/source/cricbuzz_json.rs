@@ -168,9 +168,9 @@ fn text<'a>(field: &'a Scalar<'_>) -> Option<&'a str> {
 /// # Errors
 ///
 /// - [`ParseError::Empty`] when the text is empty or only whitespace;
-/// - [`ParseError::LayoutNotRecognised`] when it is not JSON, or not an object with a
-///   `typeMatches` array (an HTML error page, another endpoint), or the answer's own skeleton
-///   (above the `matchInfo` objects) repeats a key;
+/// - [`ParseError::LayoutNotRecognised`] when it is not JSON, or neither an object with a
+///   `typeMatches` array nor that array alone (an HTML error page, another endpoint), or the
+///   answer's own skeleton (above the `matchInfo` objects) repeats a key;
 /// - [`ParseError::NoMatches`] when the answer has the API's shape but no readable `matchInfo`,
 ///   including an answer that leaves `typeMatches` out but carries the API's own
 ///   `responseLastUpdated` or `appIndex` keys (how an empty list can come back).
@@ -178,12 +178,34 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
     if page.trim().is_empty() {
         return Err(ParseError::Empty);
     }
+    // The answer's `typeMatches` list alone, as it is sometimes saved: read as the whole answer.
+    if page.trim_start().starts_with('[') {
+        return match read_answer::<Groups<'_, Loose<Box<RawMatchInfo<'_>>>>, Groups<'_, &RawValue>>(
+            page,
+            "a Cricbuzz `typeMatches` list",
+        )? {
+            Reading::OnePass(groups) => matches_of(whole(groups)),
+            Reading::Fallback(groups) => matches_of(whole(groups)),
+        };
+    }
     match read_answer::<Answer<'_, Loose<Box<RawMatchInfo<'_>>>>, Answer<'_, &RawValue>>(
         page,
         "a Cricbuzz `matches/v1` answer",
     )? {
         Reading::OnePass(answer) => matches_of(answer),
         Reading::Fallback(answer) => matches_of(answer),
+    }
+}
+
+/// An answer's `typeMatches` list.
+type Groups<'a, I> = List<Loose<Group<'a, I>>>;
+
+/// The answer a bare `typeMatches` list stands for.
+fn whole<I>(groups: Groups<'_, I>) -> Answer<'_, I> {
+    Answer {
+        type_matches: Some(groups),
+        response_last_updated: None,
+        app_index: None,
     }
 }
 

@@ -85,6 +85,15 @@ impl SourceKind {
     /// without a byte-order mark, binary data, PDF…), or the built-in profile that reads it when
     /// it is an older layout ([`ParseError::ReadByProfile`]).
     pub fn parse(&self, page: &str) -> Result<Vec<Match>, ParseError> {
+        // JSON saved as a JavaScript or TypeScript constant: the JSON value is what is read.
+        if let Some(wrapped) = sniff::javascript_json(page) {
+            return match wrapped.value {
+                Ok(json) => self.parse(json),
+                Err(_) => Err(ParseError::Unsupported {
+                    what: sniff::unsupported(page).unwrap_or_default(),
+                }),
+            };
+        }
         let result = match self {
             SourceKind::Cricbuzz => cricbuzz::parse(page),
             SourceKind::CricbuzzJson => cricbuzz_json::parse(page),
@@ -100,7 +109,11 @@ impl SourceKind {
                     return ParseError::Unsupported { what };
                 }
                 match (self, builtin_profile_for(page)) {
-                    (SourceKind::Css(_), _) | (_, None) => error,
+                    (SourceKind::Css(_), _) => error,
+                    (_, None) => match (&error, sniff::saved_without_data(page)) {
+                        (ParseError::LayoutNotRecognised { .. }, Some(what)) => ParseError::Unsupported { what },
+                        _ => error,
+                    },
                     (_, Some((profile, matches))) => ParseError::ReadByProfile {
                         what: error.to_string(),
                         profile,
@@ -114,7 +127,14 @@ impl SourceKind {
     /// Guesses the kind of `page` from markers each layout carries. `None` when no known
     /// layout's marker is present (CSS profiles are never guessed: name them).
     pub fn detect(page: &str) -> Option<SourceKind> {
+        if let Some(sniff::Wrapped { value: Ok(json), .. }) = sniff::javascript_json(page) {
+            return SourceKind::detect(json);
+        }
         let head = page.trim_start();
+        // A bare `typeMatches` list, as a Cricbuzz answer's value is sometimes saved.
+        if head.starts_with('[') {
+            return page.contains("\"seriesMatches\"").then_some(SourceKind::CricbuzzJson);
+        }
         if head.starts_with('{') {
             if page.contains("\"typeMatches\"") {
                 return Some(SourceKind::CricbuzzJson);
@@ -471,7 +491,13 @@ fn parse_page(spec: &SourceSpec, source_name: &str, page: &str) -> Result<Vec<Ma
             if let Some(what) = sniff::unsupported(page) {
                 return Err(SourceError::Unsupported { source_name, what });
             }
-            let hint = builtin_profile_for(page).map_or_else(String::new, |(profile, found)| {
+            let profile = builtin_profile_for(page);
+            if profile.is_none() {
+                if let Some(what) = sniff::saved_without_data(page) {
+                    return Err(SourceError::Unsupported { source_name, what });
+                }
+            }
+            let hint = profile.map_or_else(String::new, |(profile, found)| {
                 format!(
                     ". It is an older layout that the built-in profile `css:{profile}` reads \
                      ({found} match(es)): name it as css:{profile}=LOCATION"

@@ -409,30 +409,104 @@ fn an_older_next_data_shape_is_refused_with_its_count_of_match_like_objects() {
         panic!("{e}")
     };
     assert!(
-        what.starts_with("`__NEXT_DATA__` holds 88 match-like objects (two teams, or team1 and team2) in a layout this version does not read"),
+        what.starts_with("`__NEXT_DATA__` holds 88 match-like objects (two teams, two competitors, or team1 and team2) in a layout this version does not read"),
         "{what}"
     );
 }
 
 #[tokio::test]
-async fn javascript_wrapped_json_gets_its_own_sentence() {
+async fn json_inside_a_javascript_constant_or_a_bare_type_matches_list_is_read() {
     let dir = tempfile::tempdir().unwrap();
-    // The Cricbuzz answer as it was first saved: a TypeScript constant (see fixtures/README.md).
-    let wrapped = format!(
-        "export const data = {};\n",
-        fixture("cricbuzz/matches-v1-live_2024-06-16.json")
-    );
-    let want = "the page is JSON wrapped in JavaScript (`export const data = {…}`), not JSON; save only the JSON value, from its first `{` to its last `}`, or point the source at the API's own URL";
-    let e = read_file_as(&dir, "live.ts", wrapped.as_bytes(), "").await.unwrap_err();
+    let answer = fixture("cricbuzz/matches-v1-live_2024-06-16.json");
+    let value: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    let groups = value["typeMatches"].to_string();
+    for (name, page) in [
+        // The Cricbuzz answer as it was first saved: a TypeScript constant (see fixtures/README.md).
+        ("object.ts", format!("export const data = {answer};\n")),
+        // An array constant, typed, followed by more code.
+        (
+            "array.ts",
+            format!("export const typeMatches: TypeMatch[] = {groups};\nexport default typeMatches;\n"),
+        ),
+        // The `typeMatches` list alone: valid JSON.
+        ("groups.json", groups.clone()),
+    ] {
+        for kind in ["", "cricbuzz-json="] {
+            let matches = read_file_as(&dir, name, page.as_bytes(), kind)
+                .await
+                .unwrap_or_else(|e| panic!("{name} {kind}: {e}"));
+            assert_eq!(matches.len(), 5, "{name} {kind}");
+            assert_eq!(matches[0].source_id, "87738", "{name} {kind}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn javascript_that_is_not_json_gets_steps_that_give_json() {
+    let dir = tempfile::tempdir().unwrap();
+    // An object literal (unquoted keys, a trailing comma): JavaScript, not JSON.
+    let page = "export const data = {\n  typeMatches: [],\n};\n";
+    let want = "the page is JavaScript (`export const data = …`) whose value is not JSON (key must be a string at line 2 column 3); to save it as JSON, let a JavaScript engine print it: in a browser's developer console, enter `copy(JSON.stringify(` followed by the value (from the `{` or `[` after `=` to its matching bracket) and `))`, then save what was copied to a file; or point the source at the API's own URL";
+    let e = read_file_as(&dir, "data.js", page.as_bytes(), "").await.unwrap_err();
     assert!(
         matches!(e, SourceError::Unsupported { .. }) && e.to_string().ends_with(want),
         "{e}"
     );
-    let e = read_file_as(&dir, "live.ts", wrapped.as_bytes(), "cricbuzz-json=")
+    let e = read_file_as(&dir, "data.js", page.as_bytes(), "cricbuzz-json=")
         .await
         .unwrap_err();
     assert!(
         matches!(&e, SourceError::Parse { error: ParseError::Unsupported { what }, .. } if what == want),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_copy_saved_without_its_data_is_refused_naming_its_site() {
+    let dir = tempfile::tempdir().unwrap();
+    // The real live-scores page as a script-dropping extension saves it: SingleFile's header,
+    // the `self.__next_f.push` scripts gone.
+    let page = fixture("cricbuzz/live-scores_2026-07-17.html");
+    let mut stripped = String::new();
+    let mut rest = page.as_str();
+    while let Some(at) = rest.find("<script>self.__next_f.push") {
+        stripped.push_str(&rest[..at]);
+        let end = rest[at..].find("</script>").expect("closed") + at + "</script>".len();
+        rest = &rest[end..];
+    }
+    stripped.push_str(rest);
+    assert!(!stripped.contains("self.__next_f.push"));
+    let saved = stripped.replacen(
+        "<html lang=\"en\" class=\"inter-app\">",
+        "<html lang=\"en\" class=\"inter-app\"><!--\n Page saved with SingleFile \n url: https://www.cricbuzz.com/cricket-match/live-scores \n saved date: Fri Jul 17 2026 11:00:00 GMT+0000\n-->",
+        1,
+    );
+    let want = "the page is a copy of https://www.cricbuzz.com/cricket-match/live-scores saved by SingleFile without the data its scripts carry: the `cricbuzz` kind reads the match data of its `self.__next_f.push(…)` scripts, which this copy does not have";
+    let e = read_file_as(&dir, "saved.html", saved.as_bytes(), "")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, SourceError::Unsupported { .. }) && e.to_string().contains(want),
+        "{e}"
+    );
+    assert!(!e.to_string().contains("cannot tell which layout"), "{e}");
+    let e = read_file_as(&dir, "saved.html", saved.as_bytes(), "cricbuzz=")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, SourceError::Parse { error: ParseError::Unsupported { what }, .. } if what.contains(want)),
+        "{e}"
+    );
+    // An ESPNcricinfo page without its `__NEXT_DATA__` script: named by its canonical link.
+    let page = fixture("espncricinfo/series-match-results_ipl-2022_2022-07-27.html");
+    let start = page.find("<script id=\"__NEXT_DATA__\"").expect("data script");
+    let end = start + page[start..].find("</script>").expect("closed") + "</script>".len();
+    let stripped = format!("{}{}", &page[..start], &page[end..]);
+    let e = read_file_as(&dir, "ipl.html", stripped.as_bytes(), "")
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("the page is a copy of https://www.espncricinfo.com/series/indian-premier-league-2022-1298423/match-results saved without the data its scripts carry: the `espncricinfo` kind"),
         "{e}"
     );
 }
