@@ -22,10 +22,12 @@ pub mod espncricinfo;
 pub mod fetch;
 mod lenient;
 mod sniff;
+mod spec_error;
 mod url_base;
 
 pub use css::BUILTIN_PROFILES;
-pub use error::{ParseError, SpecError};
+pub use error::ParseError;
+pub use spec_error::SpecError;
 
 use crate::cricket::Match;
 use std::fmt;

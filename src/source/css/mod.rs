@@ -122,12 +122,14 @@
 //! [`crate::cricket`] (the [`Match`] it builds, the format and state rules), [`crate::text`]
 //! (cleaning scraped text) and [`ParseError`], never the fetcher or the store.
 //!
-//! - `schema.rs`: the TOML [`Profile`] and its checks ([`load_profile`], [`ProfileError`]);
+//! - `schema.rs`: the TOML [`Profile`], its checks and [`ProfileError`] (no selectors);
 //! - `compile.rs`: the selectors compiled once for lol_html, and which element and attribute
 //!   each field reads;
 //! - `scan.rs`: the one streaming pass over a page, collecting each card's raw values;
 //! - `fields.rs`: one card's raw values to one [`Match`] (cuts, state, format, link checks);
-//! - this file: [`CompiledProfile`] and [`parse`], which put the three together.
+//! - this file: [`load_profile`], [`CompiledProfile`] and [`parse`], which put the others
+//!   together (a profile is checked by `schema.rs` and compiled by `compile.rs`; neither file
+//!   imports the other).
 
 mod compile;
 mod fields;
@@ -144,7 +146,7 @@ use crate::source::dropped::Unnamed;
 use crate::source::ParseError;
 
 use compile::{compile, Plan};
-pub use schema::{load_profile, Field, Fields, Profile, ProfileError, StateRule, Step, TimeField};
+pub use schema::{Field, Fields, Profile, ProfileError, StateRule, Step, TimeField};
 
 /// Operator profiles shipped with the bot, usable as `css:<name>` without a file.
 pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
@@ -217,6 +219,35 @@ impl CompiledProfile {
     }
 }
 
+/// Reads a profile from TOML and checks it: every selector compiles, the teams are described one
+/// way, cut strings are non-empty, `base_url` is http(s), and `time_format` is a valid chrono
+/// format.
+///
+/// # Errors
+///
+/// [`ProfileError::Toml`] when the text is not TOML or misses/misnames a key,
+/// [`ProfileError::BadSelector`] naming the field and selector that do not compile,
+/// [`ProfileError::Invalid`] for the other checks above.
+pub fn load_profile(toml_text: &str) -> Result<Profile, ProfileError> {
+    let profile: Profile = toml::from_str(toml_text).map_err(|e| schema::toml_error(toml_text, &e))?;
+    validate(&profile)?;
+    Ok(profile)
+}
+
+/// Checks `profile` ([`schema`]'s checks) and compiles its selectors ([`compile`]): a profile
+/// naming no site or an invalid `base_url` is refused before its selectors are looked at, one
+/// with a selector that does not compile before its other fields are.
+fn validate(profile: &Profile) -> Result<Plan, ProfileError> {
+    schema::check_identity(profile)?;
+    let plan = compile(profile).map_err(|e| ProfileError::BadSelector {
+        field: e.field.to_string(),
+        selector: e.selector,
+        reason: e.reason,
+    })?;
+    schema::check_fields(profile)?;
+    Ok(plan)
+}
+
 /// A checked profile with its selectors compiled, ready for any number of pages: what
 /// [`SourceKind::Css`](crate::source::SourceKind::Css) holds, so a page costs one streaming pass
 /// and no selector parsing.
@@ -233,7 +264,7 @@ impl CompiledProfile {
     ///
     /// [`ProfileError::BadSelector`] or [`ProfileError::Invalid`], as [`load_profile`].
     pub fn new(profile: Profile) -> Result<CompiledProfile, ProfileError> {
-        let plan = schema::validate(&profile)?;
+        let plan = validate(&profile)?;
         Ok(CompiledProfile { profile, plan })
     }
 

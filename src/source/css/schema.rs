@@ -7,7 +7,6 @@ use chrono::format::{Item, StrftimeItems};
 use serde::Deserialize;
 use url::Url;
 
-use super::compile::{compile, Plan};
 use crate::cricket::{MatchState, Site};
 
 /// An operator's description of one page layout, as read from TOML by [`load_profile`].
@@ -200,21 +199,6 @@ pub enum ProfileError {
     },
 }
 
-/// Reads a profile from TOML and checks it: every selector compiles, the teams are described one
-/// way, cut strings are non-empty, `base_url` is http(s), and `time_format` is a valid chrono
-/// format.
-///
-/// # Errors
-///
-/// [`ProfileError::Toml`] when the text is not TOML or misses/misnames a key,
-/// [`ProfileError::BadSelector`] naming the field and selector that do not compile,
-/// [`ProfileError::Invalid`] for the other checks above.
-pub fn load_profile(toml_text: &str) -> Result<Profile, ProfileError> {
-    let profile: Profile = toml::from_str(toml_text).map_err(|e| toml_error(toml_text, &e))?;
-    validate(&profile)?;
-    Ok(profile)
-}
-
 /// `error` reading `text`, said by its message and place only (see [`ProfileError::Toml`]).
 pub(super) fn toml_error(text: &str, error: &toml::de::Error) -> ProfileError {
     let at = error.span().map(|span| {
@@ -238,19 +222,21 @@ fn invalid(what: impl Into<String>) -> ProfileError {
     ProfileError::Invalid { what: what.into() }
 }
 
-/// Checks `profile` and returns its compiled selectors.
-pub(super) fn validate(profile: &Profile) -> Result<Plan, ProfileError> {
+/// The checks of a profile that come before its selectors are compiled: a name, an http(s)
+/// `base_url`.
+pub(super) fn check_identity(profile: &Profile) -> Result<(), ProfileError> {
     if profile.name.trim().is_empty() {
         return Err(invalid("`name` is empty"));
     }
     if !matches!(profile.base_url.scheme(), "http" | "https") {
         return Err(invalid(format!("`base_url` {} is not http(s)", profile.base_url)));
     }
-    let plan = compile(profile).map_err(|e| ProfileError::BadSelector {
-        field: e.field.to_string(),
-        selector: e.selector,
-        reason: e.reason,
-    })?;
+    Ok(())
+}
+
+/// The checks of a profile's fields (after its selectors compiled): the teams described one
+/// way, cut strings non-empty, `time_format` a chrono format, `default_format` not empty.
+pub(super) fn check_fields(profile: &Profile) -> Result<(), ProfileError> {
     let f = &profile.fields;
     match (&f.team1, &f.team2, &f.title) {
         (Some(_), Some(_), None) => {
@@ -289,7 +275,7 @@ pub(super) fn validate(profile: &Profile) -> Result<Plan, ProfileError> {
             return Err(invalid("`default_format` is empty"));
         }
     }
-    Ok(plan)
+    Ok(())
 }
 
 /// Every optional [`Field`] of a profile with its dotted name, for validation and compilation.
