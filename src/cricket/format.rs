@@ -320,15 +320,26 @@ impl Format {
 /// decides for it.
 fn national_status(teams: [&str; 2], format: International, date: Option<NaiveDate>) -> Status {
     let sides = teams.map(Side::named);
-    let status = |side: &Option<Side>, name: &str| match side {
-        Some(side) => side.status(format, date),
-        None if is_placeholder_name(name) => Status::PageDecides,
-        None => Status::NotHeld,
-    };
-    match sides {
-        [Some(a), Some(b)] if a.gender() != b.gender() => Status::NotHeld,
-        [a, b] => status(&a, teams[0]).min(status(&b, teams[1])),
+    if let [Some(a), Some(b)] = sides {
+        if a.gender() != b.gender() {
+            return Status::NotHeld;
+        }
     }
+    // One side's status at a time: most matches have no national side at all (counties,
+    // franchises), and the first is enough to know (the placeholder check reads the name again).
+    let mut weakest = Status::Held;
+    for (side, name) in sides.iter().zip(teams) {
+        let status = match side {
+            Some(side) => side.status(format, date),
+            None if is_placeholder_name(name) => Status::PageDecides,
+            None => Status::NotHeld,
+        };
+        weakest = weakest.min(status);
+        if weakest == Status::NotHeld {
+            break;
+        }
+    }
+    weakest
 }
 
 /// What the last series name read on a page said ([`Format::classify_in`]). A page lists a few
