@@ -54,17 +54,22 @@ use std::sync::LazyLock;
 /// A calendar day as `yyyymmdd`, so that the table is plain constants compared as numbers.
 type Day = u32;
 
+/// `y`-`m`-`d` as a [`Day`].
+const fn day(y: u32, m: u32, d: u32) -> Day {
+    y * 10_000 + m * 100 + d
+}
+
 /// Before every day the table names.
 const ALWAYS: Day = 0;
 /// After every day the table names.
 const FOREVER: Day = u32::MAX;
 
 /// The day all members' women's Twenty20 matches became T20Is.
-const WOMEN_T20I: Day = 2018_07_01;
+const WOMEN_T20I: Day = day(2018, 7, 1);
 /// The day all members' men's Twenty20 matches became T20Is.
-const MEN_T20I: Day = 2019_01_01;
+const MEN_T20I: Day = day(2019, 1, 1);
 /// The day every full member's women's side gained permanent Test and ODI status.
-const WOMEN_FULL_MEMBERS: Day = 2021_04_01;
+const WOMEN_FULL_MEMBERS: Day = day(2021, 4, 1);
 
 /// Which national side: the men's or the women's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,66 +161,74 @@ const fn odi(names: &'static [&'static str], men: &'static [(Day, Day)], women: 
 }
 
 /// Women's associate ODI status awarded on 25 May 2022.
-const WOMEN_ODI_2022: &[(Day, Day)] = &[(2022_05_25, FOREVER)];
+const WOMEN_ODI_2022: &[(Day, Day)] = &[(day(2022, 5, 25), FOREVER)];
 
 /// The members; see the module documentation for each fact's source.
 static MEMBERS: &[Member] = &[
     // Full members: (men's Test status from, men's ODI status from).
-    full(&["afghanistan"], 2017_06_22, 2009_04_19),
-    full(&["australia"], 1877_03_15, 1971_01_05),
-    full(&["bangladesh"], 2000_06_26, 1986_03_31),
-    full(&["england"], 1877_03_15, 1971_01_05),
-    full(&["india"], 1932_06_25, 1974_07_13),
-    full(&["ireland"], 2017_06_22, 2006_01_01),
-    full(&["new zealand"], 1930_01_10, 1973_02_11),
-    full(&["pakistan"], 1952_07_28, 1973_02_11),
-    full(&["south africa"], 1889_03_12, 1991_11_10),
-    full(&["sri lanka"], 1981_07_21, 1975_06_07),
-    full(&["west indies", "windies"], 1928_06_23, 1973_09_05),
-    full(&["zimbabwe"], 1992_07_06, 1983_06_09),
+    full(&["afghanistan"], day(2017, 6, 22), day(2009, 4, 19)),
+    full(&["australia"], day(1877, 3, 15), day(1971, 1, 5)),
+    full(&["bangladesh"], day(2000, 6, 26), day(1986, 3, 31)),
+    full(&["england"], day(1877, 3, 15), day(1971, 1, 5)),
+    full(&["india"], day(1932, 6, 25), day(1974, 7, 13)),
+    full(&["ireland"], day(2017, 6, 22), day(2006, 1, 1)),
+    full(&["new zealand"], day(1930, 1, 10), day(1973, 2, 11)),
+    full(&["pakistan"], day(1952, 7, 28), day(1973, 2, 11)),
+    full(&["south africa"], day(1889, 3, 12), day(1991, 11, 10)),
+    full(&["sri lanka"], day(1981, 7, 21), day(1975, 6, 7)),
+    full(&["west indies", "windies"], day(1928, 6, 23), day(1973, 9, 5)),
+    full(&["zimbabwe"], day(1992, 7, 6), day(1983, 6, 9)),
     // Associates with ODI status in the table's periods.
-    odi(&["canada"], &[(2006_01_01, 2014_02_01), (2023_04_05, FOREVER)], NONE),
-    odi(&["bermuda"], &[(2006_01_01, 2009_04_08)], NONE),
-    odi(&["hong kong", "hong kong china"], &[(2014_02_01, 2018_03_25)], NONE),
-    odi(&["kenya"], &[(1996_09_28, 2014_02_01)], NONE),
-    odi(&["namibia"], &[(2019_04_26, FOREVER)], NONE),
-    odi(&["nepal"], &[(2018_03_25, FOREVER)], NONE),
+    odi(
+        &["canada"],
+        &[(day(2006, 1, 1), day(2014, 2, 1)), (day(2023, 4, 5), FOREVER)],
+        NONE,
+    ),
+    odi(&["bermuda"], &[(day(2006, 1, 1), day(2009, 4, 8))], NONE),
+    odi(
+        &["hong kong", "hong kong china"],
+        &[(day(2014, 2, 1), day(2018, 3, 25))],
+        NONE,
+    ),
+    odi(&["kenya"], &[(day(1996, 9, 28), day(2014, 2, 1))], NONE),
+    odi(&["namibia"], &[(day(2019, 4, 26), FOREVER)], NONE),
+    odi(&["nepal"], &[(day(2018, 3, 25), FOREVER)], NONE),
     odi(
         &["netherlands", "holland"],
-        &[(2006_01_01, 2014_02_01), (2018_03_25, FOREVER)],
+        &[(day(2006, 1, 1), day(2014, 2, 1)), (day(2018, 3, 25), FOREVER)],
         WOMEN_ODI_2022,
     ),
-    odi(&["oman"], &[(2019_04_24, FOREVER)], NONE),
+    odi(&["oman"], &[(day(2019, 4, 24), FOREVER)], NONE),
     odi(
         &["papua new guinea", "png"],
-        &[(2014_02_01, 2018_03_25), (2019_04_26, 2023_04_06)],
+        &[(day(2014, 2, 1), day(2018, 3, 25)), (day(2019, 4, 26), day(2023, 4, 6))],
         WOMEN_ODI_2022,
     ),
-    odi(&["scotland"], &[(2006_01_01, FOREVER)], WOMEN_ODI_2022),
+    odi(&["scotland"], &[(day(2006, 1, 1), FOREVER)], WOMEN_ODI_2022),
     odi(&["thailand"], NONE, WOMEN_ODI_2022),
     odi(
         &["united arab emirates", "uae", "u a e"],
-        &[(2014_02_01, FOREVER)],
+        &[(day(2014, 2, 1), FOREVER)],
         NONE,
     ),
     odi(
         &["united states", "usa", "u s a", "united states of america", "us"],
-        &[(2019_04_24, FOREVER)],
+        &[(day(2019, 4, 24), FOREVER)],
         WOMEN_ODI_2022,
     ),
     // Associates admitted, suspended or readmitted since the T20I days.
-    since(&["cambodia"], &[(2022_07_26, FOREVER)]),
+    since(&["cambodia"], &[(day(2022, 7, 26), FOREVER)]),
     since(
         &["cote d ivoire", "côte d ivoire", "ivory coast"],
-        &[(2022_07_26, FOREVER)],
+        &[(day(2022, 7, 26), FOREVER)],
     ),
-    since(&["mongolia"], &[(2021_07_18, FOREVER)]),
-    since(&["russia"], &[(ALWAYS, 2021_07_18)]),
-    since(&["switzerland"], &[(2021_07_18, FOREVER)]),
-    since(&["tajikistan"], &[(2021_07_18, FOREVER)]),
-    since(&["timor leste", "east timor"], &[(2025_07_20, FOREVER)]),
-    since(&["uzbekistan"], &[(2022_07_26, FOREVER)]),
-    since(&["zambia"], &[(ALWAYS, 2019_07_18), (2025_07_20, FOREVER)]),
+    since(&["mongolia"], &[(day(2021, 7, 18), FOREVER)]),
+    since(&["russia"], &[(ALWAYS, day(2021, 7, 18))]),
+    since(&["switzerland"], &[(day(2021, 7, 18), FOREVER)]),
+    since(&["tajikistan"], &[(day(2021, 7, 18), FOREVER)]),
+    since(&["timor leste", "east timor"], &[(day(2025, 7, 20), FOREVER)]),
+    since(&["uzbekistan"], &[(day(2022, 7, 26), FOREVER)]),
+    since(&["zambia"], &[(ALWAYS, day(2019, 7, 18)), (day(2025, 7, 20), FOREVER)]),
     // The other associates, by ICC region.
     // Africa.
     associate(&["botswana"]),
@@ -371,7 +384,7 @@ impl Side {
     /// now).
     pub(crate) fn status(&self, format: International, date: Option<NaiveDate>) -> Status {
         let day = date.map_or(FOREVER - 1, |d| {
-            u32::try_from(d.year()).map_or(ALWAYS, |y| y * 10_000 + d.month() * 100 + d.day())
+            u32::try_from(d.year()).map_or(ALWAYS, |y| day(y, d.month(), d.day()))
         });
         if !self.is_member(day) {
             return Status::NotHeld;

@@ -121,7 +121,7 @@ pub(super) fn to_match(value: serde_json::Value, league: Option<&str>) -> Option
     });
     let description = raw.title.as_deref().and_then(crate::text::plain);
     let start_time = (raw.time_valid != Some(false))
-        .then(|| raw.date.as_deref())
+        .then_some(raw.date.as_deref())
         .flatten()
         .and_then(|d| DateTime::parse_from_rfc3339(d.trim()).ok())
         .map(|t| t.with_timezone(&Utc));

@@ -117,13 +117,9 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
         for (object, league) in event_shaped(&tree) {
             candidates += 1;
             match to_value(object, 0).and_then(|value| espn_events::to_match(value, league)) {
-                Some(Ok(m)) => {
-                    if !found.iter().any(|f| f.source_id == m.source_id) {
-                        found.push(m);
-                    }
-                }
+                Some(Ok(m)) if !found.iter().any(|f| f.source_id == m.source_id) => found.push(m),
                 Some(Err((id, names))) => unnamed.note(&id, [Some(names[0].as_str()), Some(names[1].as_str())]),
-                None => {}
+                Some(Ok(_)) | None => {}
             }
         }
     }
