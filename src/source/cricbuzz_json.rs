@@ -179,7 +179,7 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
         return Err(ParseError::Empty);
     }
     // The answer's `typeMatches` list alone, as it is sometimes saved: read as the whole answer.
-    if page.trim_start().starts_with('[') {
+    if page.trim_start().starts_with('[') && memchr::memmem::find(page.as_bytes(), b"\"seriesMatches\"").is_some() {
         return match read_answer::<Groups<'_, Loose<Box<RawMatchInfo<'_>>>>, Groups<'_, &RawValue>>(
             page,
             "a Cricbuzz `typeMatches` list",
