@@ -85,23 +85,6 @@ fn cut(id: &str) -> &str {
 mod tests {
     use super::*;
     use crate::source::SourceKind;
-    use std::sync::{Arc, Mutex as StdMutex};
-
-    #[derive(Clone)]
-    struct Lines(Arc<StdMutex<Vec<u8>>>);
-
-    impl std::io::Write for Lines {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .map_err(|_| std::io::Error::other("poisoned"))?
-                .extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
 
     #[test]
     fn a_listing_dropped_for_an_empty_team_name_is_logged_at_warn_once_by_every_parser() {
@@ -136,17 +119,13 @@ mod tests {
             (SourceKind::CricbuzzJson, cricbuzz.to_string(), "990003"),
             (SourceKind::Espncricinfo, espn, "990005"),
         ];
-        let logs = Arc::new(StdMutex::new(Vec::new()));
-        let sink = Lines(Arc::clone(&logs));
-        let subscriber = crate::telemetry::subscriber("warn", move || sink.clone(), false);
-        tracing::subscriber::with_default(subscriber, || {
+        let ((), logs) = crate::source::log_capture::logged("warn", || {
             for _ in 0..2 {
                 for (kind, page, _) in &pages {
                     assert_eq!(kind.parse(page).map(|m| m.len()), Ok(1), "{kind}");
                 }
             }
         });
-        let logs = String::from_utf8(logs.lock().expect("logs").clone()).expect("utf-8");
         let lines: Vec<&str> = logs.lines().collect();
         assert_eq!(lines.len(), pages.len(), "{logs}");
         for ((_, _, id), line) in pages.iter().zip(&lines) {

@@ -21,6 +21,8 @@ pub mod espn_rss;
 pub mod espncricinfo;
 pub mod fetch;
 mod lenient;
+#[cfg(test)]
+mod log_capture;
 mod sniff;
 mod spec_error;
 mod url_base;

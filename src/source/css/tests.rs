@@ -469,13 +469,10 @@ fn a_card_passed_over_and_an_unreadable_start_time_are_logged_with_why() {
             <li class="game" data-id="g3"><span class="home">Greys</span><a href="g3">x</a></li>
             <li class="game" data-id="g4"><span class="home">A</span><span class="away">B</span><a href="https://elsewhere.example/g4">x</a></li>
             </ul>"#;
-    let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
-    let sink = std::sync::Arc::clone(&logs);
-    let subscriber = crate::telemetry::subscriber("debug", move || LogSink(std::sync::Arc::clone(&sink)), false);
-    let matches = tracing::subscriber::with_default(subscriber, || parse(&profile, page)).expect("one match");
+    let (matches, logs) = crate::source::log_capture::logged("debug", || parse(&profile, page));
+    let matches = matches.expect("one match");
     assert_eq!(matches.len(), 1);
     assert_eq!((matches[0].source_id.as_str(), matches[0].start_time), ("g1", None));
-    let logs = String::from_utf8(logs.lock().expect("logs").clone()).expect("utf-8");
     let lines: Vec<&str> = logs.lines().collect();
     assert_eq!(lines.len(), 4, "{logs}");
     assert!(
@@ -496,21 +493,6 @@ fn a_card_passed_over_and_an_unreadable_start_time_are_logged_with_why() {
                 && line.contains(reason),
             "{logs}"
         );
-    }
-}
-
-struct LogSink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for LogSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .map_err(|_| std::io::Error::other("poisoned"))?
-            .extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 
