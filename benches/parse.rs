@@ -2,6 +2,9 @@
 //! (fetch excluded). `bench/run.sh` reads the medians from `target/criterion` and sets them beside
 //! BeautifulSoup and selectolax reading the same pages (`bench/extract.py`).
 
+// A measuring harness, not the product: a failed step should stop it loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use cricket_announcer::source::SourceKind;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
@@ -69,7 +72,7 @@ fn parse(c: &mut Criterion) {
         assert!(!found.is_empty(), "{id}: no match");
         group.throughput(Throughput::Bytes(page.len() as u64));
         group.bench_function(id, |b| {
-            b.iter(|| black_box(kind.parse(black_box(&page))).map(|m| m.len()))
+            b.iter(|| black_box(kind.parse(black_box(&page))).map(|m| m.len()));
         });
     }
     group.finish();

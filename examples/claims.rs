@@ -26,6 +26,14 @@
 //! lists every measurement). Many held cycles in one repeat (`… 1000 1 500`) make a steady-state
 //! loop for a profiler.
 
+// A measuring harness, not the product: a failed step should stop it loudly.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation,
+    unreachable_pub
+)]
+
 #[path = "support/mock_x.rs"]
 mod mock_x;
 
@@ -89,7 +97,7 @@ fn per_sighting(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>, n
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
+    v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 

@@ -13,6 +13,14 @@
 //! Usage: `cargo run --release --example decision -- REDIS_URL [ITERATIONS]`. Prints one JSON
 //! object (microseconds) on stdout for `bench/run.sh`.
 
+// A measuring harness, not the product: a failed step should stop it loudly.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation,
+    unreachable_pub
+)]
+
 #[path = "support/mock_x.rs"]
 mod mock_x;
 

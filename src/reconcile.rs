@@ -417,19 +417,19 @@ fn stops_asking(e: &SinkError) -> bool {
 fn log(key: &MatchKey, was: &str, outcome: &Settled) {
     match outcome {
         Settled::Posted { id } => {
-            tracing::info!(match_key = %key, was, post_id = %id, "reconciled: the post exists on the platform; recorded as posted")
+            tracing::info!(match_key = %key, was, post_id = %id, "reconciled: the post exists on the platform; recorded as posted");
         }
         Settled::StillUnknown { found } => {
-            tracing::info!(match_key = %key, was, found = %found, "reconciled: not found; left as it was")
+            tracing::info!(match_key = %key, was, found = %found, "reconciled: not found; left as it was");
         }
         Settled::Changed { state } => {
-            tracing::info!(match_key = %key, was, now = %state, "reconciled: the record changed meanwhile; left alone")
+            tracing::info!(match_key = %key, was, now = %state, "reconciled: the record changed meanwhile; left alone");
         }
         Settled::Waiting { until } => {
-            tracing::info!(match_key = %key, was, until = %until.to_rfc3339(), "reconciled later: the platform may still be saving the last send; left alone")
+            tracing::info!(match_key = %key, was, until = %until.to_rfc3339(), "reconciled later: the platform may still be saving the last send; left alone");
         }
         Settled::Repeating { by, until } => {
-            tracing::info!(match_key = %key, was, by = %by, until = %until.to_rfc3339(), "reconciled elsewhere: another instance is repeating the post; left alone")
+            tracing::info!(match_key = %key, was, by = %by, until = %until.to_rfc3339(), "reconciled elsewhere: another instance is repeating the post; left alone");
         }
         Settled::NotAsked { why } => tracing::warn!(match_key = %key, was, why = %why, "not reconciled"),
     }

@@ -7,13 +7,13 @@
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// The width a table fits by default: a terminal of 100 columns.
-pub const WIDTH: usize = 100;
+pub(crate) const WIDTH: usize = 100;
 
 /// Spaces between two columns.
 const GAP: usize = 2;
 
 /// A column: its header, whether it may be cut to fit, and its alignment.
-pub struct Column {
+pub(crate) struct Column {
     /// The header.
     pub header: &'static str,
     /// May be cut (with "…") to make the table fit; kept whole when false.
@@ -26,7 +26,7 @@ pub struct Column {
 
 impl Column {
     /// A column kept whole, left-aligned.
-    pub const fn fixed(header: &'static str) -> Column {
+    pub(crate) const fn fixed(header: &'static str) -> Column {
         Column {
             header,
             cut: false,
@@ -36,7 +36,7 @@ impl Column {
     }
 
     /// A column that may be cut down to `min` cells.
-    pub const fn cut(header: &'static str, min: usize) -> Column {
+    pub(crate) const fn cut(header: &'static str, min: usize) -> Column {
         Column {
             header,
             cut: true,
@@ -46,7 +46,7 @@ impl Column {
     }
 
     /// A right-aligned column kept whole (numbers).
-    pub const fn number(header: &'static str) -> Column {
+    pub(crate) const fn number(header: &'static str) -> Column {
         Column {
             header,
             cut: false,
@@ -59,7 +59,7 @@ impl Column {
 /// The table as text, one line per row after the header, each line ending with `\n`. Unless
 /// `wide`, the cuttable columns are narrowed, rightmost first, until the table fits [`WIDTH`]
 /// (or each is at its minimum).
-pub fn render(columns: &[Column], rows: &[Vec<String>], wide: bool) -> String {
+pub(crate) fn render(columns: &[Column], rows: &[Vec<String>], wide: bool) -> String {
     let mut widths: Vec<usize> = columns
         .iter()
         .enumerate()
@@ -111,7 +111,7 @@ pub fn render(columns: &[Column], rows: &[Vec<String>], wide: bool) -> String {
 }
 
 /// `text` cut to at most `width` display cells, ending with "…" when cut.
-pub fn cut(text: &str, width: usize) -> String {
+pub(crate) fn cut(text: &str, width: usize) -> String {
     if text.width() <= width {
         return text.to_string();
     }
@@ -133,7 +133,7 @@ pub fn cut(text: &str, width: usize) -> String {
 
 /// `text` in lines of at most `width` display cells, broken at spaces (a word longer than a
 /// line is cut into pieces).
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut lines = Vec::new();
     let mut line = String::new();

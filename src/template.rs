@@ -544,7 +544,7 @@ mod tests {
             Err(TemplateError::NotATemplateFile { .. })
         ));
         let big = dir.path().join("big.txt");
-        std::fs::write(&big, "x".repeat(MAX_TEMPLATE_BYTES as usize + 1)).unwrap();
+        std::fs::write(&big, "x".repeat(usize::try_from(MAX_TEMPLATE_BYTES).unwrap() + 1)).unwrap();
         assert_eq!(
             Template::load(&big).unwrap_err().to_string(),
             format!(
@@ -566,7 +566,10 @@ mod tests {
 
     #[test]
     fn a_template_given_as_text_has_the_cap_of_a_template_file() {
-        let at_cap = format!("{{{{ link }}}}{}", "x".repeat(MAX_TEMPLATE_BYTES as usize - 10));
+        let at_cap = format!(
+            "{{{{ link }}}}{}",
+            "x".repeat(usize::try_from(MAX_TEMPLATE_BYTES).unwrap() - 10)
+        );
         assert!(Template::from_source(Path::new("inline"), at_cap.clone()).is_ok());
         assert_eq!(
             Template::from_source(Path::new("inline"), at_cap + "x")
@@ -592,7 +595,7 @@ mod tests {
         let fields = "{{ title }} {{ team1 }} v {{ team2 }}, {{ venue }} ({{ series }}) ";
         let full = format!(
             "{{{{ link }}}}{}",
-            fields.repeat((MAX_TEMPLATE_BYTES as usize - 12) / fields.len())
+            fields.repeat((usize::try_from(MAX_TEMPLATE_BYTES).unwrap() - 12) / fields.len())
         );
         assert!(full.len() as u64 <= MAX_TEMPLATE_BYTES);
         assert!(Template::from_source(Path::new("inline"), full).is_ok());

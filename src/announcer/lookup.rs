@@ -65,7 +65,7 @@ impl Announcer {
     /// the listing changed since its claim, else the sighting's own. Forgets what it learned of
     /// source ids no longer listed.
     fn hinted(&self, sightings: &[&Sighting]) -> Vec<Option<MatchKey>> {
-        let mut hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
+        let mut hints = self.hints.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if hints.is_empty() {
             return Vec::new();
         }
@@ -98,7 +98,7 @@ impl Announcer {
 
     /// Records a refresh of `keys` that started at `started`.
     fn refreshed(&self, keys: &[&MatchKey], started: tokio::time::Instant) {
-        let mut log = self.refreshes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut log = self.refreshes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         *log = Refreshes {
             last: Some(started),
             covered: keys.iter().map(|k| (*k).clone()).collect(),
@@ -132,7 +132,7 @@ pub async fn holders_of_all(lookups: &[(&Announcer, &[&Sighting])]) -> Result<Ve
     // running meanwhile starts from nothing, which only costs it the parsing.
     let mut lasts: Vec<LastRecords> = lookups
         .iter()
-        .map(|(a, _)| std::mem::take(&mut *a.last_records.lock().unwrap_or_else(|p| p.into_inner())))
+        .map(|(a, _)| std::mem::take(&mut *a.last_records.lock().unwrap_or_else(std::sync::PoisonError::into_inner)))
         .collect();
     let found = {
         let mut reads: Vec<BatchRead<'_>> = lookups
@@ -156,7 +156,10 @@ pub async fn holders_of_all(lookups: &[(&Announcer, &[&Sighting])]) -> Result<Ve
         ClaimStore::holders_across(&mut reads).await
     };
     for ((announcer, _), last) in lookups.iter().zip(lasts) {
-        *announcer.last_records.lock().unwrap_or_else(|p| p.into_inner()) = last;
+        *announcer
+            .last_records
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = last;
     }
     let found = found?;
     for (((announcer, _), keys), refresh) in lookups.iter().zip(&refs).zip(&refresh) {

@@ -498,7 +498,7 @@ impl Announcer {
             }
             let until = chrono::Duration::from_std(not_until.wait).ok().map(|w| Utc::now() + w);
             tracing::info!(
-                wait_ms = not_until.wait.as_millis() as u64,
+                wait_ms = u64::try_from(not_until.wait.as_millis()).unwrap_or(u64::MAX),
                 "local post pace reached; match left for later"
             );
             return Ok(Outcome::Deferred {
@@ -528,7 +528,7 @@ impl Announcer {
         if *key == s.ids.key {
             return;
         }
-        let mut hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
+        let mut hints = self.hints.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         for id in s.source_identities() {
             hints.insert(id.to_string(), key.clone());
         }
@@ -590,7 +590,7 @@ impl Announcer {
                     tracing::warn!(error.message = %error, "claim released without counting an attempt: the refusal was of the credentials, not of this post");
                 }
                 match self.store.release(token).await {
-                    Ok(Checked::Applied(_)) | Ok(Checked::Gone) => false,
+                    Ok(Checked::Applied(_) | Checked::Gone) => false,
                     Ok(other) => {
                         warn_not_ours(token, &other);
                         true
@@ -658,7 +658,7 @@ impl Announcer {
             Err(e) => {
                 // A time-out does not say the write was lost: it may land after.
                 self.unrecorded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                tracing::error!(error.message = %e, "could not record the post's outcome: the store did not answer; unless the write landed late, the claim stays `claimed` and shows as stuck after its deadline (`claims list --state stuck`)")
+                tracing::error!(error.message = %e, "could not record the post's outcome: the store did not answer; unless the write landed late, the claim stays `claimed` and shows as stuck after its deadline (`claims list --state stuck`)");
             }
         }
     }

@@ -406,7 +406,7 @@ impl App {
                 match self.reconcile().await {
                     Ok(decisions) => reconcile_again_at = earliest_wait(&decisions),
                     Err(e) => {
-                        tracing::error!(error.cause_chain = %CauseChain(&e), "reconciliation failed: the store could not list the claims")
+                        tracing::error!(error.cause_chain = %CauseChain(&e), "reconciliation failed: the store could not list the claims");
                     }
                 }
             }

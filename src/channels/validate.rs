@@ -552,6 +552,7 @@ impl Check<'_> {
 }
 
 /// What a secret's value must look like: `check` says why it does not, without the value.
+#[derive(Clone, Copy)]
 struct Shape {
     what: &'static str,
     check: fn(&str) -> Result<(), &'static str>,
@@ -566,7 +567,6 @@ mod tests {
     use super::*;
     use crate::channels::Pace;
     use crate::cricket::MatchState;
-    use secrecy::ExposeSecret;
     use std::collections::HashMap;
     use std::num::NonZeroU32;
     use std::time::Duration;
@@ -660,7 +660,10 @@ mod tests {
             panic!("mastodon expected")
         };
         assert_eq!(instance.as_str(), "https://mastodon.example/");
-        assert_eq!(token.as_ref().map(|t| t.expose_secret()), Some("masto-secret"));
+        assert_eq!(
+            token.as_ref().map(secrecy::ExposeSecret::expose_secret),
+            Some("masto-secret")
+        );
         assert_eq!(*visibility, Some(Visibility::Unlisted));
         assert_eq!(language.as_deref(), Some("en"));
         assert_eq!(c.channels[1].filter.formats, vec!["T20I", "First-class"]);
@@ -953,7 +956,10 @@ mod tests {
     fn an_inline_template_has_the_same_size_cap_as_a_template_file() {
         let base = "[[channel]]\nname = \"d\"\nsink = \"discord\"\nwebhook_url_env = \"W\"\n";
         let env = [("W", "https://discord.com/api/webhooks/1/t")];
-        let at_cap = format!("{{{{ link }}}}{}", "x".repeat(MAX_TEMPLATE_BYTES as usize - 10));
+        let at_cap = format!(
+            "{{{{ link }}}}{}",
+            "x".repeat(usize::try_from(MAX_TEMPLATE_BYTES).unwrap() - 10)
+        );
         assert_eq!(at_cap.len() as u64, MAX_TEMPLATE_BYTES);
         assert!(parse(&format!("{base}template = '''{at_cap}'''\n"), &env).is_ok());
         let over = format!("{at_cap}x");

@@ -109,7 +109,7 @@ impl ClaimStore {
 ///
 /// # Errors
 /// [`EvictionRefusal`] when the policy may evict claims, or cannot be read and was not asserted.
-pub fn judge(read: Result<String, String>, asserted: bool) -> Result<EvictionSafety, EvictionRefusal> {
+pub(super) fn judge(read: Result<String, String>, asserted: bool) -> Result<EvictionSafety, EvictionRefusal> {
     match read {
         Ok(policy) if policy == NO_EVICTION => Ok(EvictionSafety::NoEviction),
         Ok(policy) => {

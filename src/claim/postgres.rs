@@ -33,15 +33,15 @@ use std::time::Duration;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// How long one store operation may take before it is an error (not "claimed", not "free").
-pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long opening one connection may take (unless the URL sets `connect_timeout`).
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long connecting and migrating may take at startup, waiting for another replica's
 /// migration included.
-pub const MIGRATE_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const MIGRATE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Connections kept by one process: the announcer works one match at a time, operators' and
 /// tests' bursts need a few more.
-pub const POOL_SIZE: usize = 8;
+pub(super) const POOL_SIZE: usize = 8;
 /// The advisory lock held while migrating (any constant unique to this bot; "cricket1").
 const MIGRATION_LOCK: i64 = 0x6372_6963_6b65_7431;
 /// The first key of the advisory lock that serialises claims of one key prefix (its second key

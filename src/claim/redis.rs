@@ -15,11 +15,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How long one Redis command may take before it is an error (not "claimed", not "free").
-pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long connecting to Redis may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest wait between reconnection attempts, milliseconds.
-pub const MAX_RECONNECT_DELAY_MS: u64 = 2_000;
+pub(super) const MAX_RECONNECT_DELAY_MS: u64 = 2_000;
 
 /// What to ask of Redis beyond its URL.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

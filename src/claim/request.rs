@@ -62,17 +62,17 @@ pub(crate) struct IdentityClaim {
 
 impl IdentityClaim {
     /// The match key our record is stored under: what our pointers name.
-    pub fn match_key(&self) -> &str {
+    pub(super) fn match_key(&self) -> &str {
         self.record.key.match_key().unwrap_or_default()
     }
 
     /// The key of the claim on the match key `m` (a pointer's value), under our prefix.
-    pub fn record_key_of(&self, m: &str) -> StoreKey {
+    pub(super) fn record_key_of(&self, m: &str) -> StoreKey {
         StoreKey::claim_named(self.record.key.claim_prefix().unwrap_or_default(), m)
     }
 
     /// Our own key's pointer, when it is among ours (see [`Pointer::own`]).
-    pub fn own_pointer(&self) -> Option<&StoreKey> {
+    pub(super) fn own_pointer(&self) -> Option<&StoreKey> {
         self.pointers.iter().find(|p| p.own).map(|p| &p.key)
     }
 }

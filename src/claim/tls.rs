@@ -120,7 +120,7 @@ fn provider() -> Arc<CryptoProvider> {
 
 /// Makes ring the process' default rustls provider, for clients that build their TLS
 /// configuration from the default (the Redis client). Installing twice is harmless.
-pub fn install_default_provider() {
+pub(super) fn install_default_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
@@ -129,7 +129,7 @@ pub fn install_default_provider() {
 ///
 /// # Errors
 /// [`TlsError::CaFile`] when it cannot be read or holds no certificate.
-pub fn read_ca_file(var: &'static str, path: &Path) -> Result<Vec<u8>, TlsError> {
+pub(super) fn read_ca_file(var: &'static str, path: &Path) -> Result<Vec<u8>, TlsError> {
     let ca_error = |reason: String| TlsError::CaFile {
         var,
         path: path.to_path_buf(),
@@ -180,7 +180,7 @@ fn roots(var: &'static str, ca_file: Option<&Path>) -> Result<RootCertStore, Tls
 ///
 /// # Errors
 /// [`TlsError`] when the roots cannot be loaded.
-pub fn postgres_client_config(mode: SslMode, ca_file: Option<&Path>) -> Result<ClientConfig, TlsError> {
+pub(super) fn postgres_client_config(mode: SslMode, ca_file: Option<&Path>) -> Result<ClientConfig, TlsError> {
     const VAR: &str = "DATABASE_CA_FILE";
     let provider = provider();
     let builder = ClientConfig::builder_with_provider(provider.clone())

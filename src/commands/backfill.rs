@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 ///
 /// # Errors
 /// A [`Failure`] when the bot cannot be built or the store cannot be initialised.
-pub async fn backfill(config: &Config, stdout: Output, init_store: bool) -> Result<Exit, Failure> {
+pub(super) async fn backfill(config: &Config, stdout: Output, init_store: bool) -> Result<Exit, Failure> {
     log_startup("backfill", config);
     let app = App::build(config, stdout).await?;
     if init_store && !config.dry_run() {

@@ -16,7 +16,7 @@ use secrecy::ExposeSecret;
 ///
 /// # Errors
 /// A [`Failure`] when the sources' HTTP client cannot be built or the output cannot be written.
-pub async fn check_sources(config: &Config, wide: bool) -> Result<Exit, Failure> {
+pub(super) async fn check_sources(config: &Config, wide: bool) -> Result<Exit, Failure> {
     let checks = read_each(config).await?;
     let store = check_store(config).await;
     let ok = checks.iter().all(|c| c.status == "ok") && store.as_ref().is_none_or(|(_, s)| s.is_ok());
@@ -30,7 +30,9 @@ pub async fn check_sources(config: &Config, wide: bool) -> Result<Exit, Failure>
     };
     match (&store, config.json()) {
         (Some((kind, store)), true) => {
-            let status = store.as_ref().map_or_else(|e| e.clone(), |safe| format!("ok ({safe})"));
+            let status = store
+                .as_ref()
+                .map_or_else(std::clone::Clone::clone, |safe| format!("ok ({safe})"));
             text.push_str(&format!(
                 "{}\n",
                 serde_json::json!({ "store": kind, "ok": store.is_ok(), "status": status })

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 /// # Errors
 /// A usage [`Failure`] (exit 2) saying what is wrong with the file: its line number and
 /// variable name, never its value (the line may hold a secret).
-pub fn load_dotenv() -> Result<(), Failure> {
+pub(crate) fn load_dotenv() -> Result<(), Failure> {
     let Some(path) = find_dotenv() else {
         return Ok(());
     };

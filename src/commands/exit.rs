@@ -152,7 +152,7 @@ impl From<&serde_json::Error> for Exit {
 
 /// A command that failed: what went wrong (said on stderr) and the code it exits with.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     exit: Exit,
     error: anyhow::Error,
 }
@@ -160,7 +160,7 @@ pub struct Failure {
 impl Failure {
     /// A usage error found after parsing, a value clap could not check (exit 2): `why` says
     /// what is wrong and what to do.
-    pub fn usage(why: impl Display) -> Failure {
+    pub(crate) fn usage(why: impl Display) -> Failure {
         Failure {
             exit: Exit::Usage,
             error: anyhow::Error::msg(why.to_string()),
@@ -168,7 +168,7 @@ impl Failure {
     }
 
     /// A command that could not do what it was asked (exit 1): `why` says what is missing.
-    pub fn incomplete(why: impl Display) -> Failure {
+    pub(crate) fn incomplete(why: impl Display) -> Failure {
         Failure {
             exit: Exit::Incomplete,
             error: anyhow::Error::msg(why.to_string()),
@@ -176,7 +176,7 @@ impl Failure {
     }
 
     /// The same failure, said after `what` was being done (`cannot listen on METRICS_ADDR=…`).
-    pub fn context(self, what: impl Display + Send + Sync + 'static) -> Failure {
+    pub(crate) fn context(self, what: impl Display + Send + Sync + 'static) -> Failure {
         Failure {
             exit: self.exit,
             error: self.error.context(what),
@@ -200,7 +200,7 @@ where
 
 /// The exit code of a command's result, saying on stderr what went wrong: one line, the cause
 /// chain without repeats, never a backtrace.
-pub fn finish(result: Result<Exit, Failure>) -> ExitCode {
+pub(crate) fn finish(result: Result<Exit, Failure>) -> ExitCode {
     match result {
         Ok(exit) => exit.into(),
         // Nothing to say: a closed stdout, the reader had what it wanted.

@@ -19,8 +19,8 @@ mod seed;
 mod signal;
 mod startup;
 
-pub use dotenv::load_dotenv;
-pub use exit::{finish, Exit, Failure};
+pub(crate) use dotenv::load_dotenv;
+pub(crate) use exit::{finish, Exit, Failure};
 
 use cricket_announcer::announcer::Output;
 use cricket_announcer::cli::{Cli, Command};
@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex};
 ///
 /// # Errors
 /// The command's [`Failure`]: what went wrong, and the code it exits with.
-pub async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
+pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
     let config = startup::configure(&cli)?;
     let stdout: Output = Arc::new(Mutex::new(Box::new(std::io::stdout())));
     match cli.command {

@@ -8,7 +8,7 @@ use std::io::Write;
 
 /// Writes `text` to stdout. A closed stdout (`| head -1`) is not an error for a table: the
 /// reader had what it wanted.
-pub fn write_stdout(text: &str) -> std::io::Result<()> {
+pub(super) fn write_stdout(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -18,7 +18,7 @@ pub fn write_stdout(text: &str) -> std::io::Result<()> {
 
 /// Prints the summary line. A closed stdout is not an error here: the exit code still says how
 /// the run went (and `println!` would panic on it).
-pub fn print_summary(what: &str, summary: &Summary, ok: bool, config: &Config) {
+pub(super) fn print_summary(what: &str, summary: &Summary, ok: bool, config: &Config) {
     let mut out = std::io::stdout().lock();
     let _ = if config.json() {
         // `posted` counts the posts printed in a dry run; `dry_run` says which it was.
@@ -34,7 +34,7 @@ pub fn print_summary(what: &str, summary: &Summary, ok: bool, config: &Config) {
 
 /// Where claims are kept, as it may be shown: a URL's host, port and path only (no user,
 /// password or options), or the embedded file.
-pub fn store_label(config: &Config) -> String {
+pub(super) fn store_label(config: &Config) -> String {
     let url = |kind: &str, raw: &str| match url::Url::parse(raw) {
         Ok(u) => format!(
             "{kind} {}://{}{}{}",

@@ -20,7 +20,12 @@ use tokio_util::task::TaskTracker;
 /// # Errors
 /// A [`Failure`] when the bot cannot be built, the store cannot be initialised, or the status
 /// endpoint cannot listen.
-pub async fn run(config: &Config, stdout: Output, init_store: bool, cycles: Option<u64>) -> Result<Exit, Failure> {
+pub(super) async fn run(
+    config: &Config,
+    stdout: Output,
+    init_store: bool,
+    cycles: Option<u64>,
+) -> Result<Exit, Failure> {
     log_startup("run", config);
     let app = Arc::new(App::build(config, stdout).await?);
     if init_store && !config.dry_run() {

@@ -16,7 +16,7 @@ use cricket_announcer::text::escaped;
 /// # Errors
 /// A usage [`Failure`] for a channel that does not exist; a [`Failure`] when the bot cannot be
 /// built or the store cannot answer.
-pub async fn seed(config: &Config, stdout: Output, channel: Option<&str>) -> Result<Exit, Failure> {
+pub(super) async fn seed(config: &Config, stdout: Output, channel: Option<&str>) -> Result<Exit, Failure> {
     known_channel(config, channel)?;
     log_startup("seed", config);
     let app = App::build(config, stdout).await?;

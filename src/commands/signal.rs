@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 /// Returns on SIGINT or SIGTERM.
-pub async fn wait_for_signal() {
+pub(super) async fn wait_for_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
@@ -26,7 +26,7 @@ pub async fn wait_for_signal() {
 }
 
 /// Says that a signal came: the current match finishes (within `grace`), then the command stops.
-pub fn log_stopping(grace: Duration) {
+pub(super) fn log_stopping(grace: Duration) {
     tracing::info!(
         grace_secs = grace.as_secs(),
         "signal received; finishing the current match, then stopping"
@@ -34,7 +34,7 @@ pub fn log_stopping(grace: Duration) {
 }
 
 /// Says that `grace` ran out with work in flight, and what that leaves behind.
-pub fn log_grace_ran_out(grace: Duration) {
+pub(super) fn log_grace_ran_out(grace: Duration) {
     tracing::error!(
         grace_secs = grace.as_secs(),
         "work still in flight when SHUTDOWN_GRACE_SECS ran out; exiting anyway: a claim being posted stays `claimed` and will show as stuck (check `claims list --state stuck`)"

@@ -14,7 +14,7 @@ use std::path::Path;
 /// # Errors
 /// A usage [`Failure`] (exit 2): `--shorten` outside a dry run of `run` or `backfill`, a
 /// setting that cannot be used, or no sources for a command that reads them.
-pub fn configure(cli: &Cli) -> Result<Config, Failure> {
+pub(super) fn configure(cli: &Cli) -> Result<Config, Failure> {
     // `claims reconcile` reads the account's posts: it needs the posting credentials too.
     let posts = (matches!(cli.command, Command::Run { .. } | Command::Backfill { .. }) && !cli.dry_run)
         || matches!(
@@ -51,7 +51,7 @@ pub fn configure(cli: &Cli) -> Result<Config, Failure> {
 }
 
 /// The channels' names: the channels file's, or the environment's X channel (`x`) without one.
-pub fn channel_names(config: &Config) -> Vec<&str> {
+pub(super) fn channel_names(config: &Config) -> Vec<&str> {
     config.posting.channels.names()
 }
 
@@ -60,7 +60,7 @@ pub fn channel_names(config: &Config) -> Vec<&str> {
 ///
 /// # Errors
 /// A usage [`Failure`] naming the channels there are.
-pub fn known_channel(config: &Config, channel: Option<&str>) -> Result<(), Failure> {
+pub(super) fn known_channel(config: &Config, channel: Option<&str>) -> Result<(), Failure> {
     let names = channel_names(config);
     match channel.filter(|n| !names.contains(n)) {
         Some(name) => Err(Failure::usage(format!(
@@ -74,7 +74,7 @@ pub fn known_channel(config: &Config, channel: Option<&str>) -> Result<(), Failu
 
 /// The one line saying what this process is about to do, with what: version, store, sources
 /// (credentials hidden), template, poll interval and posting mode.
-pub fn log_startup(command: &str, config: &Config) {
+pub(super) fn log_startup(command: &str, config: &Config) {
     let sources: Vec<String> = config.sources.specs.iter().map(ToString::to_string).collect();
     let template = config
         .text

@@ -142,7 +142,7 @@ pub struct Blankable<T>(pub Option<T>);
 
 /// `Option<Blankable<T>>`, as clap gives a setting that may be absent or blank, read as an
 /// `Option`.
-pub fn given<T>(setting: Option<Blankable<T>>) -> Option<T> {
+pub(super) fn given<T>(setting: Option<Blankable<T>>) -> Option<T> {
     setting.and_then(|b| b.0)
 }
 
@@ -215,7 +215,7 @@ impl<E: clap::ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for En
 }
 
 /// A comma-separated list, trimmed, empty entries dropped.
-pub fn list(raw: &str) -> Vec<String> {
+pub(super) fn list(raw: &str) -> Vec<String> {
     raw.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -225,7 +225,7 @@ pub fn list(raw: &str) -> Vec<String> {
 
 /// An optional text setting as given: `None` when absent, blank or only whitespace (a blank
 /// `.env` line is unset), else trimmed.
-pub fn text(raw: &Option<String>) -> Option<&str> {
+pub(super) fn text(raw: &Option<String>) -> Option<&str> {
     raw.as_deref().map(str::trim).filter(|v| !v.is_empty())
 }
 

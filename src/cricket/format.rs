@@ -440,10 +440,8 @@ fn format_rank(w: &str) -> u8 {
         3
     } else if is(w, "test") {
         2
-    } else if is(w, "t20") {
-        1
     } else {
-        0
+        u8::from(is(w, "t20"))
     }
 }
 

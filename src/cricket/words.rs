@@ -16,6 +16,7 @@ pub(crate) fn words(text: &str) -> Words<'_> {
 
 /// `u8::is_ascii_alphanumeric` as a table: one load per byte instead of three range checks
 /// (every word of every description, series, team name and status line is found this way).
+#[allow(clippy::cast_possible_truncation, reason = "byte < 256")]
 const ALPHANUMERIC: [bool; 256] = {
     let mut table = [false; 256];
     let mut byte = 0;

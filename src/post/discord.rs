@@ -47,6 +47,10 @@ impl DiscordClient {
     /// [`ClientError::Refused`] (without the URL, which is a secret) when `webhook` is not a
     /// webhook URL's shape ([`check_webhook_url`]), or [`ClientError::Http`] when the HTTP
     /// client cannot be built.
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "the webhook URL is a secret: taking it leaves no copy with the caller"
+    )]
     pub(crate) fn new(
         webhook: SecretString,
         timeout: Duration,
@@ -227,7 +231,7 @@ pub fn limits(headers: &HeaderMap, body: &[u8]) -> Option<RateLimits> {
         seconds(http::header(headers, "retry-after")),
         value
             .get("retry_after")
-            .and_then(|v| v.as_f64())
+            .and_then(serde_json::Value::as_f64)
             .and_then(http::after_secs),
     ]
     .into_iter()
@@ -243,7 +247,7 @@ pub fn limits(headers: &HeaderMap, body: &[u8]) -> Option<RateLimits> {
 /// Discord's JSON error `code` and `message`, else the start of the body.
 fn error_detail(body: &[u8]) -> (Option<u64>, String) {
     let value: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
-    let code = value.get("code").and_then(|v| v.as_u64());
+    let code = value.get("code").and_then(serde_json::Value::as_u64);
     let detail = match (code, value.get("message").and_then(|v| v.as_str())) {
         (Some(c), Some(m)) => http::preview(format!("{m} (code {c})").as_bytes()),
         (None, Some(m)) => http::preview(m.as_bytes()),

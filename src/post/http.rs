@@ -51,7 +51,7 @@ pub(crate) fn http_client(
     let mut clients = CLIENTS
         .get_or_init(Default::default)
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((_, client)) = clients.iter().find(|(bounds, _)| *bounds == (timeout, connect_timeout)) {
         return Ok(client.clone());
     }
@@ -242,7 +242,9 @@ pub(crate) fn epoch_instant(raw: &str) -> Option<DateTime<Utc>> {
     if !secs.is_finite() || !(0.0..=1e11).contains(&secs) {
         return None;
     }
-    DateTime::<Utc>::from_timestamp_millis((secs * 1000.0).round() as i64)
+    #[allow(clippy::cast_possible_truncation, reason = "at most 1e14 ms, checked above")]
+    let millis = (secs * 1000.0).round() as i64;
+    DateTime::<Utc>::from_timestamp_millis(millis)
 }
 
 /// `now` plus `secs` seconds (a `retry_after`), when it is a sane number.
@@ -250,7 +252,9 @@ pub(crate) fn after_secs(secs: f64) -> Option<DateTime<Utc>> {
     if !secs.is_finite() || !(0.0..1e9).contains(&secs) {
         return None;
     }
-    Some(Utc::now() + chrono::Duration::milliseconds((secs * 1000.0).ceil() as i64))
+    #[allow(clippy::cast_possible_truncation, reason = "below 1e12 ms, checked above")]
+    let millis = (secs * 1000.0).ceil() as i64;
+    Some(Utc::now() + chrono::Duration::milliseconds(millis))
 }
 
 /// `Some` when any field is set.

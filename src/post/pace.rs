@@ -90,7 +90,10 @@ impl RateGate {
 
     /// When the gate opens again, or `None` when posts may be tried at `now`.
     pub fn closed_until(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        let until = *self.closed_until.lock().unwrap_or_else(|p| p.into_inner());
+        let until = *self
+            .closed_until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         until.filter(|u| *u > now)
     }
 
@@ -104,7 +107,10 @@ impl RateGate {
         } else {
             exhausted.filter(|u| *u > now)
         };
-        *self.closed_until.lock().unwrap_or_else(|p| p.into_inner()) = until;
+        *self
+            .closed_until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = until;
     }
 }
 

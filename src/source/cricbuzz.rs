@@ -530,6 +530,7 @@ fn slug_into(out: &mut String, parts: &[&str]) {
 }
 
 /// Each ASCII letter or digit lower-cased, anything else 0: one load per byte of a slug.
+#[allow(clippy::cast_possible_truncation, reason = "byte < 256")]
 const SLUG_BYTES: [u8; 256] = {
     let mut table = [0u8; 256];
     let mut byte = 0;
@@ -568,7 +569,9 @@ impl Scalar<'_> {
                     if !(f.is_finite() && f.fract() == 0.0 && f.abs() < 1e17) {
                         return None;
                     }
-                    f as i64
+                    #[allow(clippy::cast_possible_truncation, reason = "whole and below 1e17, checked above")]
+                    let ms = f as i64;
+                    ms
                 }
             },
             Scalar::Bool(_) | Scalar::Other => return None,
@@ -666,7 +669,7 @@ impl<'a> Record<'a> {
         };
         let venue = match &raw.venue_info {
             Loose::Object(venue) => Some(venue),
-            _ => None,
+            Loose::Other => None,
         };
         Some(Record {
             id,

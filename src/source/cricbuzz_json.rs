@@ -119,7 +119,7 @@ impl Info for &RawValue {
 fn list<T>(field: &List<Loose<T>>) -> impl Iterator<Item = &T> {
     match field {
         List::Array(items) => objects(items),
-        _ => objects(&[]),
+        List::Other => objects(&[]),
     }
 }
 
@@ -135,7 +135,7 @@ fn listings<I>(groups: &[Loose<Group<'_, I>>]) -> usize {
     fn items<T>(list: &List<T>) -> &[T] {
         match list {
             List::Array(items) => items,
-            _ => &[],
+            List::Other => &[],
         }
     }
     objects(groups)
@@ -184,16 +184,16 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
             page,
             "a Cricbuzz `typeMatches` list",
         )? {
-            Reading::OnePass(groups) => matches_of(whole(groups)),
-            Reading::Fallback(groups) => matches_of(whole(groups)),
+            Reading::OnePass(groups) => matches_of(&whole(groups)),
+            Reading::Fallback(groups) => matches_of(&whole(groups)),
         };
     }
     match read_answer::<Answer<'_, Loose<Box<RawMatchInfo<'_>>>>, Answer<'_, &RawValue>>(
         page,
         "a Cricbuzz `matches/v1` answer",
     )? {
-        Reading::OnePass(answer) => matches_of(answer),
-        Reading::Fallback(answer) => matches_of(answer),
+        Reading::OnePass(answer) => matches_of(&answer),
+        Reading::Fallback(answer) => matches_of(&answer),
     }
 }
 
@@ -209,7 +209,7 @@ fn whole<I>(groups: Groups<'_, I>) -> Answer<'_, I> {
     }
 }
 
-fn matches_of<I: Info>(answer: Answer<'_, I>) -> Result<Vec<Match>, ParseError> {
+fn matches_of<I: Info>(answer: &Answer<'_, I>) -> Result<Vec<Match>, ParseError> {
     let answered_empty = answer.response_last_updated.is_some() || answer.app_index.is_some();
     let groups = match &answer.type_matches {
         Some(List::Array(groups)) => groups.as_slice(),

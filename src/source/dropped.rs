@@ -50,7 +50,7 @@ static REPORTED: LazyLock<Mutex<HashSet<(Site, String)>>> = LazyLock::new(Mutex:
 pub(crate) fn for_empty_team_name(site: Site, id: &str, sides: [Option<&str>; 2]) -> bool {
     let id = cut(id);
     let fresh = {
-        let mut reported = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
+        let mut reported = REPORTED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if reported.len() >= REMEMBERED {
             reported.clear();
         }

@@ -1274,7 +1274,7 @@ mod tests {
         ] {
             match parse(page) {
                 Err(ParseError::LayoutNotRecognised { what }) => {
-                    assert!(what.contains("__NEXT_DATA__"), "{what}")
+                    assert!(what.contains("__NEXT_DATA__"), "{what}");
                 }
                 other => panic!("expected LayoutNotRecognised, got {other:?}"),
             }
@@ -1494,7 +1494,7 @@ mod tests {
         assert_eq!(url.host_str(), Some("www.espncricinfo.com"));
         assert_eq!(url.query(), None);
         assert_eq!(url.fragment(), None);
-        assert_eq!(url.path_segments().map(|s| s.count()), Some(4));
+        assert_eq!(url.path_segments().map(std::iter::Iterator::count), Some(4));
     }
 
     #[test]
@@ -1560,7 +1560,7 @@ mod tests {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                let pick = (seed % ALPHABET.len() as u64) as usize;
+                let pick = usize::try_from(seed % ALPHABET.len() as u64).unwrap();
                 bytes.extend(ALPHABET.get(pick));
             }
             let text = String::from_utf8_lossy(&bytes);

@@ -191,7 +191,7 @@ impl Fetcher {
             url.host_str().unwrap_or(""),
             url.port_or_known_default().unwrap_or(0)
         );
-        let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut hosts = self.hosts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         Arc::clone(hosts.entry(name).or_insert_with(|| {
             Arc::new(Host {
                 limiter: DefaultDirectRateLimiter::direct(self.per_host),
@@ -235,7 +235,7 @@ impl Fetcher {
             }
             self.validators
                 .lock()
-                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .remove(url.as_str());
         }
     }
@@ -303,7 +303,7 @@ impl Fetcher {
         let cached = self
             .validators
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(&cache_key)
             .cloned();
         if let Some(v) = &cached {
@@ -345,7 +345,7 @@ impl Fetcher {
             if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
                 let wait = retry_after(response.headers()).unwrap_or_else(|| retry_in(attempt));
                 if attempt < MAX_ATTEMPTS && wait <= MAX_RETRY_AFTER {
-                    tracing::warn!(url = %shown, attempt, status = status.as_u16(), wait_ms = wait.as_millis() as u64, "fetch answered an error; retrying");
+                    tracing::warn!(url = %shown, attempt, status = status.as_u16(), wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX), "fetch answered an error; retrying");
                     tokio::time::sleep(wait).await;
                     continue;
                 }
@@ -369,7 +369,7 @@ impl Fetcher {
             if validators.etag.is_some() || validators.last_modified.is_some() {
                 self.validators
                     .lock()
-                    .unwrap_or_else(|p| p.into_inner())
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .insert(cache_key, validators);
             }
             return Ok(Fetched::Fresh(decode(&body, content_type.as_deref())));

@@ -455,7 +455,7 @@ impl SourceReader {
                 let last = self
                     .last
                     .lock()
-                    .unwrap_or_else(|p| p.into_inner())
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .get(&source_name)
                     .cloned();
                 if let Some(matches) = last {
@@ -477,7 +477,7 @@ impl SourceReader {
             Ok(matches) => {
                 self.last
                     .lock()
-                    .unwrap_or_else(|p| p.into_inner())
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .insert(source_name, matches.clone());
             }
             Err(_) => self.fetcher.forget(&spec.location, spec.api_key.as_ref()),

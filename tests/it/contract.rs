@@ -494,9 +494,9 @@ fn pick(kind: SourceKind, page: &str, id: &str) -> Match {
 }
 
 fn is_match_object(v: &serde_json::Value) -> bool {
-    v.get("objectId").is_some_and(|o| o.is_u64())
+    v.get("objectId").is_some_and(serde_json::Value::is_u64)
         && v.get("teams").and_then(|t| t.as_array()).is_some_and(|t| t.len() == 2)
-        && v.get("state").is_some_and(|s| s.is_string())
+        && v.get("state").is_some_and(serde_json::Value::is_string)
 }
 
 /// The `objectId` of some object with an `objectId`, two `teams` and a `state`.

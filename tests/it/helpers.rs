@@ -439,7 +439,7 @@ impl OwnRedis {
             port,
             dir: tempfile::tempdir().unwrap(),
             child: None,
-            extra: extra.iter().map(|a| a.to_string()).collect(),
+            extra: extra.iter().map(std::string::ToString::to_string).collect(),
         };
         r.restart();
         r
@@ -515,7 +515,7 @@ pub async fn live_app(redis_url: &str, prefix: &str, x: &MockServer) -> App {
 /// settings); the error when `App::build` refuses.
 pub async fn build_live_app(store: &[&str], prefix: &str, x: &MockServer) -> anyhow::Result<App> {
     let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
-    let store: Vec<String> = store.iter().map(|s| s.to_string()).collect();
+    let store: Vec<String> = store.iter().map(std::string::ToString::to_string).collect();
     live_app_on(&store, prefix, &[page.display().to_string()], x, 10).await
 }
 

@@ -173,7 +173,7 @@ async fn a_team_spelled_another_way_is_the_same_side(kind: Kind) {
             kind,
             &[id],
             &[&same, &|m| m[side]["teamName"] = first.into(), &|m| {
-                m[side]["teamName"] = second.into()
+                m[side]["teamName"] = second.into();
             }],
         )
         .await;
@@ -187,7 +187,7 @@ async fn a_placeholder_filled_in_is_announced_once_when_the_team_is_known(kind: 
         kind,
         &["87787"],
         &[&same, &|m| m["team1"]["teamName"] = "United States".into(), &|m| {
-            m["team1"]["teamName"] = "USA".into()
+            m["team1"]["teamName"] = "USA".into();
         }],
     )
     .await;
@@ -253,7 +253,7 @@ async fn two_sources_describing_one_match_differently_in_one_cycle_post_once(kin
     std::fs::write(
         &b,
         listing(&["87780"], |m| {
-            m["matchDesc"] = "42nd Match, Super Eights, Group 2".into()
+            m["matchDesc"] = "42nd Match, Super Eights, Group 2".into();
         }),
     )
     .unwrap();

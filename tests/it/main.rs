@@ -1,5 +1,15 @@
 //! One integration-test crate: real Redis, real SQLite files, real HTTP servers on loopback.
 
+// Test code: a failed step should fail the test loudly, and the helpers' `pub` is for sibling
+// test modules (Cargo.toml's lints are for the product).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation,
+    clippy::needless_pass_by_value,
+    unreachable_pub
+)]
+
 mod announce;
 mod channels;
 mod claim;

@@ -13,7 +13,7 @@ use std::time::Duration;
 ///
 /// # Errors
 /// A [`Failure`] when the store cannot list its claims or the output cannot be written.
-pub async fn list(
+pub(super) async fn list(
     config: &Config,
     store: &ClaimStore,
     state: Option<ShownState>,

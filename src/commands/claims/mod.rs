@@ -24,7 +24,7 @@ use cricket_announcer::text::escaped;
 /// A usage [`Failure`] for a key that is not a match key, a channel that does not exist or is
 /// not named, or a dry run of a command that writes; a [`Failure`] when the store cannot be
 /// opened or cannot answer.
-pub async fn claims(config: &Config, action: ClaimsCommand, channel: Option<&str>) -> Result<Exit, Failure> {
+pub(super) async fn claims(config: &Config, action: ClaimsCommand, channel: Option<&str>) -> Result<Exit, Failure> {
     if config.dry_run() && matches!(action, ClaimsCommand::Release { .. }) {
         return Err(Failure::usage(
             "claims release deletes a claim by design; it has no dry run (use `claims show` to look)",

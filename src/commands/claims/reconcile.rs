@@ -17,7 +17,7 @@ use std::time::Duration;
 /// # Errors
 /// A usage [`Failure`] in a dry run; a [`Failure`] when a channel's client cannot be built, the
 /// store cannot answer or the report cannot be written.
-pub async fn reconcile(
+pub(super) async fn reconcile(
     config: &Config,
     base: &ClaimStore,
     channel: Option<&str>,

@@ -17,7 +17,7 @@ use std::time::Duration;
 /// # Errors
 /// A [`Failure`] when no claim holds `asked`, the store cannot answer or the output cannot be
 /// written.
-pub async fn release(
+pub(super) async fn release(
     store: &ClaimStore,
     (written, asked): (&str, &Identity),
     force: bool,

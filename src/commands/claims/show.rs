@@ -16,7 +16,7 @@ use std::time::Duration;
 /// # Errors
 /// A [`Failure`] when no claim holds `asked`, the store cannot answer or the output cannot be
 /// written.
-pub async fn show(
+pub(super) async fn show(
     config: &Config,
     store: &ClaimStore,
     (written, asked): (&str, &Identity),

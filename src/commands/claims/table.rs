@@ -12,7 +12,12 @@ use std::time::Duration;
 ///
 /// # Errors
 /// The output cannot be written (a closed stdout is not an error).
-pub fn print_claims(claims: &[ListedClaim], json: bool, stuck_after: Duration, wide: bool) -> std::io::Result<()> {
+pub(super) fn print_claims(
+    claims: &[ListedClaim],
+    json: bool,
+    stuck_after: Duration,
+    wide: bool,
+) -> std::io::Result<()> {
     let now = Utc::now();
     if json {
         let mut text = String::new();
