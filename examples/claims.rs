@@ -37,7 +37,7 @@
 #[path = "support/mock_x.rs"]
 mod mock_x;
 
-use cricket_announcer::announcer::{holders_of_all, Announcer, ClaimPolicy, Mode, Outcome};
+use cricket_announcer::announcer::{holders_of_all, Announcer, ClaimPolicy, LookUp, Memory, Mode, Outcome};
 use cricket_announcer::claim::{ClaimStore, RedisClaims};
 use cricket_announcer::cricket::{Match, Sighting};
 use cricket_announcer::post::{PostPace, Sink};
@@ -94,6 +94,19 @@ fn per_sighting(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>, n
     }
     out.insert("(commands)".into(), (commands as f64 / n as f64).into());
     out.into()
+}
+
+/// One batch look-up of `refs` on every channel, each with its own memory.
+fn lookups<'a>(channels: &'a [Announcer], memories: &'a mut [Memory], refs: &'a [&'a Sighting]) -> Vec<LookUp<'a>> {
+    channels
+        .iter()
+        .zip(memories.iter_mut())
+        .map(|(announcer, memory)| LookUp {
+            announcer,
+            memory,
+            sightings: refs,
+        })
+        .collect()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -181,19 +194,25 @@ async fn bench(mock: mock_x::MockX) {
             Mode::live(x.clone(), pace.clone()),
             policy,
         );
+        // Each process's memory, kept from one of its cycles to the next as the cycle keeps it.
+        let (mut memory, mut restarted_memory) = (Memory::default(), Memory::default());
         // `cycle_held` runs HELD_CYCLES times, as a match listed for days is seen.
-        let held = std::iter::repeat_n(("cycle_held", &announcer, false), held_cycles);
-        for (row, announcer, expect_posted) in
-            [("cycle_new", &announcer, true)]
-                .into_iter()
-                .chain(held)
-                .chain([("cycle_held_refresh", &restarted, false)])
+        let held = std::iter::repeat_n(("cycle_held", false), held_cycles);
+        for (row, expect_posted) in [("cycle_new", true)]
+            .into_iter()
+            .chain(held)
+            .chain([("cycle_held_refresh", false)])
         {
+            let (announcer, memory) = if row == "cycle_held_refresh" {
+                (&restarted, &mut restarted_memory)
+            } else {
+                (&announcer, &mut memory)
+            };
             let before = counters(&mut info).await;
             let t = Instant::now();
-            let holders = announcer.holders_of(&sighting_refs).await.unwrap();
+            let holders = announcer.holders_of(memory, &sighting_refs).await.unwrap();
             for (s, holder) in sightings.iter().zip(holders) {
-                let outcome = announcer.announce(s, holder).await.unwrap();
+                let outcome = announcer.announce(memory, s, holder).await.unwrap();
                 assert_eq!(matches!(outcome, Outcome::Posted(_)), expect_posted, "{outcome:?}");
             }
             times.entry(row).or_default().push(t.elapsed().as_secs_f64() * 1e3);
@@ -225,16 +244,20 @@ async fn bench(mock: mock_x::MockX) {
                     .unwrap();
             }
         }
-        let lookups: Vec<(&Announcer, &[&Sighting])> = channels.iter().map(|a| (a, refs.as_slice())).collect();
+        let mut memories: Vec<Memory> = channels.iter().map(|_| Memory::default()).collect();
         // The first look-up refreshes every TTL (due at start); the held cycles after it read.
-        holders_of_all(&lookups).await.unwrap();
+        holders_of_all(&mut lookups(&channels, &mut memories, &refs))
+            .await
+            .unwrap();
         for _ in 0..held_cycles {
             let before = counters(&mut info).await;
             let t = Instant::now();
-            let found = holders_of_all(&lookups).await.unwrap();
-            for (a, holders) in channels.iter().zip(found) {
+            let found = holders_of_all(&mut lookups(&channels, &mut memories, &refs))
+                .await
+                .unwrap();
+            for ((a, memory), holders) in channels.iter().zip(memories.iter_mut()).zip(found) {
                 for (s, holder) in refs.iter().zip(holders) {
-                    let outcome = a.announce(s, holder).await.unwrap();
+                    let outcome = a.announce(memory, s, holder).await.unwrap();
                     assert!(matches!(outcome, Outcome::Skipped { .. }), "{outcome:?}");
                 }
             }

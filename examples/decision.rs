@@ -24,7 +24,7 @@
 #[path = "support/mock_x.rs"]
 mod mock_x;
 
-use cricket_announcer::announcer::{Announcer, ClaimPolicy, Mode, Outcome};
+use cricket_announcer::announcer::{Announcer, ClaimPolicy, Memory, Mode, Outcome};
 use cricket_announcer::claim::{ClaimStore, RedisClaims};
 use cricket_announcer::cricket::{Sighting, Sightings};
 use cricket_announcer::filter::Filter;
@@ -81,14 +81,15 @@ async fn bench(mut mock: mock_x::MockX) {
         let mut sightings: Vec<Sighting> = seen.into_vec();
         sightings.retain(|s| filter.check(&s.m).is_ok());
         // The cycle's one batch look-up of every announceable match (all new here).
+        let mut memory = Memory::default();
         let holders = announcer
-            .holders_of(&sightings.iter().collect::<Vec<_>>())
+            .holders_of(&mut memory, &sightings.iter().collect::<Vec<_>>())
             .await
             .unwrap();
         let mut first = true;
         for (s, holder) in sightings.iter().zip(holders) {
             let start = Instant::now();
-            let outcome = announcer.announce(s, holder).await.unwrap();
+            let outcome = announcer.announce(&mut memory, s, holder).await.unwrap();
             assert!(matches!(outcome, Outcome::Posted(_)), "{outcome:?}");
             let arrived = mock.arrivals.recv().await.unwrap();
             if i >= WARM_UP {

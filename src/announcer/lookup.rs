@@ -1,8 +1,8 @@
 //! The cycle's batch look-up of holders: one store round trip for every sighting, reading each
 //! claim under the key it was last found under, and refreshing TTLs only when due.
 
-use super::Announcer;
-use crate::claim::{BatchRead, ClaimError, ClaimStore, Holder, LastRecords};
+use super::{Announcer, Memory};
+use crate::claim::{BatchRead, ClaimError, ClaimStore, Holder};
 use crate::cricket::{Identity, MatchKey, Sighting};
 use std::time::Duration;
 
@@ -42,134 +42,135 @@ impl Refreshes {
 
 impl Announcer {
     /// The current holder of each sighting's claim, in one store round trip. Each is read under
-    /// the key its claim was found under when this process last met one of its source ids under
-    /// another key (the listing changed since the claim), else the key the sighting derives; a
-    /// miss still goes through the claim step, which tries every identity. Forgets what it
-    /// learned of source ids no longer listed.
+    /// the key its claim was found under when this announcer (by `memory`) last met one of its
+    /// source ids under another key (the listing changed since the claim), else the key the
+    /// sighting derives; a miss still goes through the claim step, which tries every identity.
+    /// Forgets what it learned of source ids no longer listed.
     ///
     /// Live, the look-up also gives every held claim the policy's full TTL again (what a later
     /// sighting owes a still-listed match, so it never expires into a second announcement), and
-    /// every identity of the sightings with it, but only when due: on this process's first
-    /// look-up, when a key is one the last refresh did not cover, and otherwise once per TTL /
-    /// [`REFRESHES_PER_TTL`]. The look-ups in between only read (Redis: one `MGET` instead of
-    /// a `GETEX` per match). In dry run nothing is written.
+    /// every identity of the sightings with it, but only when due: on the first look-up with
+    /// this `memory`, when a key is one the last refresh did not cover, and otherwise once per
+    /// TTL / [`REFRESHES_PER_TTL`]. The look-ups in between only read (Redis: one `MGET` instead
+    /// of a `GETEX` per match). In dry run nothing is written.
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
-    pub async fn holders_of(&self, sightings: &[&Sighting]) -> Result<Vec<Option<Holder>>, ClaimError> {
-        let mut found = holders_of_all(&[(self, sightings)]).await?;
+    pub async fn holders_of(
+        &self,
+        memory: &mut Memory,
+        sightings: &[&Sighting],
+    ) -> Result<Vec<Option<Holder>>, ClaimError> {
+        let mut found = holders_of_all(&mut [LookUp {
+            announcer: self,
+            memory,
+            sightings,
+        }])
+        .await?;
         Ok(found.pop().unwrap_or_default())
-    }
-
-    /// The key each sighting's claim is read under: the one learned from the claim step when
-    /// the listing changed since its claim, else the sighting's own. Forgets what it learned of
-    /// source ids no longer listed.
-    fn hinted(&self, sightings: &[&Sighting]) -> Vec<Option<MatchKey>> {
-        let mut hints = self.hints.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if hints.is_empty() {
-            return Vec::new();
-        }
-        let listed: foldhash::HashSet<&str> = sightings
-            .iter()
-            .flat_map(|s| s.source_identities())
-            .map(Identity::as_str)
-            .collect();
-        hints.retain(|id, _| listed.contains(id.as_str()));
-        sightings
-            .iter()
-            .map(|s| s.source_identities().find_map(|id| hints.get(id.as_str())).cloned())
-            .collect()
     }
 
     /// Whether this look-up of `keys` must refresh TTLs (see [`Announcer::holders_of`]): the TTL
     /// to set again, or `None` (dry run, or not due).
-    fn refresh_due(&self, keys: &[&MatchKey]) -> Option<Duration> {
+    fn refresh_due(&self, refreshes: &Refreshes, keys: &[&MatchKey]) -> Option<Duration> {
         if self.is_dry_run() {
             return None;
         }
         let every = self.policy.ttl / REFRESHES_PER_TTL;
-        // A poisoned lock only means another task panicked mid-update: refreshing is then the
-        // safe answer, and the log is rebuilt after.
-        self.refreshes
-            .lock()
-            .map_or(true, |r| r.due(keys, every))
-            .then_some(self.policy.ttl)
-    }
-
-    /// Records a refresh of `keys` that started at `started`.
-    fn refreshed(&self, keys: &[&MatchKey], started: tokio::time::Instant) {
-        let mut log = self.refreshes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        *log = Refreshes {
-            last: Some(started),
-            covered: keys.iter().map(|k| (*k).clone()).collect(),
-        };
+        refreshes.due(keys, every).then_some(self.policy.ttl)
     }
 }
 
-/// The holders of several channels' sightings in ONE store round trip (see
-/// [`ClaimStore::holders_across`]): for each `(announcer, sightings)`, what
-/// [`Announcer::holders_of`] answers. A cycle on many channels costs one batch read, not one
-/// per channel.
+/// One announcer's part of a batch look-up ([`holders_of_all`]): the sightings it looks up, and
+/// the memory it reads them with and then updates.
+pub struct LookUp<'a> {
+    /// Whose claims are read (a channel's).
+    pub announcer: &'a Announcer,
+    /// What that announcer remembers (see [`Memory`]).
+    pub memory: &'a mut Memory,
+    /// The sightings to look up, in order.
+    pub sightings: &'a [&'a Sighting],
+}
+
+/// The key each sighting's claim is read under: the one `memory` learned from the claim step
+/// when the listing changed since its claim, else the sighting's own. Forgets what it learned
+/// of source ids no longer listed.
+fn hinted(memory: &mut Memory, sightings: &[&Sighting]) -> Vec<Option<MatchKey>> {
+    if memory.hints.is_empty() {
+        return Vec::new();
+    }
+    let listed: foldhash::HashSet<&str> = sightings
+        .iter()
+        .flat_map(|s| s.source_identities())
+        .map(Identity::as_str)
+        .collect();
+    memory.hints.retain(|id, _| listed.contains(id.as_str()));
+    sightings
+        .iter()
+        .map(|s| {
+            s.source_identities()
+                .find_map(|id| memory.hints.get(id.as_str()))
+                .cloned()
+        })
+        .collect()
+}
+
+/// The holders of several announcers' sightings (one per channel) in ONE store round trip
+/// (see [`ClaimStore::holders_across`]): for each [`LookUp`], what [`Announcer::holders_of`]
+/// answers. A cycle on many channels costs one batch read, not one per channel.
 ///
 /// # Errors
-/// [`ClaimError`] when the store cannot answer; every refresh is then still due.
-pub async fn holders_of_all(lookups: &[(&Announcer, &[&Sighting])]) -> Result<Vec<Vec<Option<Holder>>>, ClaimError> {
-    let hinted: Vec<Vec<Option<MatchKey>>> = lookups.iter().map(|(a, s)| a.hinted(s)).collect();
+/// [`ClaimError`] when the store cannot answer; every refresh is then still due, and each
+/// memory's records are as they were.
+pub async fn holders_of_all(lookups: &mut [LookUp<'_>]) -> Result<Vec<Vec<Option<Holder>>>, ClaimError> {
+    let hinted: Vec<Vec<Option<MatchKey>>> = lookups.iter_mut().map(|l| hinted(l.memory, l.sightings)).collect();
     let refs: Vec<Vec<&MatchKey>> = lookups
         .iter()
         .zip(&hinted)
-        .map(|((_, sightings), hinted)| {
-            sightings
+        .map(|(l, hinted)| {
+            l.sightings
                 .iter()
                 .enumerate()
                 .map(|(i, s)| hinted.get(i).and_then(Option::as_ref).unwrap_or(&s.ids.key))
                 .collect()
         })
         .collect();
-    let refresh: Vec<Option<Duration>> = lookups.iter().zip(&refs).map(|((a, _), r)| a.refresh_due(r)).collect();
-    let started = tokio::time::Instant::now();
-    // Taken out for the await (a std lock is not held across it), put back after; a look-up
-    // running meanwhile starts from nothing, which only costs it the parsing.
-    let mut lasts: Vec<LastRecords> = lookups
+    let refresh: Vec<Option<Duration>> = lookups
         .iter()
-        .map(|(a, _)| std::mem::take(&mut *a.last_records.lock().unwrap_or_else(std::sync::PoisonError::into_inner)))
+        .zip(&refs)
+        .map(|(l, r)| l.announcer.refresh_due(&l.memory.refreshes, r))
         .collect();
+    let started = tokio::time::Instant::now();
     let found = {
         let mut reads: Vec<BatchRead<'_>> = lookups
-            .iter()
+            .iter_mut()
             .zip(&refs)
             .zip(&refresh)
-            .zip(lasts.iter_mut())
-            .map(|((((announcer, sightings), keys), refresh), last)| BatchRead {
-                store: announcer.store(),
+            .map(|((l, keys), refresh)| BatchRead {
+                store: l.announcer.store(),
                 keys: keys.clone(),
                 // Each sighting's source ids, and its own key's identity where the claim is
                 // stored under another key (a claim under the sighting's key answers for it).
                 touch: match refresh {
-                    Some(_) => touched(sightings, keys),
+                    Some(_) => touched(l.sightings, keys),
                     None => Vec::new(),
                 },
                 refresh: *refresh,
-                last,
+                last: &mut l.memory.last_records,
             })
             .collect();
-        ClaimStore::holders_across(&mut reads).await
+        ClaimStore::holders_across(&mut reads).await?
     };
-    for ((announcer, _), last) in lookups.iter().zip(lasts) {
-        *announcer
-            .last_records
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = last;
-    }
-    let found = found?;
-    for (((announcer, _), keys), refresh) in lookups.iter().zip(&refs).zip(&refresh) {
+    for ((l, keys), refresh) in lookups.iter_mut().zip(&refs).zip(&refresh) {
         if refresh.is_some() {
-            announcer.refreshed(keys, started);
+            l.memory.refreshes = Refreshes {
+                last: Some(started),
+                covered: keys.iter().map(|k| (*k).clone()).collect(),
+            };
         }
     }
     Ok(found)
 }
-
 /// The identities a refresh of `sightings` (read under `keys`) sets the TTL of again.
 fn touched<'a>(sightings: &[&'a Sighting], keys: &[&MatchKey]) -> Vec<&'a Identity> {
     sightings

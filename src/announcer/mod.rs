@@ -13,22 +13,21 @@
 
 mod dry_run;
 mod lookup;
+mod memory;
 
 pub use dry_run::DryRun;
-use lookup::Refreshes;
-pub use lookup::{holders_of_all, REFRESHES_PER_TTL};
+pub use lookup::{holders_of_all, LookUp, REFRESHES_PER_TTL};
+pub use memory::Memory;
 
 use crate::claim::{
-    Checked, ClaimError, ClaimState, ClaimStore, ClaimToken, Holder, LastRecords, MatchClaim, PostIntent, Released,
-    ShownState, Transition,
+    Checked, ClaimError, ClaimState, ClaimStore, ClaimToken, Holder, MatchClaim, PostIntent, Released, ShownState,
+    Transition,
 };
 use crate::cricket::{Identity, Match, MatchKey, Sighting};
 use crate::post::{LengthRule, PostPace, Receipt, Sink, SinkError, SinkKind, Verdict};
 use crate::shorten::Shortener;
 use crate::template::{RenderError, Template};
 use chrono::Utc;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tracing::Instrument;
@@ -64,6 +63,18 @@ pub enum Outcome {
         /// When posting may resume, when known.
         until: Option<chrono::DateTime<Utc>>,
     },
+}
+
+impl Outcome {
+    /// Why posting must stop on this channel for this process, when the post's failure says so
+    /// (bad credentials, credits depleted, a deleted webhook: see
+    /// [`SinkError::halts_channel`]): the caller announces nothing more on the channel.
+    pub fn halts(&self) -> Option<String> {
+        match self {
+            Outcome::PostFailed { error, .. } if error.halts_channel() => Some(error.to_string()),
+            _ => None,
+        }
+    }
 }
 
 /// A match that could not be processed. The claim, if any, is in a known state.
@@ -214,7 +225,10 @@ impl ClaimPolicy {
 /// them to decide that a `claimed` record is stuck.
 pub const STUCK_MARGIN: Duration = Duration::from_secs(15);
 
-/// Announces matches. Cheap to clone; clones share the store, HTTP clients and output.
+/// Announces matches on one channel: what the channel is (its store, template, shortener,
+/// sink or dry-run printer, and claim policy), and nothing it remembers: what a caller keeps
+/// from one cycle to the next is its [`Memory`], lent to each call. Cheap to clone; clones share
+/// the store, HTTP clients and dry-run output, never a memory.
 #[derive(Clone)]
 pub struct Announcer {
     store: ClaimStore,
@@ -222,20 +236,6 @@ pub struct Announcer {
     shortener: Option<Shortener>,
     mode: Mode,
     policy: ClaimPolicy,
-    halted: Arc<Mutex<Option<String>>>,
-    /// Outcomes the store did not take since the cycle last asked ([`Announcer::take_unrecorded`]).
-    unrecorded: Arc<std::sync::atomic::AtomicUsize>,
-    refreshes: Arc<Mutex<Refreshes>>,
-    /// The records the last batch look-up read (see [`Announcer::holders_of`]).
-    last_records: Arc<Mutex<LastRecords>>,
-    /// Source id → the key its match's claim is stored under, where that differs from the key
-    /// its sighting derives now (the listing changed since the claim): learned from the claim
-    /// step, so the next batch look-up reads the claim directly (see [`Announcer::holders_of`]).
-    hints: Arc<Mutex<HashMap<String, MatchKey>>>,
-    /// Matches skipped as held by the batch look-up since [`Announcer::publish_held`] last
-    /// added them to the claims metric: nearly every sighting of a cycle is one, and a metric
-    /// update each (a registry look-up with a recorder installed) cost more than the skip.
-    held: Arc<AtomicU64>,
     /// Whether a claim requires the first-start marker (see [`Announcer::requiring_marker`]).
     require_marker: bool,
     /// The channel posted on (see [`Announcer::on_channel`]).
@@ -259,12 +259,6 @@ impl Announcer {
             shortener,
             mode,
             policy,
-            halted: Arc::new(Mutex::new(None)),
-            unrecorded: Arc::default(),
-            refreshes: Arc::new(Mutex::new(Refreshes::default())),
-            last_records: Arc::new(Mutex::new(LastRecords::default())),
-            hints: Arc::new(Mutex::new(HashMap::new())),
-            held: Arc::new(AtomicU64::new(0)),
             require_marker: false,
             channel: "x".into(),
         }
@@ -287,15 +281,6 @@ impl Announcer {
         self
     }
 
-    /// Adds the matches skipped as held since the last call to the claims metric
-    /// (`result="held"`), in one update: the cycle calls it once it has announced.
-    pub fn publish_held(&self) {
-        let held = self.held.swap(0, Ordering::Relaxed);
-        if held > 0 {
-            metrics::counter!(crate::metric_names::CLAIMS, "result" => "held").increment(held);
-        }
-    }
-
     /// The claim policy in force.
     pub fn policy(&self) -> ClaimPolicy {
         self.policy
@@ -309,19 +294,6 @@ impl Announcer {
     /// The store this announcer claims in.
     pub fn store(&self) -> &ClaimStore {
         &self.store
-    }
-
-    /// How many post outcomes the store did not take (it did not answer) since the last call,
-    /// and starts counting again: the cycle counts them as store errors, so a command whose
-    /// records were not written does not end as if the store had answered.
-    pub fn take_unrecorded(&self) -> usize {
-        self.unrecorded.swap(0, std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Why posting stopped for this process (bad credentials, credits depleted, permission),
-    /// if it did. Once set, callers must not announce further matches.
-    pub fn halted(&self) -> Option<String> {
-        self.halted.lock().ok().and_then(|h| h.clone())
     }
 
     /// The sink posts go to (in a dry run, the one they would go to).
@@ -401,14 +373,19 @@ impl Announcer {
     /// # Errors
     /// [`AnnounceError`] when the store cannot answer (nothing posted), or the post cannot be
     /// rendered (nothing claimed).
-    pub async fn announce(&self, s: &Sighting, looked_up: Option<Holder>) -> Result<Outcome, AnnounceError> {
+    pub async fn announce(
+        &self,
+        memory: &mut Memory,
+        s: &Sighting,
+        looked_up: Option<Holder>,
+    ) -> Result<Outcome, AnnounceError> {
         match looked_up {
             Some(holder) if self.is_dry_run() || holder.covers(&s.ids.ids) => {
                 let message = if self.is_dry_run() {
                     "dry run: would skip"
                 } else {
                     // Counted here, added to the metric once a cycle (see `publish_held`).
-                    self.held.fetch_add(1, Ordering::Relaxed);
+                    memory.held += 1;
                     "skipped: match already claimed"
                 };
                 // Every held match is seen again each cycle: a line each would bury the news.
@@ -417,25 +394,26 @@ impl Announcer {
             }
             // Boxed: this future is created once per sighting, and nearly every sighting is a
             // held one; the claim-and-post path's state would otherwise be copied with each.
-            _ => Box::pin(self.announce_unheld(s).instrument(span(s, &self.channel))).await,
+            _ => Box::pin(self.announce_unheld(memory, s).instrument(span(s, &self.channel))).await,
         }
     }
 
     /// A sighting not known to be held: rendered, then previewed (dry run) or claimed and
     /// posted (live).
-    async fn announce_unheld(&self, s: &Sighting) -> Result<Outcome, AnnounceError> {
+    async fn announce_unheld(&self, memory: &mut Memory, s: &Sighting) -> Result<Outcome, AnnounceError> {
         // Rendered once, with the match's own link, before anything is claimed: the winner
         // only puts the shortened link in its place.
         let draft = self.render(&s.ids.key, &s.m, &s.m.url)?;
         match &self.mode {
             Mode::DryRun(dry) => self.preview(dry, s, draft).await,
-            Mode::Live(x, pace) => self.claim_and_post(x, pace, s, draft).await,
+            Mode::Live(x, pace) => self.claim_and_post(memory, x, pace, s, draft).await,
         }
     }
 
     /// The live path: claim under every identity, then (won) pace, shorten, post and record.
     async fn claim_and_post(
         &self,
+        memory: &mut Memory,
         sink: &Sink,
         pace: &PostPace,
         s: &Sighting,
@@ -477,7 +455,7 @@ impl Announcer {
                 via,
             } => {
                 let holder = Holder::from(&claim);
-                self.learn(s, &held_key);
+                learn(memory, s, &held_key);
                 self.log_held(s, &held_key, &holder, &via);
                 // A still-listed match must never expire into a second announcement.
                 if let Err(e) = self.store.refresh(&held_key, self.policy.ttl).await {
@@ -515,22 +493,10 @@ impl Announcer {
                     post_id: Some(receipt.id.clone()),
                     detail: None,
                 };
-                self.record(&token, &change).await;
+                self.record(memory, &token, &change).await;
                 Ok(Outcome::Posted(receipt))
             }
-            Err(error) => Ok(self.after_failure(&token, error).await),
-        }
-    }
-
-    /// Remembers that the claim of `s` is stored under `key`, when that is not the key `s`
-    /// derives, for [`Announcer::holders_of`].
-    fn learn(&self, s: &Sighting, key: &MatchKey) {
-        if *key == s.ids.key {
-            return;
-        }
-        let mut hints = self.hints.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        for id in s.source_identities() {
-            hints.insert(id.to_string(), key.clone());
+            Err(error) => Ok(self.after_failure(memory, &token, error).await),
         }
     }
 
@@ -569,15 +535,12 @@ impl Announcer {
 
     /// Leaves the claim in the state `error` proves, and halts posting when no later post can
     /// succeed.
-    async fn after_failure(&self, token: &ClaimToken, error: SinkError) -> Outcome {
+    async fn after_failure(&self, memory: &mut Memory, token: &ClaimToken, error: SinkError) -> Outcome {
         let verdict = error.verdict();
         let reason = error.to_string();
         let on = error.sink().platform();
         if error.halts_channel() {
             tracing::error!(error.message = %error, channel = %self.channel, "{on} refused the credentials or account; posting stops for this process");
-            if let Ok(mut h) = self.halted.lock() {
-                *h = Some(reason.clone());
-            }
         }
         let claim_kept = match verdict {
             // Neither a rate limit nor a refused credential says anything about this match: an
@@ -629,6 +592,7 @@ impl Announcer {
             Verdict::AlreadyPosted => {
                 tracing::warn!(error.message = %error, "{on} says this was posted before; recording it as posted");
                 self.record(
+                    memory,
                     token,
                     &Transition::Posted {
                         post_id: None,
@@ -640,7 +604,7 @@ impl Announcer {
             }
             Verdict::Unknown => {
                 tracing::error!(error.message = %error, "post outcome unknown; keeping the claim, not retrying");
-                self.record(token, &Transition::Unknown { reason }).await;
+                self.record(memory, token, &Transition::Unknown { reason }).await;
                 true
             }
         };
@@ -651,16 +615,27 @@ impl Announcer {
         }
     }
 
-    async fn record(&self, token: &ClaimToken, change: &Transition) {
+    async fn record(&self, memory: &mut Memory, token: &ClaimToken, change: &Transition) {
         match self.store.transition(token, change).await {
             Ok(Checked::Applied(_)) => {}
             Ok(other) => warn_not_ours(token, &other),
             Err(e) => {
                 // A time-out does not say the write was lost: it may land after.
-                self.unrecorded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                tracing::error!(error.message = %e, "could not record the post's outcome: the store did not answer; unless the write landed late, the claim stays `claimed` and shows as stuck after its deadline (`claims list --state stuck`)");
+                memory.unrecorded += 1;
+                tracing::error!(error.message = %e, "could not record the post's outcome: the store did not answer; unless the write landed late, the claim stays `claimed` and shows as stuck after its deadline (`claims list --state stuck`)")
             }
         }
+    }
+}
+
+/// Remembers in `memory` that the claim of `s` is stored under `key`, when that is not the key
+/// `s` derives, for [`Announcer::holders_of`].
+fn learn(memory: &mut Memory, s: &Sighting, key: &MatchKey) {
+    if *key == s.ids.key {
+        return;
+    }
+    for id in s.source_identities() {
+        memory.hints.insert(id.to_string(), key.clone());
     }
 }
 

@@ -2,7 +2,7 @@
 //! flood cap).
 
 use super::{App, ChannelRun, ChannelSummary, StoreReadiness, Summary};
-use crate::announcer::{holders_of_all, Announcer};
+use crate::announcer::{holders_of_all, LookUp, Memory};
 use crate::announcer::{AnnounceError, Outcome};
 use crate::claim::{ClaimError, ClaimState, Holder, MarkerOrigin};
 use crate::cricket::Sighting;
@@ -18,8 +18,42 @@ struct Seen {
     verdict: Result<(), &'static str>,
 }
 
+/// One channel's part of a cycle: its memory, held for the whole turn, its work list, and what
+/// it did.
+struct Turn<'c, 's> {
+    channel: &'c ChannelRun,
+    memory: tokio::sync::MutexGuard<'c, Memory>,
+    /// The sightings it announces this cycle, in order, each with what the batch look-up found;
+    /// `None` when it does not announce this cycle (halted, just seeded, or the cycle stopped
+    /// before it was ready).
+    work: Option<Vec<Work<'s>>>,
+    counts: ChannelSummary,
+}
+
+impl<'c> Turn<'c, '_> {
+    /// `channel`'s turn, its memory taken for the turn.
+    async fn new(channel: &'c ChannelRun) -> Self {
+        Turn {
+            channel,
+            memory: channel.memory.lock().await,
+            work: None,
+            counts: ChannelSummary {
+                channel: channel.name().to_string(),
+                ..ChannelSummary::default()
+            },
+        }
+    }
+}
+
+/// One match a channel's turn announces: the sighting, and the holder the batch look-up found
+/// (`None`: free, or not looked up; the claim step decides).
+struct Work<'s> {
+    sighting: &'s Sighting,
+    holder: Option<Holder>,
+}
+
 /// How a channel's turn in a cycle ended.
-enum Turn {
+enum Step {
     /// Go on with the next channel.
     Next,
     /// Stop the cycle: the store failed, or lost its data, or the output is gone.
@@ -85,69 +119,39 @@ impl App {
                 }
             }
         }
-        // First each channel's own first-start check and its verdicts, then ONE batch read of
+        // First each channel's own first-start check and its work list, then ONE batch read of
         // every channel's holders, then each channel's announcements in turn.
-        let mut counts: Vec<ChannelSummary> = self
-            .channels
-            .iter()
-            .map(|c| ChannelSummary {
-                channel: c.name().to_string(),
-                ..ChannelSummary::default()
-            })
-            .collect();
-        let mut ready: Vec<(usize, Vec<Result<(), &'static str>>)> = Vec::new();
+        let mut turns = Vec::with_capacity(self.channels.len());
+        for channel in &self.channels {
+            turns.push(Turn::new(channel).await);
+        }
         let mut stopped = false;
-        for (at, channel) in self.channels.iter().enumerate() {
+        for turn in &mut turns {
             if cancel.is_cancelled() {
                 break;
             }
-            match self.prepare_turn(channel, &seen, &mut summary, &mut counts[at]).await {
-                Ok(Some(verdicts)) => ready.push((at, verdicts)),
-                Ok(None) => {}
+            match self
+                .prepare_turn(turn.channel, &seen, &mut summary, &mut turn.counts)
+                .await
+            {
+                Ok(work) => turn.work = work,
                 Err(_) => {
                     stopped = true;
                     break;
                 }
             }
         }
-        if !stopped && !ready.is_empty() {
-            let wanted: Vec<Vec<&Sighting>> = ready
-                .iter()
-                .map(|(_, verdicts)| {
-                    seen.iter()
-                        .zip(verdicts)
-                        .filter(|(_, v)| v.is_ok())
-                        .map(|(s, _)| &s.sighting)
-                        .collect()
-                })
-                .collect();
-            let lookups: Vec<(&Announcer, &[&Sighting])> = ready
-                .iter()
-                .zip(&wanted)
-                .map(|((at, _), w)| (&self.channels[*at].announcer, w.as_slice()))
-                .collect();
+        if !stopped && turns.iter().any(|t| t.work.is_some()) {
             // One round trip tells which matches are already claimed on every channel (and
             // refreshes their TTL), so the steady state, where nearly every match is held,
             // costs one batch per cycle instead of a claim per match and channel.
-            match holders_of_all(&lookups).await {
-                Ok(found) => {
-                    for ((at, verdicts), holders) in ready.iter().zip(found) {
+            match look_up(&mut turns).await {
+                Ok(()) => {
+                    for turn in turns.iter_mut().filter(|t| t.work.is_some()) {
                         if cancel.is_cancelled() {
                             break;
                         }
-                        let channel = &self.channels[*at];
-                        let turn = self
-                            .channel_turn(
-                                channel,
-                                &seen,
-                                verdicts,
-                                holders,
-                                cancel,
-                                &mut summary,
-                                &mut counts[*at],
-                            )
-                            .await;
-                        if let Turn::Stop = turn {
+                        if let Step::Stop = self.channel_turn(turn, cancel, &mut summary).await {
                             break;
                         }
                     }
@@ -157,34 +161,34 @@ impl App {
                 }
             }
         }
-        for (channel, mut counts) in self.channels.iter().zip(counts) {
-            channel.announcer.publish_held();
-            counts.halted = channel.announcer.halted();
-            summary.posted += counts.posted;
-            summary.skipped += counts.skipped;
-            summary.failed += counts.failed;
-            summary.deferred += counts.deferred;
-            summary.seeded += counts.seeded;
+        for mut turn in turns {
+            turn.memory.publish_held();
+            turn.counts.halted = turn.channel.halted().map(str::to_string);
+            summary.posted += turn.counts.posted;
+            summary.skipped += turn.counts.skipped;
+            summary.failed += turn.counts.failed;
+            summary.deferred += turn.counts.deferred;
+            summary.seeded += turn.counts.seeded;
             if self.channels_file {
-                summary.channels.push(counts);
+                summary.channels.push(turn.counts);
             }
         }
         summary
     }
 
     /// A channel's first-start check (a channel added to a running deployment records what is
-    /// current instead of posting it) and its verdict on each sighting: the bot's filter, then
-    /// its own. `Ok(None)`: the channel does not announce this cycle (halted, or just seeded);
-    /// `Err`: the store failed, and the cycle stops.
-    async fn prepare_turn(
+    /// current instead of posting it) and its work list: the sightings the bot's filter, then
+    /// its own, let it announce, in order. `Ok(None)`: the channel does not announce this cycle
+    /// (halted, or just seeded); `Err`: the store failed, and the cycle stops.
+    async fn prepare_turn<'s>(
         &self,
         channel: &ChannelRun,
-        seen: &[Seen],
+        seen: &'s [Seen],
         summary: &mut Summary,
         counts: &mut ChannelSummary,
-    ) -> Result<Option<Vec<Result<(), &'static str>>>, Turn> {
+    ) -> Result<Option<Vec<Work<'s>>>, Step> {
         let announcer = &channel.announcer;
-        if announcer.halted().is_some() {
+        if channel.halted().is_some() {
             return Ok(None);
         }
         if !self.dry_run && channel.own_marker && !channel.saw_marker.load(Ordering::SeqCst) {
@@ -220,28 +224,31 @@ impl App {
                 Err(e) => return Err(store_failed(summary, &e)),
             }
         }
-        Ok(Some(
-            seen.iter()
-                .map(|s| s.verdict.and_then(|()| channel.takes(&s.sighting.m)))
-                .collect(),
-        ))
+        let work = seen
+            .iter()
+            .filter(|s| match s.verdict.and_then(|()| channel.takes(&s.sighting.m)) {
+                Ok(()) => true,
+                Err(why) => {
+                    tracing::debug!(match_key = %s.sighting.ids.key, channel = %channel.name(), reason = why, "not announced");
+                    false
+                }
+            })
+            .map(|s| Work {
+                sighting: &s.sighting,
+                holder: None,
+            })
+            .collect();
+        Ok(Some(work))
     }
 
-    /// One channel's announcements: each match it takes, in order, with the holder the batch
-    /// read found (`holders`, one per match it takes).
-    #[allow(clippy::too_many_arguments)]
-    async fn channel_turn(
-        &self,
-        channel: &ChannelRun,
-        seen: &[Seen],
-        verdicts: &[Result<(), &'static str>],
-        holders: Vec<Option<Holder>>,
-        cancel: &CancellationToken,
-        summary: &mut Summary,
-        counts: &mut ChannelSummary,
-    ) -> Turn {
+    /// One channel's announcements: each item of its work list, in order, with the holder the
+    /// batch look-up found for it.
+    async fn channel_turn(&self, turn: &mut Turn<'_, '_>, cancel: &CancellationToken, summary: &mut Summary) -> Step {
+        let channel = turn.channel;
         let announcer = &channel.announcer;
-        let mut holders = holders.into_iter();
+        let counts = &mut turn.counts;
+        let memory = &mut *turn.memory;
+        let work = turn.work.as_mut().map(std::mem::take).unwrap_or_default();
         let mut announced = 0usize;
         // Per channel only with a channels file: the one X channel keeps the series it always
         // had.
@@ -250,20 +257,15 @@ impl App {
             Some(c) => metrics::counter!(names::POSTS, "outcome" => outcome, "channel" => c.clone()).increment(1),
             None => metrics::counter!(names::POSTS, "outcome" => outcome).increment(1),
         };
-        for (i, s) in seen.iter().enumerate() {
-            if cancel.is_cancelled() || announcer.halted().is_some() {
+        let total = work.len();
+        for (done, item) in work.into_iter().enumerate() {
+            if cancel.is_cancelled() || channel.halted().is_some() {
                 break;
             }
-            let sighting = &s.sighting;
-            if let Err(why) = verdicts[i] {
-                tracing::debug!(match_key = %sighting.ids.key, channel = %channel.name(), reason = why, "not announced");
-                continue;
-            }
-            let holder = holders.next().flatten();
-            let announceable_left = || verdicts[i..].iter().filter(|v| v.is_ok()).count();
+            // This item and every one after it.
+            let left = total - done;
             // The flood cap paces real posts; a dry run previews every post the bot would make.
             if !self.dry_run && announced >= channel.max_posts_per_cycle {
-                let left = announceable_left();
                 counts.deferred = left;
                 tracing::warn!(
                     cap = channel.max_posts_per_cycle,
@@ -273,8 +275,8 @@ impl App {
                 );
                 break;
             }
-            let announced_now = announcer.announce(sighting, holder).await;
-            summary.store_errors += announcer.take_unrecorded();
+            let announced_now = announcer.announce(memory, item.sighting, item.holder).await;
+            summary.store_errors += memory.take_unrecorded();
             match announced_now {
                 Ok(outcome @ (Outcome::Posted(_) | Outcome::WouldPost(_))) => {
                     let outcome = if matches!(outcome, Outcome::Posted(_)) {
@@ -298,19 +300,22 @@ impl App {
                 Ok(Outcome::Deferred { .. }) => {
                     count("deferred");
                     // Pace applies to every later match too: leave them all for later cycles.
-                    counts.deferred = announceable_left();
+                    counts.deferred = left;
                     break;
                 }
-                Ok(Outcome::PostFailed { .. }) => {
+                Ok(failed @ Outcome::PostFailed { .. }) => {
                     count("failed");
                     counts.failed += 1;
                     announced += 1;
+                    if let Some(why) = failed.halts() {
+                        channel.halt(why);
+                    }
                 }
                 Err(AnnounceError::Store { key, source }) => {
                     summary.store_errors += 1;
                     counts.failed += 1;
                     tracing::error!(match_key = %key, error.cause_chain = %CauseChain(&source), "store unavailable; not posting, will retry next cycle");
-                    return Turn::Stop;
+                    return Step::Stop;
                 }
                 Err(e @ AnnounceError::NoMarker { .. }) => {
                     // The claim's own check: the store was wiped after this cycle's readiness
@@ -318,7 +323,7 @@ impl App {
                     let why = "the store lost its data (its first-start marker is gone); posting stopped so nothing is announced twice; run `cricket-announcer seed` to resume";
                     tracing::error!(error.message = %e, "{why}");
                     summary.refused = Some(why.into());
-                    return Turn::Stop;
+                    return Step::Stop;
                 }
                 Err(e @ AnnounceError::Output(_)) => {
                     // Every later post would fail the same way: the dry run has nowhere to
@@ -326,7 +331,7 @@ impl App {
                     counts.failed += 1;
                     tracing::error!(error.cause_chain = %CauseChain(&e), "the dry run's output cannot be written; stopping the dry run");
                     summary.refused = Some(e.to_string());
-                    return Turn::Stop;
+                    return Step::Stop;
                 }
                 Err(e) => {
                     counts.failed += 1;
@@ -334,16 +339,47 @@ impl App {
                 }
             }
         }
-        Turn::Next
+        Step::Next
     }
 }
 
+/// One batch read of every channel's holders (those with a work list), written into each
+/// work item.
+///
+/// # Errors
+/// [`ClaimError`] when the store cannot answer; then no holder is known.
+async fn look_up(turns: &mut [Turn<'_, '_>]) -> Result<(), ClaimError> {
+    let sightings: Vec<Vec<&Sighting>> = turns
+        .iter()
+        .map(|t| t.work.iter().flatten().map(|w| w.sighting).collect())
+        .collect();
+    let found = {
+        let mut lookups: Vec<LookUp<'_>> = turns
+            .iter_mut()
+            .zip(&sightings)
+            .filter(|(t, _)| t.work.is_some())
+            .map(|(t, sightings)| LookUp {
+                announcer: &t.channel.announcer,
+                memory: &mut t.memory,
+                sightings,
+            })
+            .collect();
+        holders_of_all(&mut lookups).await?
+    };
+    for (turn, holders) in turns.iter_mut().filter_map(|t| t.work.as_mut()).zip(found) {
+        for (item, holder) in turn.iter_mut().zip(holders) {
+            item.holder = holder;
+        }
+    }
+    Ok(())
+}
+
 /// Counts and logs a store failure that ends the cycle.
-fn store_failed(summary: &mut Summary, e: &ClaimError) -> Turn {
+fn store_failed(summary: &mut Summary, e: &ClaimError) -> Step {
     summary.store_errors += 1;
     tracing::error!(error.cause_chain = %CauseChain(e), "store unavailable; nothing posted this cycle");
     summary.refused = Some(format!("store unavailable: {e}"));
-    Turn::Stop
+    Step::Stop
 }
 
 /// Publishes one cycle's figures (no-ops unless a recorder is installed: `METRICS_ADDR`).

@@ -71,7 +71,7 @@ impl App {
             }
         }
         for channel in &self.channels {
-            if let Some(why) = channel.announcer.halted() {
+            if let Some(why) = channel.halted() {
                 problems.push(if self.channels.len() == 1 {
                     format!("posting halted: {why}")
                 } else {

@@ -19,7 +19,7 @@ pub use sources::{check_sources, source_reader, SourceCheck, CHECK_SHOWS};
 pub use store::{channel_claims, check_eviction, open_store, open_store_for, Access, StoreReadiness};
 pub use summary::{ChannelSummary, Summary};
 
-use crate::announcer::{Announcer, ClaimPolicy, DryRun, Mode, Output};
+use crate::announcer::{Announcer, ClaimPolicy, DryRun, Memory, Mode, Output};
 use crate::backoff::Backoff;
 use crate::channels::TemplateSource;
 use crate::claim::{ClaimError, ClaimStore};
@@ -87,10 +87,18 @@ pub struct App {
 }
 
 /// One channel the bot announces on: its announcer (the channel's sink or dry-run printer,
-/// template, pace and claims) and which matches it takes.
+/// template, pace and claims), which matches it takes, and what it remembers between cycles.
 pub struct ChannelRun {
     /// The channel's announcer.
     pub announcer: Announcer,
+    /// What the channel's announcer remembers from one cycle to the next (see [`Memory`]): held
+    /// by the channel's turn for the whole turn, and by nothing else.
+    memory: tokio::sync::Mutex<Memory>,
+    /// Why posting stopped on this channel for this process (its platform refused the
+    /// credentials, the account or the webhook), once it did: set by the channel's turn from
+    /// the post's outcome, read by `/healthz` and the exit code. Never cleared: a restart is
+    /// what retries.
+    halted: std::sync::OnceLock<String>,
     /// The channel's own filter, applied after the bot's.
     filter: Filter,
     /// Most posts on this channel per cycle (`MAX_POSTS_PER_CYCLE`).
@@ -106,6 +114,8 @@ impl ChannelRun {
     fn new(announcer: Announcer, filter: Filter, max_posts_per_cycle: usize, own_marker: bool) -> ChannelRun {
         ChannelRun {
             announcer,
+            memory: tokio::sync::Mutex::new(Memory::default()),
+            halted: std::sync::OnceLock::new(),
             filter,
             max_posts_per_cycle,
             own_marker,
@@ -116,6 +126,17 @@ impl ChannelRun {
     /// The channel's name (`x` for the environment's X account).
     pub fn name(&self) -> &str {
         self.announcer.channel()
+    }
+
+    /// Why posting stopped on this channel for this process, if it did (see
+    /// [`crate::announcer::Outcome::halts`]). Once set, nothing more is announced on it.
+    pub fn halted(&self) -> Option<&str> {
+        self.halted.get().map(String::as_str)
+    }
+
+    /// Records that posting stopped on this channel, and why (the first reason is kept).
+    fn halt(&self, why: String) {
+        let _ = self.halted.set(why);
     }
 
     /// Whether this channel announces `m`, by its own filter (the bot's is applied first).
@@ -284,7 +305,7 @@ impl App {
     /// Whether any channel halted (its platform refused the credentials, the account or the
     /// webhook), while the others may go on: what `backfill` and a bounded `run` exit 4 for.
     pub fn any_halted(&self) -> bool {
-        self.channels.iter().any(|c| c.announcer.halted().is_some())
+        self.channels.iter().any(|c| c.halted().is_some())
     }
 
     /// Why posting stopped, when it stopped on every channel (bad credentials, credits
@@ -293,12 +314,12 @@ impl App {
         let halted: Vec<String> = self
             .channels
             .iter()
-            .map(|c| c.announcer.halted().map(|why| (c.announcer.channel().to_string(), why)))
+            .map(|c| c.halted().map(|why| (c.name(), why)))
             .collect::<Option<Vec<_>>>()?
             .into_iter()
             .map(|(name, why)| {
                 if self.channels.len() == 1 {
-                    why
+                    why.to_string()
                 } else {
                     format!("{name}: {why}")
                 }

@@ -4,7 +4,7 @@ use crate::helpers::{
     self, capture_logs, claim_key, live_announcer, live_announcer_with, store, unique_prefix, x_accepts, zim_v_ban,
     Expect, Kind, DAY,
 };
-use cricket_announcer::announcer::{Announcer, ClaimPolicy, DryRun, Mode, Outcome, REFRESHES_PER_TTL};
+use cricket_announcer::announcer::{Announcer, ClaimPolicy, DryRun, Memory, Mode, Outcome, REFRESHES_PER_TTL};
 use cricket_announcer::claim::{ClaimState, Holder, OperatorRelease, Transition};
 use cricket_announcer::cricket::{MatchKey, Sighting};
 use std::time::Duration;
@@ -32,8 +32,13 @@ async fn ten_concurrent_announcements_post_once(kind: Kind) {
         let announcer = live_announcer(s, &x);
         let m = m.clone();
         tasks.push(tokio::spawn(
-            async move { announcer.announce(&Sighting::new(m.clone()), None).await.unwrap() }
-                .with_subscriber(logs.clone()),
+            async move {
+                announcer
+                    .announce(&mut Memory::default(), &Sighting::new(m.clone()), None)
+                    .await
+                    .unwrap()
+            }
+            .with_subscriber(logs.clone()),
         ));
     }
     let mut posted = Vec::new();
@@ -110,7 +115,7 @@ async fn the_post_sent_to_x_is_the_exact_rendered_text_signed_with_oauth1() {
     let prefix = unique_prefix();
     let s = store(Kind::Redis, &prefix, "solo", std::path::Path::new("")).await;
     let outcome = live_announcer(s, &x)
-        .announce(&Sighting::new(zim_v_ban()), None)
+        .announce(&mut Memory::default(), &Sighting::new(zim_v_ban()), None)
         .await
         .unwrap();
     assert!(matches!(outcome, Outcome::Posted(ref r) if r.id == "7"), "{outcome:?}");
@@ -147,7 +152,10 @@ async fn a_dry_run_prints_the_exact_post_and_writes_no_claim() {
         channel: None,
     });
     let announcer = Announcer::new(s, helpers::template(), None, mode, helpers::policy());
-    let outcome = announcer.announce(&Sighting::new(zim_v_ban()), None).await.unwrap();
+    let outcome = announcer
+        .announce(&mut Memory::default(), &Sighting::new(zim_v_ban()), None)
+        .await
+        .unwrap();
     let Outcome::WouldPost(post) = outcome else {
         panic!("{outcome:?}")
     };
@@ -182,10 +190,16 @@ async fn after_a_429_nothing_is_claimed_until_the_reset_and_then_the_match_is_po
     let announcer = live_announcer(s.clone(), &x);
     let m = zim_v_ban();
     assert!(matches!(
-        announcer.announce(&Sighting::new(m.clone()), None).await.unwrap(),
+        announcer
+            .announce(&mut Memory::default(), &Sighting::new(m.clone()), None)
+            .await
+            .unwrap(),
         Outcome::PostFailed { claim_kept: false, .. }
     ));
-    let deferred = announcer.announce(&Sighting::new(m.clone()), None).await.unwrap();
+    let deferred = announcer
+        .announce(&mut Memory::default(), &Sighting::new(m.clone()), None)
+        .await
+        .unwrap();
     assert!(
         matches!(deferred, Outcome::Deferred { until: Some(t), .. } if t.timestamp() == reset),
         "{deferred:?}"
@@ -196,7 +210,11 @@ async fn after_a_429_nothing_is_claimed_until_the_reset_and_then_the_match_is_po
     );
     let mut posted = None;
     for _ in 0..40 {
-        match announcer.announce(&Sighting::new(m.clone()), None).await.unwrap() {
+        match announcer
+            .announce(&mut Memory::default(), &Sighting::new(m.clone()), None)
+            .await
+            .unwrap()
+        {
             Outcome::Deferred { .. } => tokio::time::sleep(Duration::from_millis(100)).await,
             other => {
                 posted = Some(other);
@@ -238,7 +256,10 @@ async fn a_post_too_long_for_any_cut_is_an_error_naming_the_template_and_the_mat
         std::num::NonZeroU32::new(99).unwrap(),
     ));
     let announcer = Announcer::new(s, template, None, Mode::live(client, pace), helpers::policy());
-    let e = announcer.announce(&Sighting::new(zim_v_ban()), None).await.unwrap_err();
+    let e = announcer
+        .announce(&mut Memory::default(), &Sighting::new(zim_v_ban()), None)
+        .await
+        .unwrap_err();
     let msg = e.to_string();
     assert!(
         msg.contains("long.txt") && msg.contains("Zimbabwe v Bangladesh") && msg.contains("cricbuzz:158062"),
@@ -269,28 +290,30 @@ async fn held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_pe
         let _ = claim_key(&s, k, "A v B", long, long).await.won();
     }
     let refreshed = |ttl: Option<Duration>| ttl.is_some_and(|t| t <= policy_ttl);
+    // What this process remembers from one look-up to the next, as the cycle keeps it.
+    let mut memory = Memory::default();
     // Both matches looked up in one batch, as the cycle does: both held?
-    let both_held = || async {
+    async fn both_held(announcer: &Announcer, memory: &mut Memory, sa: &Sighting, sb: &Sighting) -> bool {
         announcer
-            .holders_of(&[&sa, &sb])
+            .holders_of(memory, &[sa, sb])
             .await
             .unwrap()
             .iter()
             .all(Option::is_some)
-    };
+    }
 
     // This process has refreshed nothing yet: the first look-up refreshes.
-    let held = announcer.holders_of(&[&sa]).await.unwrap();
+    let held = announcer.holders_of(&mut memory, &[&sa]).await.unwrap();
     assert!(held[0].as_ref().is_some_and(|c| c.state == ClaimState::Claimed));
     assert!(refreshed(s.ttl(&a).await.unwrap()), "first look-up refreshes");
 
     // Right after, the same key: read only.
     assert!(s.refresh(&a, long).await.unwrap());
-    assert!(announcer.holders_of(&[&sa]).await.unwrap()[0].is_some());
+    assert!(announcer.holders_of(&mut memory, &[&sa]).await.unwrap()[0].is_some());
     assert!(!refreshed(s.ttl(&a).await.unwrap()), "not due yet: read only");
 
     // A key the last refresh did not cover makes the whole batch due.
-    assert!(both_held().await);
+    assert!(both_held(&announcer, &mut memory, &sa, &sb).await);
     assert!(refreshed(s.ttl(&a).await.unwrap()) && refreshed(s.ttl(&b).await.unwrap()));
 
     // Once the share of the TTL has passed, due again. The clock is moved, not waited on; it
@@ -299,7 +322,7 @@ async fn held_claims_are_refreshed_on_the_first_look_up_on_a_new_key_and_once_pe
     tokio::time::pause();
     tokio::time::advance(every).await;
     tokio::time::resume();
-    assert!(both_held().await);
+    assert!(both_held(&announcer, &mut memory, &sa, &sb).await);
     assert!(
         refreshed(s.ttl(&a).await.unwrap()),
         "due after TTL / {REFRESHES_PER_TTL}"
@@ -344,7 +367,8 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
     let _ = claim_key(&other, &unchanged, "C v D", DAY, DAY).await.won();
     let held = |owner: &str, state| Some((owner.to_string(), state));
 
-    let first = announcer.holders_of(&[&sk, &su]).await.unwrap();
+    let mut memory = Memory::default();
+    let first = announcer.holders_of(&mut memory, &[&sk, &su]).await.unwrap();
     same_as_stored(&other, &[&k, &unchanged], &first).await;
     assert_eq!(
         seen(&first),
@@ -361,7 +385,7 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
         )
         .await
         .unwrap();
-    let second = announcer.holders_of(&[&sk, &su]).await.unwrap();
+    let second = announcer.holders_of(&mut memory, &[&sk, &su]).await.unwrap();
     same_as_stored(&other, &[&k, &unchanged], &second).await;
     assert_eq!(
         seen(&second),
@@ -374,11 +398,11 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
         OperatorRelease::Released(_)
     ));
     assert_eq!(
-        seen(&announcer.holders_of(&[&sk, &su]).await.unwrap()),
+        seen(&announcer.holders_of(&mut memory, &[&sk, &su]).await.unwrap()),
         [None, held("other", ClaimState::Claimed)]
     );
     let _ = claim_key(&third, &k, "A v B", DAY, DAY).await.won();
-    let fourth = announcer.holders_of(&[&sk, &su]).await.unwrap();
+    let fourth = announcer.holders_of(&mut memory, &[&sk, &su]).await.unwrap();
     assert_eq!(
         seen(&fourth),
         [held("third", ClaimState::Claimed), held("other", ClaimState::Claimed)]
@@ -392,7 +416,7 @@ async fn each_look_up_answers_the_record_as_stored_now_whatever_it_answered_befo
         OperatorRelease::Released(_)
     ));
     let _ = claim_key(&third, &k, "A v B", DAY, DAY).await.won();
-    let fifth = announcer.holders_of(&[&sk, &su]).await.unwrap();
+    let fifth = announcer.holders_of(&mut memory, &[&sk, &su]).await.unwrap();
     assert_eq!(seen(&fifth), seen(&fourth));
     assert_ne!(fifth[0], fourth[0], "a new claim, not the one read before");
     same_as_stored(&third, &[&k, &unchanged], &fifth).await;

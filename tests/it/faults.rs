@@ -5,7 +5,7 @@
 use crate::helpers::{
     self, capture_logs, credentials, live_announcer, store, unique_prefix, zim_v_ban, Kind, OwnRedis,
 };
-use cricket_announcer::announcer::{AnnounceError, Announcer, Mode, Outcome};
+use cricket_announcer::announcer::{AnnounceError, Announcer, Memory, Mode, Outcome};
 use cricket_announcer::claim::{ClaimState, ClaimStore};
 use cricket_announcer::cricket::{MatchKey, Sighting};
 use cricket_announcer::post::{PostPace, Sink, Verdict};
@@ -54,19 +54,19 @@ async fn observe(announcer: &Announcer, s: &ClaimStore, x: &MockServer) -> Obser
     let m = zim_v_ban();
     let (logs, buffer) = capture_logs();
     let outcome = announcer
-        .announce(&Sighting::new(m.clone()), None)
+        .announce(&mut Memory::default(), &Sighting::new(m.clone()), None)
         .with_subscriber(logs)
         .await
         .unwrap();
     let key = MatchKey::for_match(&m);
     let record = s.peek(&key).await.unwrap();
     Observed {
+        halted: outcome.halts().is_some(),
         outcome,
         posts: x.received_requests().await.map(|r| r.len()).unwrap_or(0),
         state: record.as_ref().map(|c| c.state),
         detail: record.and_then(|c| c.detail),
         attempts: s.attempts(&key).await.unwrap(),
-        halted: announcer.halted().is_some(),
         log: buffer.text(),
     }
 }
@@ -290,7 +290,10 @@ async fn a_refused_connection_releases_the_claim(kind: Kind) {
         helpers::policy(),
     );
     let m = zim_v_ban();
-    let outcome = announcer.announce(&Sighting::new(m.clone()), None).await.unwrap();
+    let outcome = announcer
+        .announce(&mut Memory::default(), &Sighting::new(m.clone()), None)
+        .await
+        .unwrap();
     assert!(
         matches!(
             outcome,
@@ -315,7 +318,10 @@ async fn three_provable_failures_in_a_row_give_up_with_a_failed_record(kind: Kin
     let m = zim_v_ban();
     let key = MatchKey::for_match(&m);
     for expected_kept in [false, false, true] {
-        let outcome = announcer.announce(&Sighting::new(m.clone()), None).await.unwrap();
+        let outcome = announcer
+            .announce(&mut Memory::default(), &Sighting::new(m.clone()), None)
+            .await
+            .unwrap();
         assert!(
             matches!(outcome, Outcome::PostFailed { claim_kept, .. } if claim_kept == expected_kept),
             "{outcome:?}"
@@ -329,7 +335,10 @@ async fn three_provable_failures_in_a_row_give_up_with_a_failed_record(kind: Kin
     );
     // A failed match is never tried again.
     assert!(matches!(
-        announcer.announce(&Sighting::new(m.clone()), None).await.unwrap(),
+        announcer
+            .announce(&mut Memory::default(), &Sighting::new(m.clone()), None)
+            .await
+            .unwrap(),
         Outcome::Skipped { .. }
     ));
     assert_eq!(x.received_requests().await.unwrap().len(), 3);
@@ -349,7 +358,7 @@ async fn redis_stopped_before_the_claim_posts_nothing_then_resumes_by_itself() {
     redis.stop();
     let (logs, buffer) = capture_logs();
     let down = announcer
-        .announce(&Sighting::new(zim_v_ban()), None)
+        .announce(&mut Memory::default(), &Sighting::new(zim_v_ban()), None)
         .with_subscriber(logs)
         .await;
     assert!(
@@ -367,7 +376,10 @@ async fn redis_stopped_before_the_claim_posts_nothing_then_resumes_by_itself() {
     // still see the old broken connection.
     let mut outcome = None;
     for _ in 0..60 {
-        match announcer.announce(&Sighting::new(zim_v_ban()), None).await {
+        match announcer
+            .announce(&mut Memory::default(), &Sighting::new(zim_v_ban()), None)
+            .await
+        {
             Ok(o) => {
                 outcome = Some(o);
                 break;
@@ -395,7 +407,10 @@ async fn a_redis_restart_with_persistence_keeps_claims_and_never_posts_twice() {
     );
     let announcer = live_announcer(s.clone(), &x);
     assert!(matches!(
-        announcer.announce(&Sighting::new(zim_v_ban()), None).await.unwrap(),
+        announcer
+            .announce(&mut Memory::default(), &Sighting::new(zim_v_ban()), None)
+            .await
+            .unwrap(),
         Outcome::Posted(_)
     ));
     redis.stop();
@@ -404,7 +419,10 @@ async fn a_redis_restart_with_persistence_keeps_claims_and_never_posts_twice() {
     // Up to 15 s: the client reconnects with backoff, and a command sent on the dead
     // connection waits out its response timeout (5 s) first; a loaded CI machine needs the room.
     for _ in 0..60 {
-        if let Ok(o) = announcer.announce(&Sighting::new(zim_v_ban()), None).await {
+        if let Ok(o) = announcer
+            .announce(&mut Memory::default(), &Sighting::new(zim_v_ban()), None)
+            .await
+        {
             outcome = Some(o);
             break;
         }

@@ -226,7 +226,7 @@ async fn announce_shortened(
     shortener_server: &MockServer,
     short: &str,
 ) -> (cricket_announcer::announcer::Outcome, String) {
-    use cricket_announcer::announcer::{Announcer, Mode};
+    use cricket_announcer::announcer::{Announcer, Memory, Mode};
     use cricket_announcer::cricket::Sighting;
     use cricket_announcer::post::PostPace;
     use std::num::NonZeroU32;
@@ -257,7 +257,7 @@ async fn announce_shortened(
     );
     let (logs, buffer) = crate::helpers::capture_logs();
     let outcome = announcer
-        .announce(&Sighting::new(m.clone()), None)
+        .announce(&mut Memory::default(), &Sighting::new(m.clone()), None)
         .with_subscriber(logs)
         .await
         .unwrap();
