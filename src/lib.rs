@@ -7,7 +7,7 @@
 //!
 //! # Layout
 //! - [`cli`]: flags and commands; [`config`]: the only reader of the environment, validation.
-//! - [`telemetry`]: logging setup.
+//! - [`telemetry`]: logging setup; [`clock`]: the wall clock every judgement of time reads.
 //! - [`app`]: wiring and the poll cycle (`run`, `backfill`); [`backoff`]: skipping a
 //!   source that keeps failing.
 //! - [`status`]: the operator's endpoint (`METRICS_ADDR`): Prometheus metrics and `/healthz`;
@@ -32,6 +32,7 @@ pub mod backoff;
 pub mod channels;
 pub mod claim;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod cricket;
 pub mod filter;

@@ -1,7 +1,7 @@
 //! The dry run as a poster of its own: it reads every identity's claim instead of claiming, and
 //! prints the post that would be sent (text, or one JSON object per post) instead of sending it.
 
-use super::{log_skip, AnnounceError, Announcer, Outcome, Output, Rendered};
+use super::{AnnounceError, Announcer, Outcome, Output, Rendered};
 use crate::claim::Holder;
 use crate::cricket::Sighting;
 use crate::post::SinkKind;
@@ -54,13 +54,7 @@ impl Announcer {
         if let Some((held_key, claim, via)) = self.store.find(&s.ids).await.map_err(store_err)? {
             let holder = Holder::from(&claim);
             if held_key == *key && via.is_key_of(key) {
-                log_skip(
-                    key,
-                    &holder,
-                    self.policy.stuck_after,
-                    "dry run: would skip",
-                    Level::DEBUG,
-                );
+                self.log_skip(key, &holder, "dry run: would skip", Level::DEBUG);
             } else {
                 let changed = held_key.changes_to(key);
                 tracing::info!(match_key = %held_key, seen_as = %key, via = %via, changed = %changed, "dry run: would skip (held via {via})");

@@ -23,6 +23,7 @@ use crate::claim::{
     Checked, ClaimError, ClaimState, ClaimStore, ClaimToken, Holder, MatchClaim, PostIntent, Released, ShownState,
     Transition,
 };
+use crate::clock::Clock;
 use crate::cricket::{Identity, Match, MatchKey, Sighting};
 use crate::post::{LengthRule, PostPace, Receipt, Sink, SinkError, SinkKind, Verdict};
 use crate::shorten::Shortener;
@@ -240,6 +241,9 @@ pub struct Announcer {
     require_marker: bool,
     /// The channel posted on (see [`Announcer::on_channel`]).
     channel: Arc<str>,
+    /// What "now" is for a platform's rate-limit reset, a local pace's wait and a holder's
+    /// age (see [`Announcer::with_clock`]).
+    clock: Clock,
 }
 
 impl Announcer {
@@ -261,7 +265,16 @@ impl Announcer {
             policy,
             require_marker: false,
             channel: "x".into(),
+            clock: Clock::system(),
         }
+    }
+
+    /// This announcer, judging time by `clock` (the system's by default): a test gives it a
+    /// clock past a rate limit's reset instead of waiting for the reset.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Clock) -> Announcer {
+        self.clock = clock;
+        self
     }
 
     /// The sink posts go to (none in a dry run).
@@ -389,7 +402,7 @@ impl Announcer {
                     "skipped: match already claimed"
                 };
                 // Every held match is seen again each cycle: a line each would bury the news.
-                log_skip(&s.ids.key, &holder, self.policy.stuck_after, message, Level::DEBUG);
+                self.log_skip(&s.ids.key, &holder, message, Level::DEBUG);
                 Ok(Outcome::Skipped { holder })
             }
             // Boxed: this future is created once per sighting, and nearly every sighting is a
@@ -424,7 +437,7 @@ impl Announcer {
             key: key.clone(),
             source,
         };
-        if let Some(until) = sink.gate().closed_until(Utc::now()) {
+        if let Some(until) = sink.gate().closed_until(self.clock.now()) {
             let reason = format!("{} rate limit exhausted", sink.kind().platform());
             tracing::info!(until = %until, "{reason}; not claiming until the reset");
             return Ok(Outcome::Deferred {
@@ -474,7 +487,9 @@ impl Announcer {
             if let Err(e) = self.store.release(&token).await {
                 tracing::error!(error.message = %e, "could not release a paced claim; it stays claimed (stuck)");
             }
-            let until = chrono::Duration::from_std(not_until.wait).ok().map(|w| Utc::now() + w);
+            let until = chrono::Duration::from_std(not_until.wait)
+                .ok()
+                .map(|w| self.clock.now() + w);
             tracing::info!(
                 wait_ms = u64::try_from(not_until.wait.as_millis()).unwrap_or(u64::MAX),
                 "local post pace reached; match left for later"
@@ -508,13 +523,7 @@ impl Announcer {
         if own && changed.is_empty() {
             metrics::counter!(crate::metric_names::CLAIMS, "result" => "lost").increment(1);
             // A race lost just now: news, unlike a match held since an earlier cycle.
-            log_skip(
-                key,
-                holder,
-                self.policy.stuck_after,
-                "skipped: match already claimed",
-                Level::INFO,
-            );
+            self.log_skip(key, holder, "skipped: match already claimed", Level::INFO);
             return;
         }
         metrics::counter!(crate::metric_names::CLAIMS, "result" => "held").increment(1);
@@ -528,7 +537,7 @@ impl Announcer {
             seen_as = %s.ids.key,
             via = %via,
             owner = %holder.owner,
-            state = %holder.display_state(Utc::now(), self.policy.stuck_after),
+            state = %holder.display_state(self.clock.now(), self.policy.stuck_after),
             "skipped: {message}"
         );
     }
@@ -664,36 +673,38 @@ fn warn_not_ours(token: &ClaimToken, found: &Checked) {
     }
 }
 
-/// Logs a skip at `level` (a stuck holder always at WARN), naming the holder, since when and
-/// in which state.
-fn log_skip(key: &MatchKey, holder: &Holder, stuck_after: Duration, message: &'static str, level: Level) {
-    // Nearly every sighting is a held one: build no text for a line nobody will see, and read
-    // the clock only for a line shown or a holder that can be stuck (only `claimed` can).
-    let shown = match level {
-        Level::DEBUG => tracing::enabled!(Level::DEBUG),
-        _ => tracing::enabled!(Level::INFO),
-    };
-    if !shown && holder.state != ClaimState::Claimed {
-        return;
-    }
-    let now = Utc::now();
-    let state = holder.display_state(now, stuck_after);
-    let stuck = state == ShownState::Stuck;
-    if !stuck && !shown {
-        return;
-    }
-    let state = state.as_str();
-    let known = crate::claim::known_time(holder.claimed_at);
-    // An unreadable record has no time: say so rather than show 1970.
-    let since = known.map_or_else(|| "unknown".to_string(), |t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string());
-    let age_secs = known.map(|_| holder.age(now).as_secs());
-    let owner = &*holder.owner;
-    if stuck {
-        tracing::warn!(match_key = %key, owner, since, age_secs, state, "{message}; the holder seems to have died between claim and post (see `claims list --state stuck`)");
-    } else if level == Level::DEBUG {
-        tracing::debug!(match_key = %key, owner, since, age_secs, state, "{message}");
-    } else {
-        tracing::info!(match_key = %key, owner, since, age_secs, state, "{message}");
+impl Announcer {
+    /// Logs a skip at `level` (a stuck holder always at WARN), naming the holder, since when and
+    /// in which state.
+    fn log_skip(&self, key: &MatchKey, holder: &Holder, message: &'static str, level: Level) {
+        // Nearly every sighting is a held one: build no text for a line nobody will see, and read
+        // the clock only for a line shown or a holder that can be stuck (only `claimed` can).
+        let shown = match level {
+            Level::DEBUG => tracing::enabled!(Level::DEBUG),
+            _ => tracing::enabled!(Level::INFO),
+        };
+        if !shown && holder.state != ClaimState::Claimed {
+            return;
+        }
+        let now = self.clock.now();
+        let state = holder.display_state(now, self.policy.stuck_after);
+        let stuck = state == ShownState::Stuck;
+        if !stuck && !shown {
+            return;
+        }
+        let state = state.as_str();
+        let known = crate::claim::known_time(holder.claimed_at);
+        // An unreadable record has no time: say so rather than show 1970.
+        let since = known.map_or_else(|| "unknown".to_string(), |t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+        let age_secs = known.map(|_| holder.age(now).as_secs());
+        let owner = &*holder.owner;
+        if stuck {
+            tracing::warn!(match_key = %key, owner, since, age_secs, state, "{message}; the holder seems to have died between claim and post (see `claims list --state stuck`)");
+        } else if level == Level::DEBUG {
+            tracing::debug!(match_key = %key, owner, since, age_secs, state, "{message}");
+        } else {
+            tracing::info!(match_key = %key, owner, since, age_secs, state, "{message}");
+        }
     }
 }
 

@@ -291,8 +291,7 @@ impl App {
                 Ok(Outcome::Skipped { holder }) => {
                     counts.skipped += 1;
                     // Only a `claimed` holder can be stuck: no clock read for the others.
-                    if holder.state == ClaimState::Claimed
-                        && holder.is_stuck(chrono::Utc::now(), self.policy.stuck_after)
+                    if holder.state == ClaimState::Claimed && holder.is_stuck(self.clock.now(), self.policy.stuck_after)
                     {
                         summary.stuck_claims += 1;
                     }

@@ -23,6 +23,7 @@ use crate::announcer::{Announcer, ClaimPolicy, DryRun, Memory, Mode, Output};
 use crate::backoff::Backoff;
 use crate::channels::TemplateSource;
 use crate::claim::{ClaimError, ClaimStore};
+use crate::clock::Clock;
 use crate::config::{ChannelList, Config};
 use crate::filter::Filter;
 use crate::post::PostPace;
@@ -84,6 +85,8 @@ pub struct App {
     /// Why posting stopped: the last `/healthz` found a store that may evict claims. Checked at
     /// the start of every cycle; cleared by a later check that finds it safe.
     eviction_refusal: Mutex<Option<String>>,
+    /// The wall clock every channel's announcer and the cycle judge time by.
+    clock: Clock,
 }
 
 /// One channel the bot announces on: its announcer (the channel's sink or dry-run printer,
@@ -185,6 +188,7 @@ impl App {
                 config.posting.posts_per_day,
             ))
         };
+        let clock = Clock::system();
         let list = &config.posting.channels;
         // A channel of the channels file has a first-start marker of its own (a channel added
         // to a running deployment records what is current before it posts) and is named in the
@@ -250,7 +254,8 @@ impl App {
                 policy,
             )
             .requiring_marker(!config.dry_run())
-            .on_channel(&c.name);
+            .on_channel(&c.name)
+            .with_clock(clock);
             channels.push(ChannelRun::new(announcer, c.filter.clone(), cap, from_file));
         }
         if !config.dry_run() {
@@ -282,6 +287,7 @@ impl App {
             health_max_stale_cycles: config.service.health_max_stale_cycles,
             eviction_policy_asserted: config.store.redis.eviction_policy_asserted,
             eviction_refusal: Mutex::new(None),
+            clock,
         })
     }
 
@@ -422,7 +428,7 @@ impl App {
             // last reconciliation had to leave for later may be repeated (Mastodon's wait
             // after a send: its one-hour window would often close before the next one).
             let due = (done - 1).is_multiple_of(RECONCILE_EVERY_CYCLES)
-                || reconcile_again_at.is_some_and(|at| chrono::Utc::now() >= at);
+                || reconcile_again_at.is_some_and(|at| self.clock.now() >= at);
             if due && !cancel.is_cancelled() {
                 match self.reconcile().await {
                     Ok(decisions) => reconcile_again_at = earliest_wait(&decisions),

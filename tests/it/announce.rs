@@ -6,6 +6,7 @@ use crate::helpers::{
 };
 use cricket_announcer::announcer::{Announcer, ClaimPolicy, DryRun, Memory, Mode, Outcome, REFRESHES_PER_TTL};
 use cricket_announcer::claim::{ClaimState, Holder, OperatorRelease, Transition};
+use cricket_announcer::clock::Clock;
 use cricket_announcer::cricket::{MatchKey, Sighting};
 use std::time::Duration;
 use tracing::instrument::WithSubscriber;
@@ -171,7 +172,8 @@ async fn a_dry_run_prints_the_exact_post_and_writes_no_claim() {
 #[tokio::test]
 async fn after_a_429_nothing_is_claimed_until_the_reset_and_then_the_match_is_posted_once() {
     let x = MockServer::start().await;
-    let reset = chrono::Utc::now().timestamp() + 2;
+    // Far enough ahead that the real clock never reaches it while the test runs.
+    let reset = chrono::Utc::now().timestamp() + 600;
     Mock::given(method("POST"))
         .and(path("/2/tweets"))
         .respond_with(
@@ -208,20 +210,27 @@ async fn after_a_429_nothing_is_claimed_until_the_reset_and_then_the_match_is_po
         helpers::keys(&format!("{prefix}match:")).await.is_empty(),
         "nothing claimed while the limit is exhausted"
     );
-    let mut posted = None;
-    for _ in 0..40 {
-        match announcer
+    // Time is moved, not waited for: the same announcer (its sink's gate shared) with a clock
+    // just before the reset, then just past it.
+    let at = |secs: i64| {
+        let clock = Clock::system().ahead(chrono::TimeDelta::seconds(
+            reset - chrono::Utc::now().timestamp() + secs,
+        ));
+        announcer.clone().with_clock(clock)
+    };
+    assert!(matches!(
+        at(-2)
             .announce(&mut Memory::default(), &Sighting::new(m.clone()), None)
             .await
-            .unwrap()
-        {
-            Outcome::Deferred { .. } => tokio::time::sleep(Duration::from_millis(100)).await,
-            other => {
-                posted = Some(other);
-                break;
-            }
-        }
-    }
+            .unwrap(),
+        Outcome::Deferred { .. }
+    ));
+    let posted = Some(
+        at(1)
+            .announce(&mut Memory::default(), &Sighting::new(m.clone()), None)
+            .await
+            .unwrap(),
+    );
     assert!(matches!(posted, Some(Outcome::Posted(_))), "{posted:?}");
     assert_eq!(
         s.attempts(&MatchKey::for_match(&m)).await.unwrap(),
