@@ -136,7 +136,7 @@ fn way(sink: &Sink) -> Way<'_> {
 /// refusal that every later read would meet too (credentials, rate limit); the claims not
 /// asked are listed as such.
 async fn search(store: &ClaimStore, x: &XClient, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
-    let now = Utc::now();
+    let now = store.clock().now();
     let mut decisions = Vec::new();
     let mut stop: Option<String> = None;
     for (listed, was) in unsettled(store, now, stuck_after).await? {
@@ -192,11 +192,11 @@ pub const MASTODON_SETTLE: chrono::Duration = chrono::Duration::minutes(10);
 async fn replay(store: &ClaimStore, sink: &Sink, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
     let kind = sink.kind();
     let mut decisions = Vec::new();
-    for (listed, was) in unsettled(store, Utc::now(), stuck_after).await? {
+    for (listed, was) in unsettled(store, store.clock().now(), stuck_after).await? {
         let claim = &listed.claim;
         // Read for each claim: the repeats before it may have taken minutes, and Mastodon's
         // window closes by the clock.
-        let now = Utc::now();
+        let now = store.clock().now();
         // Another reconciler (a replica's `run`, an operator's `claims reconcile`) is
         // repeating it now: a second repeat at the same time could post twice.
         let repeating = claim.replay.as_ref().filter(|r| r.until > now);
@@ -342,7 +342,7 @@ async fn unsettled(
 /// The `unknown` and stuck claims of a channel whose sink this release does not ask yet
 /// (`kind`), each listed as not asked, for the operator.
 async fn not_asked(store: &ClaimStore, kind: SinkKind, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
-    let now = Utc::now();
+    let now = store.clock().now();
     let mut decisions = Vec::new();
     for (listed, was) in unsettled(store, now, stuck_after).await? {
         let outcome = Settled::NotAsked {

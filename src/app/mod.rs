@@ -159,7 +159,9 @@ impl App {
             return Err(StartError::NoSources);
         }
         let template = Template::configured(config.text.template_path.as_deref()).map_err(StartError::Template)?;
-        let store = open_store(config).await?;
+        // One clock for every judgement of time: the store's records and the announcers'.
+        let clock = Clock::system();
+        let store = open_store(config).await?.with_clock(clock);
         // A claim the store drops is a match announced again: refuse before anything is claimed.
         if !config.dry_run() {
             check_eviction(&store, config.store.redis.eviction_policy_asserted).await?;
@@ -188,7 +190,6 @@ impl App {
                 config.posting.posts_per_day,
             ))
         };
-        let clock = Clock::system();
         let list = &config.posting.channels;
         // A channel of the channels file has a first-start marker of its own (a channel added
         // to a running deployment records what is current before it posts) and is named in the

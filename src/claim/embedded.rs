@@ -8,6 +8,7 @@
 use super::error::ClaimError;
 use super::key::StoreKey;
 use super::request::{IdentityClaim, IdentityReply, StoredLookup, Swapped};
+use crate::clock::Clock;
 use chrono::Utc;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -31,6 +32,8 @@ pub struct EmbeddedClaims {
     path: Arc<PathBuf>,
     prefix: Arc<str>,
     owner: Arc<str>,
+    /// The clock this store's records are written and judged by (see [`Clock`]).
+    clock: Clock,
 }
 
 fn err(op: &'static str) -> impl FnOnce(rusqlite::Error) -> ClaimError {
@@ -96,6 +99,7 @@ impl EmbeddedClaims {
             path: Arc::new(path.to_path_buf()),
             prefix: prefix.into(),
             owner: owner.into(),
+            clock: Clock::system(),
         })
     }
 
@@ -119,6 +123,7 @@ impl EmbeddedClaims {
             path: Arc::new(path.to_path_buf()),
             prefix: prefix.into(),
             owner: owner.into(),
+            clock: Clock::system(),
         })
     }
 
@@ -150,6 +155,14 @@ impl EmbeddedClaims {
 
     pub(super) fn owner(&self) -> &str {
         &self.owner
+    }
+
+    pub(super) fn with_clock(&self, clock: Clock) -> EmbeddedClaims {
+        EmbeddedClaims { clock, ..self.clone() }
+    }
+
+    pub(super) fn clock(&self) -> Clock {
+        self.clock
     }
 
     /// Runs `f` on the connection on a blocking thread, so SQLite's file locks never stall the

@@ -8,7 +8,6 @@ use super::record::Claim;
 use super::request::{IdentityClaim, IdentityReply, NewRecord, Pointer, StoredLookup};
 use super::{ttl_secs, ClaimStore};
 use crate::cricket::{Identities, Identity, Lookup, MatchKey};
-use chrono::Utc;
 use std::time::Duration;
 
 impl ClaimStore {
@@ -54,7 +53,7 @@ impl ClaimStore {
         require_marker: bool,
     ) -> Result<MatchClaim, ClaimError> {
         let aliases: Vec<String> = ids.ids.iter().map(ToString::to_string).collect();
-        let mut record = Claim::with_deadline(self.owner(), title, &aliases, Utc::now(), Some(gives_up_after));
+        let mut record = Claim::with_deadline(self.owner(), title, &aliases, self.clock().now(), Some(gives_up_after));
         record.text = post.map(|p| p.text.to_string());
         record.dedupe_key = post.and_then(|p| p.dedupe_key.map(str::to_string));
         let lookups = ids.lookups();

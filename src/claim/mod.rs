@@ -73,6 +73,7 @@ pub use self::redis_conn::{check_sentinel_url, cluster_prefix, ClusterPrefixErro
 pub use self::rule::{ReferenceChange, ReferenceClaim, ReferenceRecord, ReferenceStore};
 pub use self::tls::{split_sslmode, SslMode, TlsError};
 
+use crate::clock::Clock;
 use crate::cricket::{Identity, MatchKey};
 use std::time::Duration;
 
@@ -112,6 +113,26 @@ impl ClaimStore {
 
     fn owner(&self) -> &str {
         each!(self, s => s.owner())
+    }
+
+    /// This store, writing and judging its records' times by `clock` (the system's by default):
+    /// the times a record carries (claimed, updated, the owner's deadline, a replay's lease, the
+    /// marker's), and whether a claim is stuck when an operator releases it. A test gives one
+    /// process's store a clock ahead instead of waiting for a deadline to pass. The store's own
+    /// expiry of a TTL is the store's: Redis and PostgreSQL judge it on their own clocks.
+    #[must_use]
+    pub fn with_clock(&self, clock: Clock) -> ClaimStore {
+        match self {
+            ClaimStore::Redis(s) => ClaimStore::Redis(s.with_clock(clock)),
+            ClaimStore::Embedded(s) => ClaimStore::Embedded(s.with_clock(clock)),
+            ClaimStore::Postgres(s) => ClaimStore::Postgres(s.with_clock(clock)),
+        }
+    }
+
+    /// The clock this store writes and judges its records' times by (see
+    /// [`ClaimStore::with_clock`]).
+    pub fn clock(&self) -> Clock {
+        each!(self, s => s.clock())
     }
 
     fn key(&self, key: &MatchKey) -> StoreKey {

@@ -7,7 +7,6 @@ use super::outcome::{Adoption, Checked, ClaimToken, OperatorRelease, Transition}
 use super::record::{later_by, new_token, Claim, ClaimState, Replay};
 use super::ClaimStore;
 use crate::cricket::MatchKey;
-use chrono::Utc;
 use std::time::Duration;
 
 impl ClaimStore {
@@ -22,7 +21,7 @@ impl ClaimStore {
             // Not a record of this bot's: nothing to compare, nothing to change.
             return Ok(Checked::NotOurs(read.clone()));
         }
-        let new = change.apply(read.clone(), Utc::now());
+        let new = change.apply(read.clone(), self.clock().now());
         let swapped = each!(self, s => s.compare_and_set(&self.key(key), &read.token, &new.to_stored()).await)?;
         Ok(swapped.checked(|_| new))
     }
@@ -50,7 +49,7 @@ impl ClaimStore {
         if read.token.is_empty() {
             return Ok(Adoption::NotARecord);
         }
-        let now = Utc::now();
+        let now = self.clock().now();
         let mut new = read.clone();
         new.token = new_token();
         new.replay = Some(Replay {
@@ -87,8 +86,8 @@ impl ClaimStore {
         if claim.token.is_empty() {
             return Ok(OperatorRelease::NotARecord(claim));
         }
-        let releasable =
-            matches!(claim.state, ClaimState::Unknown | ClaimState::Failed) || claim.is_stuck(Utc::now(), stuck_after);
+        let releasable = matches!(claim.state, ClaimState::Unknown | ClaimState::Failed)
+            || claim.is_stuck(self.clock().now(), stuck_after);
         if !(releasable || force) {
             return Ok(OperatorRelease::Refused(claim));
         }

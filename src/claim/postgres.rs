@@ -26,6 +26,7 @@ use super::error::{ClaimError, PostgresError};
 use super::key::StoreKey;
 use super::request::{IdentityClaim, IdentityReply, StoredLookup, Swapped};
 use super::tls::SslMode;
+use crate::clock::Clock;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use std::future::Future;
 use std::sync::Arc;
@@ -62,6 +63,8 @@ pub struct PostgresClaims {
     pool: Pool,
     prefix: Arc<str>,
     owner: Arc<str>,
+    /// The clock this store's records are written and judged by (see [`Clock`]).
+    clock: Clock,
 }
 
 /// Where a store key lives.
@@ -228,6 +231,7 @@ impl PostgresClaims {
             pool,
             prefix: prefix.into(),
             owner: owner.into(),
+            clock: Clock::system(),
         };
         bounded("connect", async {
             drop(store.pool.get().await?);
@@ -251,6 +255,14 @@ impl PostgresClaims {
 
     pub(super) fn owner(&self) -> &str {
         &self.owner
+    }
+
+    pub(super) fn with_clock(&self, clock: Clock) -> PostgresClaims {
+        PostgresClaims { clock, ..self.clone() }
+    }
+
+    pub(super) fn clock(&self) -> Clock {
+        self.clock
     }
 
     /// Where `key` lives: a claim's key is a row of `claims` (this prefix, its match key),

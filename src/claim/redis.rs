@@ -8,6 +8,7 @@ use super::error::ClaimError;
 use super::key::{RecordName, StoreKey};
 use super::redis_conn::{self, Deployment, RedisConn, SentinelConn, SENTINEL_SCHEMES};
 use super::request::{IdentityClaim, IdentityReply, StoredLookup, Swapped};
+use crate::clock::Clock;
 use redis::aio::ConnectionManager;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
 use redis::{AsyncCommands, ExistenceCheck, Script, SetExpiry, SetOptions};
@@ -43,6 +44,8 @@ pub struct RedisClaims {
     conn: RedisConn,
     prefix: Arc<str>,
     owner: Arc<str>,
+    /// The clock this store's records are written and judged by (see [`Clock`]).
+    clock: Clock,
     compare_and_set: Arc<Script>,
     compare_and_delete: Arc<Script>,
     claim_match: Arc<Script>,
@@ -141,6 +144,7 @@ impl RedisClaims {
             conn,
             prefix: prefix.into(),
             owner: owner.into(),
+            clock: Clock::system(),
             compare_and_set: Arc::new(Script::new(include_str!("lua/transition.lua"))),
             compare_and_delete: Arc::new(Script::new(include_str!("lua/release.lua"))),
             claim_match: Arc::new(Script::new(CLAIM_MATCH)),
@@ -173,6 +177,14 @@ impl RedisClaims {
 
     pub(super) fn owner(&self) -> &str {
         &self.owner
+    }
+
+    pub(super) fn with_clock(&self, clock: Clock) -> RedisClaims {
+        RedisClaims { clock, ..self.clone() }
+    }
+
+    pub(super) fn clock(&self) -> Clock {
+        self.clock
     }
 
     /// `SET key value NX EX ttl GET`: `None` when we set it, else the value that was there

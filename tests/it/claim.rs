@@ -8,6 +8,7 @@ use cricket_announcer::claim::{
     Checked, ClaimError, ClaimState, ClaimStore, Holder, LastRecords, MarkerOrigin, MatchClaim, OperatorRelease,
     PostgresClaims, Transition,
 };
+use cricket_announcer::clock::Clock;
 use cricket_announcer::cricket::{Identities, Identity, MatchKey};
 use std::sync::Arc;
 use std::time::Duration;
@@ -466,33 +467,35 @@ async fn a_claim_left_claimed_past_the_post_timeout_is_stuck_and_only_then_relea
         p.b.operator_release(&stuck, false, stuck_after).await.unwrap(),
         OperatorRelease::Refused(_)
     ));
-    tokio::time::sleep(Duration::from_millis(2_100)).await;
-    let now = chrono::Utc::now();
-    let states: Vec<_> =
-        p.b.list()
-            .await
-            .unwrap()
-            .iter()
-            .map(|l| (l.key.to_string(), l.claim.display_state(now, stuck_after).as_str()))
-            .collect();
+    // Two seconds later, by the operator's clock: time is moved, not waited for.
+    let later =
+        p.b.with_clock(Clock::system().ahead(chrono::TimeDelta::milliseconds(2_100)));
+    let now = later.clock().now();
+    let states: Vec<_> = later
+        .list()
+        .await
+        .unwrap()
+        .iter()
+        .map(|l| (l.key.to_string(), l.claim.display_state(now, stuck_after).as_str()))
+        .collect();
     assert_eq!(
         states,
         vec![("posted-1".to_string(), "posted"), ("stuck-1".to_string(), "stuck")]
     );
     assert!(matches!(
-        p.b.operator_release(&stuck, false, stuck_after).await.unwrap(),
+        later.operator_release(&stuck, false, stuck_after).await.unwrap(),
         OperatorRelease::Released(_)
     ));
-    assert_eq!(p.b.peek(&stuck).await.unwrap(), None);
+    assert_eq!(later.peek(&stuck).await.unwrap(), None);
     assert!(
-        matches!(p.b.operator_release(&healthy, false, stuck_after).await.unwrap(), OperatorRelease::Refused(ref c) if c.state == ClaimState::Posted)
+        matches!(later.operator_release(&healthy, false, stuck_after).await.unwrap(), OperatorRelease::Refused(ref c) if c.state == ClaimState::Posted)
     );
     assert!(matches!(
-        p.b.operator_release(&healthy, true, stuck_after).await.unwrap(),
+        later.operator_release(&healthy, true, stuck_after).await.unwrap(),
         OperatorRelease::Released(_)
     ));
     assert!(matches!(
-        p.b.operator_release(&healthy, true, stuck_after).await.unwrap(),
+        later.operator_release(&healthy, true, stuck_after).await.unwrap(),
         OperatorRelease::Absent
     ));
 }
@@ -560,7 +563,8 @@ async fn a_wrong_token_can_neither_overwrite_nor_release_anothers_claim(kind: Ki
     let p = pair(kind).await;
     let k = key("k2");
     let stale = claim_key(&p.a, &k, "A v B", Duration::from_secs(1), DAY).await.won();
-    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    // Its TTL runs out (moved, not waited for).
+    helpers::lapse(kind, &p.prefix, &p._dir.path().join("claims.db"), &k).await;
     let _fresh = claim_key(&p.b, &k, "A v B", DAY, DAY).await.won();
     let change = Transition::Unknown { reason: "late".into() };
     let Checked::NotOurs(other) = p.a.transition(&stale, &change).await.unwrap() else {
@@ -890,7 +894,7 @@ async fn a_lapsed_claim_reclaimed_by_a_later_sighting_is_logged_as_expired() {
     let b = store(Kind::Postgres, &prefix, "worker-b", std::path::Path::new("")).await;
     let k = key("lapsed");
     let _ = claim_key(&a, &k, "A v B", Duration::from_secs(1), DAY).await.won();
-    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    helpers::lapse(Kind::Postgres, &prefix, std::path::Path::new(""), &k).await;
     let _ = claim_key(&b, &k, "A v B", DAY, DAY).await.won();
     let db = raw_postgres(&schema_for(&prefix)).await;
     let events: Vec<(String, String)> = db

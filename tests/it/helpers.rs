@@ -221,6 +221,43 @@ pub async fn store_env(kind: Kind, prefix: &str, dir: &Path) -> Vec<(&'static st
     }
 }
 
+/// Makes the TTL of the claim on `key` (stored under `prefix`; `file` for the embedded store)
+/// run out now, as if its time to live had passed: the store's own expiry is moved, not waited
+/// for. Redis: an expiry time in the past (the key is gone at once); SQLite and PostgreSQL: the
+/// row's `expires_at` set in the past (a TTL change, which PostgreSQL's ledger logs no event for).
+pub async fn lapse(kind: Kind, prefix: &str, file: &Path, key: &MatchKey) {
+    let stored = format!("{prefix}match:{key}");
+    match kind {
+        Kind::Redis => {
+            let gone: i64 = redis::cmd("PEXPIREAT")
+                .arg(&stored)
+                .arg(1)
+                .query_async(&mut raw_redis().await)
+                .await
+                .unwrap();
+            assert_eq!(gone, 1, "no claim at {stored}");
+        }
+        Kind::Embedded => {
+            let db = rusqlite::Connection::open(file).unwrap();
+            let changed = db
+                .execute("UPDATE claims SET expires_at = 0 WHERE key = ?1", [&stored])
+                .unwrap();
+            assert_eq!(changed, 1, "no claim at {stored}");
+        }
+        Kind::Postgres => {
+            let db = raw_postgres(&schema_for(prefix)).await;
+            let changed = db
+                .execute(
+                    "UPDATE claims SET expires_at = now() - interval '1 second' WHERE prefix = $1 AND match_key = $2",
+                    &[&prefix, &key.as_str()],
+                )
+                .await
+                .unwrap();
+            assert_eq!(changed, 1, "no claim at {stored}");
+        }
+    }
+}
+
 /// Claims `key` alone (no source id, no other key, no marker required) through the one
 /// production claim path, [`ClaimStore::claim_match`]: what the store contract tests race, hold
 /// and move. The record says its owner gives up on the post `gives_up_after` from now.
