@@ -166,6 +166,7 @@ mod tests {
             state,
             status: None,
             url: "https://x.test/1".parse().unwrap(),
+            ending: None,
         }
     }
 

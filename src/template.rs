@@ -483,6 +483,7 @@ fn sample_match() -> Match {
         status: Some("Match starts soon".into()),
         url: Url::parse("https://www.cricbuzz.com/live-cricket-scores/0/sample")
             .unwrap_or_else(|_| unreachable!("constant URL")),
+        ending: None,
     }
 }
 

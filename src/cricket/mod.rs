@@ -13,6 +13,7 @@ mod identity;
 mod key;
 mod members;
 mod names;
+pub mod result;
 mod sighting;
 pub mod state;
 mod words;
@@ -20,6 +21,7 @@ mod words;
 pub use format::{Format, FormatClues, Level};
 pub use identity::{Identities, Identity, Lookup};
 pub use key::MatchKey;
+pub use result::{Ending, Innings, MatchResult};
 pub use sighting::{Sighting, Sightings};
 pub use state::state_from_status;
 
@@ -181,6 +183,11 @@ pub struct Match {
     pub status: Option<Text>,
     /// The match's own page on the source site (absolute URL).
     pub url: Url,
+    /// What the page says of the match's end (result line, final scores, winner, end time),
+    /// filled only for a finished match and only by a source that can tell a result (see
+    /// [`Ending`]); boxed, as most listings have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ending: Option<Box<Ending>>,
 }
 
 impl Match {
@@ -233,5 +240,6 @@ pub(crate) fn sample_match(site: Site, id: &str, a: &str, b: &str, desc: Option<
         state: MatchState::Upcoming,
         status: None,
         url: "https://example.com/m".parse().expect("a URL"),
+        ending: None,
     }
 }

@@ -14,7 +14,7 @@
 //! and a benchmark holds this parser to being cheap.
 
 use crate::cricket::format::SeriesMemo;
-use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
+use crate::cricket::{Ending, Format, FormatClues, Innings, Level, Match, MatchState, Site, Team, Text, Venue};
 use crate::source::dropped::Unnamed;
 use crate::source::lenient::{Loose, Scalar};
 use crate::source::url_base::UrlBase;
@@ -40,6 +40,10 @@ const CHUNK_OPEN: &str = "self.__next_f.push([1,\"";
 /// The key that introduces each match record inside the payload, as it is written in the
 /// payload's (escaped) string literals.
 const RAW_MATCH_INFO_KEY: &str = "\\\"matchInfo\\\":";
+
+/// What follows a listing's `matchInfo` object when its `matchScore` comes next, as written in
+/// the payload (escaped).
+const RAW_MATCH_SCORE_NEXT: &str = ",\\\"matchScore\\\":";
 
 /// Match links as they appear in the markup (header ticker and match cards).
 const HREF_OPEN: &str = "href=\"/live-cricket-scores/";
@@ -89,15 +93,18 @@ pub fn parse(page: &str) -> Result<Vec<Match>, ParseError> {
             .and_then(|&i| records.get(i))
             .is_some_and(Record::is_complete)
     }) {
-        let Found::Object(object) = found else {
+        let Found::Object(object, score) = found else {
             continue;
         };
-        let Some(record) = serde_json::from_str::<RawMatchInfo>(&object)
+        let Some(mut record) = serde_json::from_str::<RawMatchInfo>(&object)
             .ok()
             .and_then(|raw| Record::from_raw(&raw, &mut unnamed).map(Record::into_owned))
         else {
             continue;
         };
+        record.scores = score
+            .and_then(|s| serde_json::from_str::<MatchScore>(&s).ok())
+            .map(|s| s.innings());
         match by_id.get(&record.id).and_then(|&i| records.get_mut(i)) {
             Some(first) => first.fill_from(record),
             None => {
@@ -312,8 +319,9 @@ fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
 
 /// What [`MatchInfos::next`] found after a `"matchInfo":` key.
 enum Found {
-    /// The object's decoded JSON text.
-    Object(String),
+    /// The object's decoded JSON text, and that of the `matchScore` object written right after
+    /// it in the same listing, when there is one.
+    Object(String, Option<String>),
     /// An object the caller passed over, or a key without a readable object after it.
     Skipped,
 }
@@ -374,9 +382,20 @@ impl<'a> MatchInfos<'a> {
             return Some(Found::Skipped);
         };
         self.from = start + object.len();
+        // A listing writes its `matchScore` right after its `matchInfo`.
+        let score = self.raw[self.from..]
+            .strip_prefix(RAW_MATCH_SCORE_NEXT)
+            .and_then(|_| {
+                let open = self.from + RAW_MATCH_SCORE_NEXT.len();
+                let (end, scanned) = balanced_object_end(bytes, open);
+                self.budget = self.budget.saturating_sub(scanned);
+                let score = self.raw.get(open..=end?)?;
+                self.from = open + score.len();
+                serde_json::from_str::<String>(&format!("\"{score}\"")).ok()
+            });
         // Decoding the extent as a JSON string body undoes the outer quoting.
         Some(match serde_json::from_str::<String>(&format!("\"{object}\"")) {
-            Ok(text) => Found::Object(text),
+            Ok(text) => Found::Object(text, score),
             Err(_) => Found::Skipped,
         })
     }
@@ -599,6 +618,8 @@ pub(crate) struct RawMatchInfo<'a> {
     match_type: Scalar<'a>,
     #[serde(rename = "startDate", borrow, default)]
     start_date: Scalar<'a>,
+    #[serde(rename = "endDate", borrow, default)]
+    end_date: Scalar<'a>,
     #[serde(borrow, default)]
     state: Scalar<'a>,
     #[serde(borrow, default)]
@@ -627,6 +648,79 @@ struct RawVenue<'a> {
     city: Scalar<'a>,
 }
 
+/// `matchScore`: `team1Score` and `team2Score`, in the `matchInfo`'s team order.
+#[derive(Deserialize)]
+pub(crate) struct MatchScore {
+    #[serde(rename = "team1Score", default)]
+    team1: Loose<SideScore>,
+    #[serde(rename = "team2Score", default)]
+    team2: Loose<SideScore>,
+}
+
+/// One side's `inngs1` and `inngs2`.
+#[derive(Deserialize)]
+struct SideScore {
+    #[serde(default)]
+    inngs1: Loose<RawInnings>,
+    #[serde(default)]
+    inngs2: Loose<RawInnings>,
+}
+
+/// One innings' numbers. Read as plain JSON values (a `matchScore` is small, and only the
+/// finished matches' are kept): a number, or a number written as a string.
+#[derive(Deserialize)]
+struct RawInnings {
+    #[serde(default)]
+    runs: serde_json::Value,
+    #[serde(default)]
+    wickets: serde_json::Value,
+    #[serde(default)]
+    overs: serde_json::Value,
+    #[serde(rename = "isDeclared", default)]
+    declared: serde_json::Value,
+}
+
+impl MatchScore {
+    /// Each side's innings, as far as they are readable.
+    pub(crate) fn innings(&self) -> [Vec<Innings>; 2] {
+        let side = |s: &Loose<SideScore>| -> Vec<Innings> {
+            let Loose::Object(s) = s else {
+                return Vec::new();
+            };
+            [&s.inngs1, &s.inngs2]
+                .into_iter()
+                .filter_map(|i| match i {
+                    Loose::Object(i) => i.read(),
+                    Loose::Other => None,
+                })
+                .collect()
+        };
+        [side(&self.team1), side(&self.team2)]
+    }
+}
+
+impl RawInnings {
+    fn read(&self) -> Option<Innings> {
+        use serde_json::Value;
+        let count = |v: &Value| match v {
+            Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+            Value::String(t) => t.trim().parse().ok(),
+            _ => None,
+        };
+        Some(Innings {
+            runs: count(&self.runs)?,
+            // An innings without wickets lost has no `wickets` field.
+            wickets: Some(count(&self.wickets).map_or(0, |w| u8::try_from(w.min(10)).unwrap_or(10))),
+            overs: match &self.overs {
+                Value::Number(n) => Some(n.to_string().into()),
+                Value::String(t) if !t.trim().is_empty() => Some(t.trim().into()),
+                _ => None,
+            },
+            declared: self.declared == Value::Bool(true),
+        })
+    }
+}
+
 /// One cleaned `matchInfo`, kept apart from [`Match`] so that later listings of the same match
 /// can fill its gaps before the format, state and URL are derived. The format word and the
 /// group type are only looked at, never kept in the [`Match`], so they stay borrowed from the
@@ -641,6 +735,10 @@ struct Record<'a> {
     ground: Option<Text>,
     city: Option<Text>,
     start_time: Option<DateTime<Utc>>,
+    /// `endDate`: when the match ended (a finished match's), or is scheduled to.
+    end_time: Option<DateTime<Utc>>,
+    /// Each side's innings, from the listing's `matchScore`.
+    scores: Option<[Vec<Innings>; 2]>,
     /// Cricbuzz's state word, read as soon as the record is (no copy of the word is kept).
     state: Option<MatchState>,
     status: Option<Text>,
@@ -681,6 +779,8 @@ impl<'a> Record<'a> {
             ground: venue.as_ref().and_then(|v| v.ground.text()),
             city: venue.as_ref().and_then(|v| v.city.text()),
             start_time: raw.start_date.epoch_millis(),
+            end_time: raw.end_date.epoch_millis(),
+            scores: None,
             state: raw.state.text_cow().map(|word| state_of(&word)),
             status: raw.status.text(),
         })
@@ -698,6 +798,8 @@ impl<'a> Record<'a> {
             ground: self.ground,
             city: self.city,
             start_time: self.start_time,
+            end_time: self.end_time,
+            scores: self.scores,
             state: self.state,
             status: self.status,
         }
@@ -737,6 +839,8 @@ impl<'a> Record<'a> {
             fill(&mut self.city, later.city);
         }
         fill(&mut self.start_time, later.start_time);
+        fill(&mut self.end_time, later.end_time);
+        fill(&mut self.scores, later.scores);
         fill(&mut self.state, later.state);
         fill(&mut self.status, later.status);
     }
@@ -769,6 +873,17 @@ impl<'a> Record<'a> {
             .state
             .unwrap_or(MatchState::Other)
             .with_status(self.status.as_deref());
+        // A finished match's status line is its result line; the scores are the listing's
+        // (`matchScore`, beside the `matchInfo`; the JSON answer's reader adds its own).
+        let ending = match (state, &self.status) {
+            (MatchState::Complete | MatchState::Abandoned, Some(line)) => Some(Box::new(Ending {
+                line: line.clone(),
+                scores: self.scores.unwrap_or_default(),
+                winner: None,
+                ended_by: self.end_time,
+            })),
+            _ => None,
+        };
         Some(Match {
             site: Site::Cricbuzz,
             source_id: self.id,
@@ -784,6 +899,7 @@ impl<'a> Record<'a> {
             state,
             status: self.status,
             url,
+            ending,
         })
     }
 }
@@ -1139,7 +1255,7 @@ mod tests {
         let mut scan = MatchInfos::new(&payload);
         let mut objects = Vec::new();
         while let Some(found) = scan.next(|_| false) {
-            if let Found::Object(o) = found {
+            if let Found::Object(o, _) = found {
                 objects.push(o);
             }
         }

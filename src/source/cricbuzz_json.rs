@@ -13,7 +13,7 @@
 //! ("International", `matchFormat` "T20") from a domestic T20.
 
 use crate::cricket::{Match, Site};
-use crate::source::cricbuzz::{match_from_info, match_from_raw, MatchUrls, RawMatchInfo};
+use crate::source::cricbuzz::{match_from_info, match_from_raw, MatchScore, MatchUrls, RawMatchInfo};
 use crate::source::dropped::Unnamed;
 use crate::source::lenient::{dedupe_by_id, read_answer, List, Loose, Reading, Scalar};
 use crate::source::ParseError;
@@ -69,6 +69,9 @@ struct Series<'a, I> {
 struct Listing<I> {
     #[serde(rename = "matchInfo", default)]
     info: Option<I>,
+    /// Each side's innings: read into a finished match's [`crate::cricket::Ending`].
+    #[serde(rename = "matchScore", default)]
+    score: Loose<MatchScore>,
 }
 
 /// A `matchInfo` as one of the two paths reads it.
@@ -234,12 +237,17 @@ fn matches_of<I: Info>(answer: &Answer<'_, I>) -> Result<Vec<Match>, ParseError>
             let series_name = text(&series.series_name);
             for listing in list(&series.matches) {
                 // The group's and the wrapper's values only fill gaps: the match's own word wins.
-                matches.extend(
-                    listing
-                        .info
-                        .as_ref()
-                        .and_then(|info| info.to_match(group_type, series_name, &urls, &mut unnamed)),
-                );
+                let Some(mut m) = listing
+                    .info
+                    .as_ref()
+                    .and_then(|info| info.to_match(group_type, series_name, &urls, &mut unnamed))
+                else {
+                    continue;
+                };
+                if let (Some(ending), Loose::Object(score)) = (m.ending.as_mut(), &listing.score) {
+                    ending.scores = score.innings();
+                }
+                matches.push(m);
             }
         }
     }

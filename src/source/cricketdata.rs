@@ -14,7 +14,7 @@
 //! NOT a page anyone can open.
 
 use crate::cricket::format::SeriesMemo;
-use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
+use crate::cricket::{Ending, Format, FormatClues, Innings, Level, Match, MatchState, Site, Team, Text, Venue};
 use crate::source::dropped::Unnamed;
 use crate::source::lenient::{dedupe_by_id, read_answer, Array, List, Loose, Pair, Reading, Scalar};
 use crate::source::url_base::UrlBase;
@@ -113,6 +113,22 @@ struct Item<'a> {
     match_started: Scalar<'a>,
     #[serde(rename = "matchEnded", borrow, default)]
     match_ended: Scalar<'a>,
+    /// Each innings' score: read into a finished match's [`Ending`].
+    #[serde(borrow, default)]
+    score: List<Loose<RawScore<'a>>>,
+}
+
+/// One `score[]` entry: `{"r": 135, "w": 6, "o": 20, "inning": "Indonesia Women Inning 1"}`.
+#[derive(Deserialize)]
+struct RawScore<'a> {
+    #[serde(borrow, default)]
+    inning: Scalar<'a>,
+    #[serde(borrow, default)]
+    r: Scalar<'a>,
+    #[serde(borrow, default)]
+    w: Scalar<'a>,
+    #[serde(borrow, default)]
+    o: Scalar<'a>,
 }
 
 #[derive(Deserialize)]
@@ -245,6 +261,16 @@ fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
         &page.series,
     );
     let state = state_of(flag(&item.match_started), flag(&item.match_ended), status.as_deref());
+    // A finished match's status line is its result line; cricapi gives no end time.
+    let ending = match (state, &status) {
+        (MatchState::Complete | MatchState::Abandoned, Some(line)) => Some(Box::new(Ending {
+            line: line.clone(),
+            scores: scores_of(&item.score, [&first.name, &second.name]),
+            winner: None,
+            ended_by: None,
+        })),
+        _ => None,
+    };
 
     Some(Match {
         site: Site::Cricketdata,
@@ -258,7 +284,71 @@ fn read_match(item: &Item<'_>, page: &Page) -> Option<Match> {
         state,
         status,
         url,
+        ending,
     })
+}
+
+/// Each side's innings from `score[]`. An entry names its batting side before ` Inning N`;
+/// cricapi sometimes names both sides there (`"Fiji,Philippines Inning 1"`), and such an entry
+/// is the innings of the side that no other entry names alone. An entry that fits neither way
+/// leaves the scores out altogether: a score on the wrong side would be worse than none.
+fn scores_of(score: &List<Loose<RawScore<'_>>>, teams: [&str; 2]) -> [Vec<Innings>; 2] {
+    let List::Array(entries) = score else {
+        return [Vec::new(), Vec::new()];
+    };
+    let number = |s: &Scalar<'_>| match s {
+        Scalar::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+        Scalar::Text(t) => t.trim().parse().ok(),
+        _ => None,
+    };
+    let mut read: Vec<(Option<usize>, Innings)> = Vec::new();
+    for entry in entries.iter().filter_map(|e| match e {
+        Loose::Object(e) => Some(e),
+        Loose::Other => None,
+    }) {
+        let Some(inning) = entry.inning.text_cow() else {
+            return [Vec::new(), Vec::new()];
+        };
+        let named = inning.rsplit_once(" Inning").map_or(&*inning, |(side, _)| side).trim();
+        let side = teams.iter().position(|t| t.eq_ignore_ascii_case(named));
+        let both = named
+            .split_once(',')
+            .is_some_and(|(a, b)| teams.iter().any(|t| t.eq_ignore_ascii_case(a.trim())) && teams.iter().any(|t| t.eq_ignore_ascii_case(b.trim())));
+        if side.is_none() && !both {
+            return [Vec::new(), Vec::new()];
+        }
+        let (Some(runs), wickets) = (number(&entry.r), number(&entry.w)) else {
+            return [Vec::new(), Vec::new()];
+        };
+        let overs = match &entry.o {
+            Scalar::Number(n) => Some(n.to_string().into()),
+            Scalar::Text(t) if !t.trim().is_empty() => Some(t.trim().into()),
+            _ => None,
+        };
+        read.push((
+            side,
+            Innings {
+                runs,
+                wickets: Some(u8::try_from(wickets.unwrap_or(0).min(10)).unwrap_or(10)),
+                overs,
+                declared: false,
+            },
+        ));
+    }
+    let named: Vec<usize> = read.iter().filter_map(|(side, _)| *side).collect();
+    let mut out = [Vec::new(), Vec::new()];
+    for (side, innings) in read {
+        let side = match side {
+            Some(side) => side,
+            None => match (named.contains(&0), named.contains(&1)) {
+                (true, false) => 1,
+                (false, true) => 0,
+                _ => return [Vec::new(), Vec::new()],
+            },
+        };
+        out[side].push(innings);
+    }
+    out
 }
 
 fn flag(value: &Scalar<'_>) -> Option<bool> {

@@ -8,7 +8,7 @@
 //!
 //! This file maps one such object to a [`Match`]; `espncricinfo.rs` finds them in the page.
 
-use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
+use crate::cricket::{Ending, Format, FormatClues, Innings, Level, Match, MatchState, Site, Team, Text, Venue};
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
@@ -49,6 +49,12 @@ struct RawCompetitor {
     display_name: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
     abbreviation: Option<String>,
+    /// "335 & 158/7 (74 ov, target 290)", "" before the side bats.
+    #[serde(default, deserialize_with = "lenient")]
+    score: Option<String>,
+    /// Whether the scoreboard names this side the match's winner.
+    #[serde(default, deserialize_with = "lenient")]
+    winner: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -149,6 +155,15 @@ pub(super) fn to_match(value: serde_json::Value, league: Option<&str>) -> Option
     .with_status(status.as_deref());
     // The match page by id, as the RSS feed's items name it: the event's own `link` is the
     // 2020 site's address, and another host than ESPNcricinfo's is never followed.
+    let ending = match (state, &status) {
+        (MatchState::Complete | MatchState::Abandoned, Some(line)) => Some(Box::new(Ending {
+            line: line.as_str().into(),
+            scores: [side_innings(first), side_innings(second)],
+            winner: raw.competitors.iter().position(|c| c.winner == Some(true)),
+            ended_by: None,
+        })),
+        _ => None,
+    };
     let mut url = Url::parse("https://www.espncricinfo.com/").ok()?;
     url.set_path(&format!("/ci/engine/match/{}.html", raw.id));
     Some(Ok(Match {
@@ -170,5 +185,27 @@ pub(super) fn to_match(value: serde_json::Value, league: Option<&str>) -> Option
         state,
         status: status.map(Text::from),
         url,
+        ending,
     }))
+}
+
+/// A competitor's innings as the scoreboard prints them: `335 & 158/7 (74 ov, target 290)`,
+/// `242 & 51/0 (14 ov) (f/o)`; the overs in brackets belong to the last innings.
+fn side_innings(c: &RawCompetitor) -> Vec<Innings> {
+    let Some(score) = c.score.as_deref() else {
+        return Vec::new();
+    };
+    score
+        .split('&')
+        .filter_map(|part| {
+            let (runs, notes) = part.split_once('(').unwrap_or((part, ""));
+            let mut innings = Innings::parse(runs)?;
+            let overs = notes.split([' ', ',', ')']).next().unwrap_or_default();
+            let overs = overs.split('/').next().unwrap_or_default();
+            if !overs.is_empty() && overs.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+                innings.overs = Some(overs.into());
+            }
+            Some(innings)
+        })
+        .collect()
 }

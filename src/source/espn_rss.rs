@@ -461,6 +461,9 @@ fn read_item(item: &Item, unnamed: &mut Unnamed) -> Option<Match> {
         state,
         status: scored.then(|| title.into()),
         url,
+        // A title's scores fit a finished match as well as one in play, and name no winner:
+        // the feed tells no result.
+        ending: None,
     })
 }
 

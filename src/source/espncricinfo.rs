@@ -23,7 +23,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visi
 use serde::Deserialize;
 use url::Url;
 
-use crate::cricket::{Format, FormatClues, Level, Match, MatchState, Site, Team, Text, Venue};
+use crate::cricket::{Ending, Format, FormatClues, Innings, Level, Match, MatchState, Site, Team, Text, Venue};
 use crate::source::dropped::Unnamed;
 use crate::source::espn_events;
 use crate::source::ParseError;
@@ -559,6 +559,12 @@ struct RawMatch {
     is_cancelled: Option<bool>,
     #[serde(default, deserialize_with = "lenient")]
     ground: Option<RawGround>,
+    /// The winner's team id, once the match is won.
+    #[serde(default, deserialize_with = "lenient")]
+    winner_team_id: Option<u64>,
+    /// The day the match ends (`2022-07-27T00:00:00.000Z`: a date, written as midnight).
+    #[serde(default, deserialize_with = "lenient")]
+    end_date: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -573,13 +579,22 @@ struct RawSeries {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct RawSide {
     team: RawTeam,
+    /// The side's innings as printed: `176/6`, `274`, `245 & 190/4d`.
+    #[serde(default, deserialize_with = "lenient")]
+    score: Option<String>,
+    /// The last innings' overs and target: `39.5/50 ov, T:231`.
+    #[serde(default, deserialize_with = "lenient")]
+    score_info: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawTeam {
+    #[serde(default, deserialize_with = "lenient")]
+    id: Option<u64>,
     #[serde(default, deserialize_with = "lenient")]
     long_name: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
@@ -671,6 +686,11 @@ fn to_match(raw: &RawMatch, unnamed: &mut Unnamed) -> Option<(Match, usize)> {
     .count();
 
     let form = format(raw, &teams, start_time.map(|t| t.date_naive()));
+    let state = state(raw).with_status(status.as_deref());
+    let ending = match (state, &status) {
+        (MatchState::Complete | MatchState::Abandoned, Some(line)) => Some(Box::new(ending(raw, line))),
+        _ => None,
+    };
     let m = Match {
         site: Site::Espncricinfo,
         source_id: raw.object_id.to_compact_string(),
@@ -680,11 +700,51 @@ fn to_match(raw: &RawMatch, unnamed: &mut Unnamed) -> Option<(Match, usize)> {
         format: form,
         venue,
         start_time,
-        state: state(raw).with_status(status.as_deref()),
+        state,
         status: status.map(Text::from),
         url,
+        ending,
     };
     Some((m, richness))
+}
+
+/// What the match object says of a finished match's end: its status line, each side's score,
+/// `winnerTeamId` as a side, and the end of its `endDate` day.
+fn ending(raw: &RawMatch, line: &str) -> Ending {
+    let side = |s: &RawSide| -> Vec<Innings> {
+        let Some(score) = s.score.as_deref() else {
+            return Vec::new();
+        };
+        let mut innings: Vec<Innings> = score.split('&').filter_map(Innings::parse).collect();
+        // `scoreInfo` holds the overs of the side's last innings: "39.5/50 ov, T:231".
+        let overs = s
+            .score_info
+            .as_deref()
+            .and_then(|info| info.split(" ov").next())
+            .map(|o| o.split('/').next().unwrap_or(o).trim())
+            .filter(|o| !o.is_empty() && o.bytes().all(|b| b.is_ascii_digit() || b == b'.'));
+        if let (Some(last), Some(overs)) = (innings.last_mut(), overs) {
+            last.overs = Some(overs.into());
+        }
+        innings
+    };
+    let winner = raw
+        .winner_team_id
+        .and_then(|id| raw.teams.iter().position(|s| s.team.id == Some(id)));
+    let ended_by = raw
+        .end_date
+        .as_deref()
+        .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
+        .map(|d| d.with_timezone(&Utc) + chrono::TimeDelta::days(1));
+    Ending {
+        line: line.into(),
+        scores: [
+            raw.teams.first().map(side).unwrap_or_default(),
+            raw.teams.get(1).map(side).unwrap_or_default(),
+        ],
+        winner,
+        ended_by,
+    }
 }
 
 fn team(raw: &RawTeam) -> Team {

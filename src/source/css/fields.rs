@@ -128,6 +128,8 @@ pub(super) fn read_card(
         state: read_state(&profile.state, raw(STATE_CLASS), raw("state")).with_status(status.as_deref()),
         status: status.map(Text::from),
         url,
+        // A profile names no result field: its status line is not taken for a result.
+        ending: None,
     })
 }
 
