@@ -195,6 +195,11 @@ pub struct MatchResult {
     pub method: Option<Method>,
     /// The page's line, as it said it.
     pub line: Text,
+    /// Each side's innings, in team order, as the page gives them; both empty when the page
+    /// gives none, or when they contradict the line (a side said to have won by runs that did
+    /// not make that many more, or by wickets with another number down): the line is the
+    /// result's evidence, and a score on the wrong side would be worse than none.
+    pub scores: [Vec<Innings>; 2],
     /// When the match ended, or the latest it can have (see [`MatchResult::ended_by`]).
     ended_by: Option<DateTime<Utc>>,
 }
@@ -261,10 +266,17 @@ impl MatchResult {
                 }
             }
         };
+        let scores = if scores_agree(outcome, said.method, &ending.scores) {
+            ending.scores.clone()
+        } else {
+            tracing::debug!(match_key = %m.identity(), line = %ending.line, "the page's scores contradict its result line; the result is posted without them");
+            [Vec::new(), Vec::new()]
+        };
         Ok(MatchResult {
             outcome,
             method: said.method,
             line: ending.line.clone(),
+            scores,
             ended_by: ending.ended_by.or_else(|| latest_end(m)),
         })
     }
@@ -283,6 +295,29 @@ impl MatchResult {
     /// neither. A result is posted only within `RESULT_MAX_AGE` of this.
     pub fn ended_by(&self) -> Option<DateTime<Utc>> {
         self.ended_by
+    }
+}
+
+/// Whether `scores` bear out `outcome` where they can: a win by runs or wickets, by the plain
+/// scores (no method), in a match of one innings a side.
+fn scores_agree(outcome: Outcome, method: Option<Method>, scores: &[Vec<Innings>; 2]) -> bool {
+    let Outcome::Won {
+        winner,
+        margin: Some(margin),
+    } = outcome
+    else {
+        return true;
+    };
+    let ([won], [lost]) = (scores[winner].as_slice(), scores[1 - winner].as_slice()) else {
+        return true;
+    };
+    if method.is_some() {
+        return true;
+    }
+    match margin {
+        Margin::Runs(n) => won.runs.checked_sub(lost.runs) == Some(n),
+        Margin::Wickets(n) => won.runs > lost.runs && won.wickets.map(u32::from) == 10u32.checked_sub(n),
+        Margin::InningsAndRuns(_) => true,
     }
 }
 
@@ -471,11 +506,7 @@ fn side_named(teams: &[Team; 2], named: &str) -> Option<usize> {
 
 /// A side's innings as one score line: `150 & 190/4`.
 pub fn score_line(innings: &[Innings]) -> String {
-    innings
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(" & ")
+    innings.iter().map(ToString::to_string).collect::<Vec<_>>().join(" & ")
 }
 
 #[cfg(test)]
@@ -527,17 +558,37 @@ mod tests {
                 won(0, Some(Margin::InningsAndRuns(12))),
                 None,
             ),
-            ("RCB won by 41 runs (DLS method)", won(1, Some(Margin::Runs(41))), Some(Method::Dls)),
-            ("RCB won by 4 wickets (D/L method)", won(1, Some(Margin::Wickets(4))), Some(Method::Dls)),
+            (
+                "RCB won by 41 runs (DLS method)",
+                won(1, Some(Margin::Runs(41))),
+                Some(Method::Dls),
+            ),
+            (
+                "RCB won by 4 wickets (D/L method)",
+                won(1, Some(Margin::Wickets(4))),
+                Some(Method::Dls),
+            ),
             (
                 "Titans won by 11 runs - 2nd inns reduced to 8 overs due to rain (DLS Target 81)",
                 won(0, Some(Margin::Runs(11))),
                 Some(Method::Dls),
             ),
             ("Titans beat RCB by 9 runs", won(0, Some(Margin::Runs(9))), None),
-            ("Match tied (RCB won the Super Over)", won(1, None), Some(Method::SuperOver)),
-            ("Titans won the one-over eliminator", won(0, None), Some(Method::SuperOver)),
-            ("Match tied (Titans won on boundary count)", won(0, None), Some(Method::BoundaryCount)),
+            (
+                "Match tied (RCB won the Super Over)",
+                won(1, None),
+                Some(Method::SuperOver),
+            ),
+            (
+                "Titans won the one-over eliminator",
+                won(0, None),
+                Some(Method::SuperOver),
+            ),
+            (
+                "Match tied (Titans won on boundary count)",
+                won(0, None),
+                Some(Method::BoundaryCount),
+            ),
             ("Match tied", Outcome::Tied, None),
             ("Match drawn", Outcome::Drawn, None),
             ("No result", Outcome::NoResult, None),
@@ -575,9 +626,15 @@ mod tests {
 
     #[test]
     fn evidence_that_disagrees_or_cannot_be_read_gives_no_result() {
-        assert_eq!(read(ipl(), "Titans won by 7 runs", Some(1)), Err(NoResultRead::Conflict));
+        assert_eq!(
+            read(ipl(), "Titans won by 7 runs", Some(1)),
+            Err(NoResultRead::Conflict)
+        );
         assert_eq!(read(ipl(), "Match drawn", Some(0)), Err(NoResultRead::Conflict));
-        assert_eq!(read(ipl(), "Kings won by 7 runs", None), Err(NoResultRead::UnknownWinner));
+        assert_eq!(
+            read(ipl(), "Kings won by 7 runs", None),
+            Err(NoResultRead::UnknownWinner)
+        );
         // The page's own winner field ties a winner the line names unreadably.
         assert_eq!(
             read(ipl(), "Gujarat T. won by 7 runs", Some(0)).map(|r| r.outcome),
@@ -592,6 +649,40 @@ mod tests {
         assert_eq!(MatchResult::read(&m), Err(NoResultRead::NotFinished));
         m.state = MatchState::Complete;
         assert_eq!(MatchResult::read(&m), Err(NoResultRead::NoEvidence));
+    }
+
+    #[test]
+    fn scores_that_contradict_the_line_are_left_out_and_the_line_decides() {
+        let i = |s| Innings::parse(s).unwrap();
+        let mut m = sample();
+        m.state = MatchState::Complete;
+        let mut ending = Ending {
+            line: "Bangladesh won by 6 wkts".into(),
+            // As cricapi once printed a match: the innings under the wrong sides' names.
+            scores: [vec![i("141/4")], vec![i("140")]],
+            winner: None,
+            ended_by: None,
+        };
+        m.ending = Some(Box::new(ending.clone()));
+        let r = MatchResult::read(&m).unwrap();
+        assert_eq!(
+            r.outcome,
+            Outcome::Won {
+                winner: 1,
+                margin: Some(Margin::Wickets(6))
+            }
+        );
+        assert_eq!(r.scores, [Vec::new(), Vec::new()]);
+        ending.scores = [vec![i("140")], vec![i("141/4")]];
+        m.ending = Some(Box::new(ending.clone()));
+        assert_eq!(MatchResult::read(&m).unwrap().scores, ending.scores);
+        ending.line = "Zimbabwe won by 6 runs".into();
+        ending.scores = [vec![i("146/8")], vec![i("140")]];
+        m.ending = Some(Box::new(ending.clone()));
+        assert_eq!(MatchResult::read(&m).unwrap().scores, ending.scores);
+        ending.scores = [vec![i("147/8")], vec![i("140")]];
+        m.ending = Some(Box::new(ending));
+        assert_eq!(MatchResult::read(&m).unwrap().scores, [Vec::new(), Vec::new()]);
     }
 
     #[test]

@@ -383,16 +383,14 @@ impl<'a> MatchInfos<'a> {
         };
         self.from = start + object.len();
         // A listing writes its `matchScore` right after its `matchInfo`.
-        let score = self.raw[self.from..]
-            .strip_prefix(RAW_MATCH_SCORE_NEXT)
-            .and_then(|_| {
-                let open = self.from + RAW_MATCH_SCORE_NEXT.len();
-                let (end, scanned) = balanced_object_end(bytes, open);
-                self.budget = self.budget.saturating_sub(scanned);
-                let score = self.raw.get(open..=end?)?;
-                self.from = open + score.len();
-                serde_json::from_str::<String>(&format!("\"{score}\"")).ok()
-            });
+        let score = self.raw[self.from..].strip_prefix(RAW_MATCH_SCORE_NEXT).and_then(|_| {
+            let open = self.from + RAW_MATCH_SCORE_NEXT.len();
+            let (end, scanned) = balanced_object_end(bytes, open);
+            self.budget = self.budget.saturating_sub(scanned);
+            let score = self.raw.get(open..=end?)?;
+            self.from = open + score.len();
+            serde_json::from_str::<String>(&format!("\"{score}\"")).ok()
+        });
         // Decoding the extent as a JSON string body undoes the outer quoting.
         Some(match serde_json::from_str::<String>(&format!("\"{object}\"")) {
             Ok(text) => Found::Object(text, score),

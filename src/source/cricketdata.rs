@@ -311,9 +311,10 @@ fn scores_of(score: &List<Loose<RawScore<'_>>>, teams: [&str; 2]) -> [Vec<Inning
         };
         let named = inning.rsplit_once(" Inning").map_or(&*inning, |(side, _)| side).trim();
         let side = teams.iter().position(|t| t.eq_ignore_ascii_case(named));
-        let both = named
-            .split_once(',')
-            .is_some_and(|(a, b)| teams.iter().any(|t| t.eq_ignore_ascii_case(a.trim())) && teams.iter().any(|t| t.eq_ignore_ascii_case(b.trim())));
+        let both = named.split_once(',').is_some_and(|(a, b)| {
+            teams.iter().any(|t| t.eq_ignore_ascii_case(a.trim()))
+                && teams.iter().any(|t| t.eq_ignore_ascii_case(b.trim()))
+        });
         if side.is_none() && !both {
             return [Vec::new(), Vec::new()];
         }

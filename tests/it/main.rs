@@ -27,6 +27,7 @@ mod operator;
 mod post;
 mod readme;
 mod reconcile;
+mod results;
 mod rule;
 mod shorten;
 mod sinks;
