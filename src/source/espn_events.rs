@@ -209,3 +209,90 @@ fn side_innings(c: &RawCompetitor) -> Vec<Innings> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cricket::result::{Margin, Outcome};
+    use crate::cricket::MatchResult;
+
+    /// The 2018–2020 match page whose score strip holds 26 scoreboard events (21 finished).
+    const OLD_LAYOUT: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/espncricinfo/old-layout_match-page_1213062_2020-02-07.html"
+    ));
+
+    /// Every event object of the page's score strip (`espn.scoreboard`'s `data: {"sports": …}`),
+    /// with its league's name.
+    fn events() -> Vec<(serde_json::Value, Option<String>)> {
+        let at = OLD_LAYOUT.find("data: {\"sports\"").unwrap() + "data: ".len();
+        let state: serde_json::Value = serde_json::Deserializer::from_str(&OLD_LAYOUT[at..])
+            .into_iter()
+            .next()
+            .unwrap()
+            .unwrap();
+        fn walk(v: &serde_json::Value, out: &mut Vec<(serde_json::Value, Option<String>)>) {
+            match v {
+                serde_json::Value::Object(map) => {
+                    if let Some(serde_json::Value::Array(events)) = map.get("events") {
+                        let league = map.get("name").and_then(|n| n.as_str()).map(str::to_string);
+                        for e in events.iter().filter(|e| e.get("competitors").is_some()) {
+                            out.push((e.clone(), league.clone()));
+                        }
+                    }
+                    map.values().for_each(|v| walk(v, out));
+                }
+                serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(&state, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_finished_event_gives_its_summary_line_scores_and_winner_flag_as_its_ending() {
+        let matches: Vec<Match> = events()
+            .into_iter()
+            .filter_map(|(e, league)| to_match(e, league.as_deref())?.ok())
+            .collect();
+        let finished: Vec<&Match> = matches.iter().filter(|m| m.state == MatchState::Complete).collect();
+        // Counted in the page with a separate script: 21 events with state "post".
+        assert_eq!(finished.len(), 21);
+        assert!(matches
+            .iter()
+            .filter(|m| m.state != MatchState::Complete)
+            .all(|m| m.ending.is_none()));
+        let results: Vec<MatchResult> = finished.iter().map(|m| MatchResult::read(m).unwrap()).collect();
+        assert_eq!(results.iter().filter(|r| r.outcome == Outcome::Drawn).count(), 6);
+        // The 15 wins: each the side the scoreboard flags as the winner.
+        let flagged: Vec<Option<usize>> = finished.iter().map(|m| m.ending.as_ref().unwrap().winner).collect();
+        let won: Vec<Option<usize>> = results
+            .iter()
+            .map(|r| match r.outcome {
+                Outcome::Won { winner, .. } => Some(winner),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(won.iter().flatten().count(), 15);
+        assert_eq!(won, flagged);
+        // "J + K won by 329 runs": the line's short name fits no side; the winner flag does.
+        let jk = finished
+            .iter()
+            .position(|m| m.teams[1].name == "Jammu & Kashmir")
+            .unwrap();
+        assert_eq!(
+            results[jk].outcome,
+            Outcome::Won {
+                winner: 1,
+                margin: Some(Margin::Runs(329))
+            }
+        );
+        // "Saurashtra 335 & 158/7 (74 ov, target 290)" against "Mumbai 262 & 362/7d".
+        let sau = finished.iter().position(|m| m.teams[0].name == "Saurashtra").unwrap();
+        let scores = &finished[sau].ending.as_ref().unwrap().scores;
+        assert_eq!(crate::cricket::result::score_line(&scores[0]), "335 & 158/7 (74 ov)");
+        assert_eq!(crate::cricket::result::score_line(&scores[1]), "262 & 362/7d");
+    }
+}

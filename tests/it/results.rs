@@ -252,7 +252,10 @@ fn check(m: &Match, result: &MatchResult, e: &Evidence) -> &'static str {
             return "winner; the page's scores contradict its line and are left out";
         }
         assert_eq!(
-            result.scores.map(|s| s.iter().map(|i| i.runs).collect::<Vec<_>>()),
+            result
+                .scores
+                .clone()
+                .map(|s| s.iter().map(|i| i.runs).collect::<Vec<_>>()),
             e.scores.clone().map(|s| s.iter().map(|i| i.0).collect::<Vec<_>>()),
             "{}: the scores posted are the page's",
             e.line
