@@ -209,6 +209,9 @@ fn espncricinfo(page: &str) -> HashMap<String, Evidence> {
     out
 }
 
+/// Reads a page's evidence by finished match id.
+type ReadEvidence = fn(&str) -> HashMap<String, Evidence>;
+
 /// Checks `result` (read by the bot from `m`) against `evidence`; returns what was checked.
 fn check(m: &Match, result: &MatchResult, e: &Evidence) -> &'static str {
     let line = e.line.to_lowercase();
@@ -292,7 +295,7 @@ fn check(m: &Match, result: &MatchResult, e: &Evidence) -> &'static str {
 
 #[test]
 fn every_finished_match_on_the_saved_pages_gives_the_winner_margin_and_method_its_page_states() {
-    let pages: [(SourceKind, &str, fn(&str) -> HashMap<String, Evidence>); 5] = [
+    let pages: [(SourceKind, &str, ReadEvidence); 5] = [
         (
             SourceKind::Cricbuzz,
             "cricbuzz/live-scores_2026-07-17.html",
