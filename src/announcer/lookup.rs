@@ -1,6 +1,7 @@
 //! The cycle's batch look-up of holders: one store round trip for every sighting, reading each
 //! claim under the key it was last found under, and refreshing TTLs only when due.
 
+use super::memory::Refreshes;
 use super::{Announcer, Memory};
 use crate::claim::{BatchRead, ClaimError, ClaimStore, Holder};
 use crate::cricket::{Identity, MatchKey, Sighting};
@@ -10,35 +11,6 @@ use std::time::Duration;
 /// A refresh leaves a claim its full TTL, so refreshing every TTL/8 keeps at least 7/8 of it
 /// (21 h of the minimum 24 h) on every listed match, while the cycles in between only read.
 pub const REFRESHES_PER_TTL: u32 = 8;
-
-/// When this process last refreshed the TTLs of the matches it looks up, and which matches
-/// that refresh covered.
-#[derive(Debug, Default)]
-pub(super) struct Refreshes {
-    // tokio's clock, so that tests can advance it instead of waiting a share of a TTL.
-    last: Option<tokio::time::Instant>,
-    /// The keys that refresh covered, in the order it read them.
-    covered: Vec<MatchKey>,
-}
-
-impl Refreshes {
-    /// True when a look-up of `keys` must refresh: never refreshed yet, the last refresh is
-    /// `every` old, or a key is one the last refresh did not cover.
-    pub(super) fn due(&self, keys: &[&MatchKey], every: Duration) -> bool {
-        self.last.is_none_or(|t| t.elapsed() >= every) || !self.covers(keys)
-    }
-
-    /// True when the last refresh covered every one of `keys`.
-    fn covers(&self, keys: &[&MatchKey]) -> bool {
-        // Cycle after cycle looks up the same keys in the same order: compared in place, with
-        // no hashing, unless the listing changed.
-        if keys.len() <= self.covered.len() && keys.iter().zip(&self.covered).all(|(k, c)| *k == c) {
-            return true;
-        }
-        let covered: foldhash::HashSet<&MatchKey> = self.covered.iter().collect();
-        keys.iter().all(|k| covered.contains(*k))
-    }
-}
 
 impl Announcer {
     /// The current holder of each sighting's claim, in one store round trip. Each is read under
@@ -163,10 +135,7 @@ pub async fn holders_of_all(lookups: &mut [LookUp<'_>]) -> Result<Vec<Vec<Option
     };
     for ((l, keys), refresh) in lookups.iter_mut().zip(&refs).zip(&refresh) {
         if refresh.is_some() {
-            l.memory.refreshes = Refreshes {
-                last: Some(started),
-                covered: keys.iter().map(|k| (*k).clone()).collect(),
-            };
+            l.memory.refreshes = Refreshes::done(started, keys);
         }
     }
     Ok(found)

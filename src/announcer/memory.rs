@@ -5,12 +5,13 @@
 //!
 //! Nothing here decides whether a match is held: the store's answer does. What is remembered
 //! only saves work (a parse, a round trip, a refresh), and a fresh [`Memory`] (a restart, or a
-//! caller that keeps none) costs that work once, never a post.
+//! caller that keeps none) costs that work once, never a post. It also owns [`Refreshes`], the
+//! record of the last TTL refresh that the batch look-up (`lookup.rs`) consults.
 
-use super::lookup::Refreshes;
 use crate::claim::LastRecords;
 use crate::cricket::MatchKey;
 use std::collections::HashMap;
+use std::time::Duration;
 
 /// One announcer's memory between calls (one channel's, in the cycle). `Default` is a process
 /// that has seen nothing yet.
@@ -51,5 +52,42 @@ impl Memory {
     /// records were not written does not end as if the store had answered.
     pub fn take_unrecorded(&mut self) -> usize {
         std::mem::take(&mut self.unrecorded)
+    }
+}
+
+/// When this process last refreshed the TTLs of the matches it looks up, and which matches
+/// that refresh covered.
+#[derive(Debug, Default)]
+pub(super) struct Refreshes {
+    // tokio's clock, so that tests can advance it instead of waiting a share of a TTL.
+    last: Option<tokio::time::Instant>,
+    /// The keys that refresh covered, in the order it read them.
+    covered: Vec<MatchKey>,
+}
+
+impl Refreshes {
+    /// A refresh of `keys` that started at `started`.
+    pub(super) fn done(started: tokio::time::Instant, keys: &[&MatchKey]) -> Refreshes {
+        Refreshes {
+            last: Some(started),
+            covered: keys.iter().map(|k| (*k).clone()).collect(),
+        }
+    }
+
+    /// True when a look-up of `keys` must refresh: never refreshed yet, the last refresh is
+    /// `every` old, or a key is one the last refresh did not cover.
+    pub(super) fn due(&self, keys: &[&MatchKey], every: Duration) -> bool {
+        self.last.is_none_or(|t| t.elapsed() >= every) || !self.covers(keys)
+    }
+
+    /// True when the last refresh covered every one of `keys`.
+    fn covers(&self, keys: &[&MatchKey]) -> bool {
+        // Cycle after cycle looks up the same keys in the same order: compared in place, with
+        // no hashing, unless the listing changed.
+        if keys.len() <= self.covered.len() && keys.iter().zip(&self.covered).all(|(k, c)| *k == c) {
+            return true;
+        }
+        let covered: foldhash::HashSet<&MatchKey> = self.covered.iter().collect();
+        keys.iter().all(|k| covered.contains(*k))
     }
 }
