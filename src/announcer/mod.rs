@@ -631,7 +631,7 @@ impl Announcer {
             Err(e) => {
                 // A time-out does not say the write was lost: it may land after.
                 memory.unrecorded += 1;
-                tracing::error!(error.message = %e, "could not record the post's outcome: the store did not answer; unless the write landed late, the claim stays `claimed` and shows as stuck after its deadline (`claims list --state stuck`)")
+                tracing::error!(error.message = %e, "could not record the post's outcome: the store did not answer; unless the write landed late, the claim stays `claimed` and shows as stuck after its deadline (`claims list --state stuck`)");
             }
         }
     }
