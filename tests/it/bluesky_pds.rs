@@ -245,3 +245,42 @@ async fn a_create_whose_answer_was_lost_is_settled_by_claims_reconcile_with_no_s
     // Five creates reached the server: four first ones, and the repeat it refused.
     assert_eq!(proxy.sent.load(std::sync::atomic::Ordering::SeqCst), 5);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_at_a_taken_record_key_is_read_back_and_counted_posted_with_its_address() {
+    let Some(pds) = pds::shared("bluesky_pds::a_create_at_a_taken_record_key") else {
+        return;
+    };
+    // A front end that sends the first create twice: the server makes the record, then answers
+    // the repeat at the same record key with its 500, which is what the bot sees.
+    let proxy = LossyProxy::start(&pds.url, "/xrpc/com.atproto.repo.createRecord").await;
+    let d = Deployment::new(pds, "taken", &proxy.url).await;
+    proxy.spoil(Spoil::SendTwice, 1);
+    let o = d.run(&["backfill", "--init-store"]).await;
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("sky: posted 4, skipped 0, failed 0"), "{stdout}");
+    assert!(
+        stderr.contains("Bluesky says this was posted before; recorded as posted"),
+        "{stderr}"
+    );
+    let posts = posts_by_match(pds, &d.account).await;
+    assert_eq!(posts.len(), 4);
+    let claims = d.claims().await;
+    let taken: Vec<&String> = claims
+        .iter()
+        .filter(|(_, c)| c["detail"].as_str().is_some_and(|d| d.contains("InternalServerError")))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(taken.len(), 1, "{claims:?}");
+    for key in CRICBUZZ_KEYS {
+        let (rkey, _) = &posts[key];
+        assert_eq!(claims[key]["state"], "posted", "{key}");
+        // The address is the record's, kept as the post's id (not only inside the detail).
+        assert_eq!(
+            claims[key]["post_id"],
+            format!("at://{}/{}/{rkey}", d.account.did, pds::POSTS)
+        );
+    }
+    assert_eq!(proxy.sent.load(std::sync::atomic::Ordering::SeqCst), 5);
+}

@@ -1,6 +1,7 @@
 //! A loopback HTTP proxy in front of a real server that can spoil the exchanges of one path:
 //! lose the answer (the request reaches the server, which acts on it, and the client's
-//! connection is closed before any answer). Everything else passes through unchanged.
+//! connection is closed before any answer), or send the request twice (as a retrying front end
+//! would) and give the client the second answer. Everything else passes through unchanged.
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
@@ -16,6 +17,8 @@ pub enum Spoil {
     Nothing,
     /// Sends the request on, then closes the client's connection without an answer.
     LoseAnswer,
+    /// Sends the request on twice and answers the second answer.
+    SendTwice,
 }
 
 /// The running proxy; stops when dropped.
@@ -129,13 +132,17 @@ async fn exchange(
         }
         request.send()
     };
-    let answer = send().await.map_err(|_| Lost)?;
+    let mut answer = send().await.map_err(|_| Lost)?;
     match spoil {
         Spoil::Nothing => {}
         Spoil::LoseAnswer => {
             // The server has acted on it; wait for its answer so the order is certain.
             let _ = answer.bytes().await;
             return Err(Lost);
+        }
+        Spoil::SendTwice => {
+            let _ = answer.bytes().await;
+            answer = send().await.map_err(|_| Lost)?;
         }
     }
     let mut response = Response::builder().status(answer.status().as_u16());
