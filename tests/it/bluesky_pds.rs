@@ -72,6 +72,16 @@ impl Deployment {
         self.bot("bot-1", args).output().await.unwrap()
     }
 
+    /// `backfill --init-store`, which must exit with `code` and print the channel's counts
+    /// `counts` (`posted 4, skipped 0, failed 0`): its log.
+    async fn backfill(&self, code: i32, counts: &str) -> String {
+        let o = self.run(&["backfill", "--init-store"]).await;
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(code), "{stdout}{stderr}");
+        assert!(stdout.contains(&format!("{CHANNEL}: {counts}")), "{stdout}");
+        stderr
+    }
+
     /// Each claim's record, by match key (`claims list --json`).
     async fn claims(&self) -> BTreeMap<String, serde_json::Value> {
         let o = self.run(&["claims", "list", "--json"]).await;
@@ -136,6 +146,41 @@ async fn posts_by_match(pds: &Pds, account: &Account) -> BTreeMap<String, (Strin
     by_match
 }
 
+/// Asserts that the claim of every match is `posted`, with its record's `at://` address as its
+/// post's id.
+fn assert_each_posted_at_its_record(
+    d: &Deployment,
+    posts: &BTreeMap<String, (String, serde_json::Value)>,
+    claims: &BTreeMap<String, serde_json::Value>,
+) {
+    assert_eq!(posts.len(), 4, "{posts:?}");
+    for key in CRICBUZZ_KEYS {
+        let (rkey, _) = &posts[key];
+        assert_eq!(claims[key]["state"], "posted", "{key}: {}", claims[key]);
+        assert_eq!(
+            claims[key]["post_id"],
+            format!("at://{}/{}/{rkey}", d.account.did, pds::POSTS),
+            "{key}"
+        );
+    }
+}
+
+/// The one match whose claim `pick` picks.
+fn the_one(claims: &BTreeMap<String, serde_json::Value>, pick: impl Fn(&serde_json::Value) -> bool) -> String {
+    let picked: Vec<&String> = claims.iter().filter(|(_, c)| pick(c)).map(|(k, _)| k).collect();
+    assert_eq!(picked.len(), 1, "{claims:?}");
+    picked[0].clone()
+}
+
+/// A deployment posting through a proxy in front of the server, which spoils its first create
+/// as `how` says.
+async fn behind_proxy(pds: &Pds, name: &str, how: Spoil) -> (LossyProxy, Deployment) {
+    let proxy = LossyProxy::start(&pds.url, "/xrpc/com.atproto.repo.createRecord").await;
+    let d = Deployment::new(pds, name, &proxy.url).await;
+    proxy.spoil(how, 1);
+    (proxy, d)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_match_is_one_record_with_its_exact_text_and_link_facet_at_its_record_key() {
     let Some(pds) = pds::shared("bluesky_pds::each_match_is_one_record") else {
@@ -143,10 +188,7 @@ async fn each_match_is_one_record_with_its_exact_text_and_link_facet_at_its_reco
     };
     let d = Deployment::new(pds, "posts", &pds.url).await;
     let before = chrono::Utc::now();
-    let o = d.run(&["backfill", "--init-store"]).await;
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stdout.contains("sky: posted 4, skipped 0, failed 0"), "{stdout}");
+    d.backfill(0, "posted 4, skipped 0, failed 0").await;
     let posts = posts_by_match(pds, &d.account).await;
     let expected = expected_posts();
     assert_eq!(posts.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>());
@@ -193,17 +235,7 @@ async fn three_processes_racing_on_one_store_make_one_record_per_match() {
         posted += crate::cli::number_after(&stdout, "sky: posted ", ',').unwrap();
     }
     assert_eq!(posted, 4, "{outputs:?}");
-    let posts = posts_by_match(pds, &d.account).await;
-    assert_eq!(posts.len(), 4);
-    let claims = d.claims().await;
-    for key in CRICBUZZ_KEYS {
-        let (rkey, _) = &posts[key];
-        assert_eq!(claims[key]["state"], "posted");
-        assert_eq!(
-            claims[key]["post_id"],
-            format!("at://{}/{}/{rkey}", d.account.did, pds::POSTS)
-        );
-    }
+    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d.account).await, &d.claims().await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -211,37 +243,20 @@ async fn a_create_whose_answer_was_lost_is_settled_by_claims_reconcile_with_no_s
     let Some(pds) = pds::shared("bluesky_pds::a_create_whose_answer_was_lost") else {
         return;
     };
-    let proxy = LossyProxy::start(&pds.url, "/xrpc/com.atproto.repo.createRecord").await;
-    let d = Deployment::new(pds, "lost", &proxy.url).await;
-    proxy.spoil(Spoil::LoseAnswer, 1);
-    let o = d.run(&["backfill", "--init-store"]).await;
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(5), "{stdout}{stderr}");
-    assert!(stdout.contains("sky: posted 3, skipped 0, failed 1"), "{stdout}");
+    let (proxy, d) = behind_proxy(pds, "lost", Spoil::LoseAnswer).await;
+    d.backfill(5, "posted 3, skipped 0, failed 1").await;
     // The server made all four; the bot knows of three.
     assert_eq!(posts_by_match(pds, &d.account).await.len(), 4);
-    let claims = d.claims().await;
-    let lost: Vec<&String> = claims
-        .iter()
-        .filter(|(_, c)| c["state"] == "unknown")
-        .map(|(k, _)| k)
-        .collect();
-    assert_eq!(lost.len(), 1, "{claims:?}");
-    let lost = lost[0].clone();
+    let lost = the_one(&d.claims().await, |c| c["state"] == "unknown");
     let o = d.run(&["claims", "reconcile", "--json"]).await;
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
-    let posts = posts_by_match(pds, &d.account).await;
-    assert_eq!(posts.len(), 4, "no second record");
-    let (rkey, _) = &posts[&lost];
-    let uri = format!("at://{}/{}/{rkey}", d.account.did, pds::POSTS);
     let decisions: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(decisions.len(), 1, "{stdout}");
     assert_eq!(decisions[0]["key"], lost.as_str(), "{stdout}");
     assert_eq!(decisions[0]["result"], "posted", "{stdout}");
-    let claim = &d.claims().await[&lost];
-    assert_eq!(claim["state"], "posted", "{claim}");
-    assert_eq!(claim["post_id"], uri, "{claim}");
+    // No second record: the four the server made, each claim posted with its record's address.
+    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d.account).await, &d.claims().await);
     // Five creates reached the server: four first ones, and the repeat it refused.
     assert_eq!(proxy.sent.load(std::sync::atomic::Ordering::SeqCst), 5);
 }
@@ -253,34 +268,17 @@ async fn a_create_at_a_taken_record_key_is_read_back_and_counted_posted_with_its
     };
     // A front end that sends the first create twice: the server makes the record, then answers
     // the repeat at the same record key with its 500, which is what the bot sees.
-    let proxy = LossyProxy::start(&pds.url, "/xrpc/com.atproto.repo.createRecord").await;
-    let d = Deployment::new(pds, "taken", &proxy.url).await;
-    proxy.spoil(Spoil::SendTwice, 1);
-    let o = d.run(&["backfill", "--init-store"]).await;
-    let (stdout, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stdout.contains("sky: posted 4, skipped 0, failed 0"), "{stdout}");
+    let (proxy, d) = behind_proxy(pds, "taken", Spoil::SendTwice).await;
+    let stderr = d.backfill(0, "posted 4, skipped 0, failed 0").await;
     assert!(
         stderr.contains("Bluesky says this was posted before; recorded as posted"),
         "{stderr}"
     );
-    let posts = posts_by_match(pds, &d.account).await;
-    assert_eq!(posts.len(), 4);
     let claims = d.claims().await;
-    let taken: Vec<&String> = claims
-        .iter()
-        .filter(|(_, c)| c["detail"].as_str().is_some_and(|d| d.contains("InternalServerError")))
-        .map(|(k, _)| k)
-        .collect();
-    assert_eq!(taken.len(), 1, "{claims:?}");
-    for key in CRICBUZZ_KEYS {
-        let (rkey, _) = &posts[key];
-        assert_eq!(claims[key]["state"], "posted", "{key}");
-        // The address is the record's, kept as the post's id (not only inside the detail).
-        assert_eq!(
-            claims[key]["post_id"],
-            format!("at://{}/{}/{rkey}", d.account.did, pds::POSTS)
-        );
-    }
+    the_one(&claims, |c| {
+        c["detail"].as_str().is_some_and(|d| d.contains("InternalServerError"))
+    });
+    // The address is the record's, kept as the post's id (not only inside the detail).
+    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d.account).await, &claims);
     assert_eq!(proxy.sent.load(std::sync::atomic::Ordering::SeqCst), 5);
 }
