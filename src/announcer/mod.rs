@@ -45,6 +45,16 @@ pub enum Outcome {
         /// Who holds the claim, since when, in which state.
         holder: Holder,
     },
+    /// We won the claim and the platform's answer proved the post is there already (Bluesky: a
+    /// record at this match's record key, read back after a refused create; X: "duplicate
+    /// content"): recorded `posted`, with the post's id when the platform gave it, and counted
+    /// as posted.
+    AlreadyPosted {
+        /// The post's id on the platform (Bluesky's `at://` address), when the answer gave it.
+        id: Option<String>,
+        /// The answer that proved it.
+        error: SinkError,
+    },
     /// We won the claim and the post failed.
     PostFailed {
         /// Whether the claim still blocks the match (false: released for a later attempt).
@@ -599,17 +609,18 @@ impl Announcer {
                 }
             }
             Verdict::AlreadyPosted => {
-                tracing::warn!(error.message = %error, "{on} says this was posted before; recording it as posted");
+                let id = error.existing_post_id().map(str::to_string);
+                tracing::info!(error.message = %error, post_id = id.as_deref().unwrap_or(""), "{on} says this was posted before; recorded as posted");
                 self.record(
                     memory,
                     token,
                     &Transition::Posted {
-                        post_id: None,
+                        post_id: id.clone(),
                         detail: Some(reason),
                     },
                 )
                 .await;
-                true
+                return Outcome::AlreadyPosted { id, error };
             }
             Verdict::Unknown => {
                 tracing::error!(error.message = %error, "post outcome unknown; keeping the claim, not retrying");

@@ -278,11 +278,12 @@ impl App {
             let announced_now = announcer.announce(memory, item.sighting, item.holder).await;
             summary.store_errors += memory.take_unrecorded();
             match announced_now {
-                Ok(outcome @ (Outcome::Posted(_) | Outcome::WouldPost(_))) => {
-                    let outcome = if matches!(outcome, Outcome::Posted(_)) {
-                        "posted"
-                    } else {
+                // A post the platform proved is there already counts as made: it is.
+                Ok(outcome @ (Outcome::Posted(_) | Outcome::AlreadyPosted { .. } | Outcome::WouldPost(_))) => {
+                    let outcome = if matches!(outcome, Outcome::WouldPost(_)) {
                         "would_post"
+                    } else {
+                        "posted"
                     };
                     count(outcome);
                     counts.posted += 1;

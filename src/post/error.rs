@@ -191,6 +191,15 @@ impl SinkError {
         }
     }
 
+    /// The id of the post the platform proved is there already (Bluesky's `at://` address of
+    /// the record at this match's key), when the answer gave one.
+    pub fn existing_post_id(&self) -> Option<&str> {
+        match self {
+            SinkError::AlreadyPosted { id, .. } => Some(id),
+            _ => None,
+        }
+    }
+
     /// True only when the request provably never created a post.
     pub fn proves_not_posted(&self) -> bool {
         self.verdict() == Verdict::NotPosted

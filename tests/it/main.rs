@@ -11,6 +11,7 @@
 )]
 
 mod announce;
+mod bluesky_pds;
 mod channels;
 mod claim;
 mod cli;
@@ -23,7 +24,9 @@ mod faults;
 mod fuzz;
 mod helpers;
 mod identity;
+mod lossy_proxy;
 mod operator;
+mod pds;
 mod post;
 mod readme;
 mod reconcile;

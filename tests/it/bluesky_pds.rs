@@ -1,0 +1,284 @@
+//! The bot against the reference Bluesky server (issue 34, item 6): the real binary posting the
+//! saved Cricbuzz page's four upcoming matches to `@atproto/pds` on loopback (see `pds.rs`),
+//! then what the server holds, read with `com.atproto.repo.listRecords`: one record per match,
+//! its exact text and link facet, its record key; three processes racing on one store; and an
+//! answer lost on the way back (a loopback proxy in front of the server), settled by
+//! `claims reconcile` without a second record.
+
+use crate::cli::{bot, page_server, start, text, wait_all, CRICBUZZ_KEYS};
+use crate::helpers::{cricbuzz_matches, redis_url, template, unique_prefix, Prefix};
+use crate::lossy_proxy::{LossyProxy, Spoil};
+use crate::pds::{self, Account, Pds};
+use cricket_announcer::cricket::MatchKey;
+use cricket_announcer::post::bluesky::record_key;
+use cricket_announcer::post::{LengthRule, SinkKind};
+use std::collections::BTreeMap;
+use wiremock::MockServer;
+
+/// The channel every test posts on.
+const CHANNEL: &str = "sky";
+
+/// One deployment of the bot: a channels file with one Bluesky channel on `service` (the server,
+/// or a proxy in front of it) for `account`, claims in Redis under a prefix of its own, the
+/// saved page served on loopback.
+struct Deployment {
+    account: Account,
+    dir: tempfile::TempDir,
+    prefix: Prefix,
+    source: String,
+    _site: MockServer,
+}
+
+impl Deployment {
+    async fn new(pds: &Pds, name: &str, service: &str) -> Deployment {
+        let site = page_server().await;
+        let account = pds
+            .account(&format!("{name}{}", &uuid::Uuid::new_v4().simple().to_string()[..8]))
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("channels.toml"),
+            format!(
+                "[[channel]]\nname = \"{CHANNEL}\"\nsink = \"bluesky\"\nservice = \"{service}\"\nhandle = \"{}\"\napp_password_env = \"BLUESKY_APP_PASSWORD\"\n",
+                account.handle
+            ),
+        )
+        .unwrap();
+        Deployment {
+            account,
+            dir,
+            prefix: unique_prefix(),
+            source: format!("{}/cricket-match/live-scores", site.uri()),
+            _site: site,
+        }
+    }
+
+    /// The bot running `args` as instance `instance`.
+    fn bot(&self, instance: &str, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = bot(self.dir.path());
+        cmd.env("CHANNELS_FILE", self.dir.path().join("channels.toml"))
+            .env("BLUESKY_APP_PASSWORD", &self.account.app_password)
+            .env("REDIS_URL", redis_url())
+            .env("KEY_PREFIX", &*self.prefix)
+            .env("INSTANCE_ID", instance)
+            .env("POST_TIMEOUT_SECS", "10")
+            .env("SOURCES", &self.source)
+            .args(args);
+        cmd
+    }
+
+    /// `args` run to the end: its output.
+    async fn run(&self, args: &[&str]) -> std::process::Output {
+        self.bot("bot-1", args).output().await.unwrap()
+    }
+
+    /// `backfill --init-store`, which must exit with `code` and print the channel's counts
+    /// `counts` (`posted 4, skipped 0, failed 0`): its log.
+    async fn backfill(&self, code: i32, counts: &str) -> String {
+        let o = self.run(&["backfill", "--init-store"]).await;
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(code), "{stdout}{stderr}");
+        assert!(stdout.contains(&format!("{CHANNEL}: {counts}")), "{stdout}");
+        stderr
+    }
+
+    /// Each claim's record, by match key (`claims list --json`).
+    async fn claims(&self) -> BTreeMap<String, serde_json::Value> {
+        let o = self.run(&["claims", "list", "--json"]).await;
+        assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+        text(&o)
+            .0
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .map(|r| (r["key"].as_str().unwrap().to_string(), r["claim"].clone()))
+            .collect()
+    }
+}
+
+/// Each upcoming match of the saved page: its key and the post the bot makes of it on
+/// Bluesky (the built-in template, fitted to 300 graphemes, the match's own link).
+fn expected_posts() -> BTreeMap<String, String> {
+    let template = template();
+    cricbuzz_matches()
+        .iter()
+        .map(|m| (MatchKey::for_match(m).to_string(), m))
+        .filter(|(k, _)| CRICBUZZ_KEYS.contains(&k.as_str()))
+        .map(|(k, m)| {
+            let text = template
+                .render_within(m, &m.url, SinkKind::Bluesky, LengthRule::Bluesky)
+                .unwrap();
+            (k, text)
+        })
+        .collect()
+}
+
+/// The record the bot should have written for the match `key` with `text`: the text, its one
+/// link facet on the link's UTF-8 bytes, and the `createdAt` the server holds (checked apart).
+fn expected_record(text: &str, created_at: &serde_json::Value) -> serde_json::Value {
+    let link = text.lines().last().unwrap();
+    assert!(link.starts_with("https://www.cricbuzz.com/"), "{text}");
+    let start = text.rfind(link).unwrap();
+    serde_json::json!({
+        "$type": pds::POSTS,
+        "text": text,
+        "createdAt": created_at,
+        "facets": [{
+            "index": {"byteStart": start, "byteEnd": start + link.len()},
+            "features": [{"$type": "app.bsky.richtext.facet#link", "uri": link}],
+        }],
+    })
+}
+
+/// The account's posts by match key: each record's key must be the one the bot derives for
+/// its match on [`CHANNEL`].
+async fn posts_by_match(pds: &Pds, account: &Account) -> BTreeMap<String, (String, serde_json::Value)> {
+    let keys: BTreeMap<String, String> = CRICBUZZ_KEYS
+        .iter()
+        .map(|k| (record_key(&MatchKey::parse(k).unwrap(), CHANNEL), k.to_string()))
+        .collect();
+    let mut by_match = BTreeMap::new();
+    for (rkey, record) in pds.posts(account).await {
+        let key = keys
+            .get(&rkey)
+            .unwrap_or_else(|| panic!("record {rkey} is at no match's key: {record}"));
+        assert!(by_match.insert(key.clone(), (rkey, record)).is_none());
+    }
+    by_match
+}
+
+/// Asserts that the claim of every match is `posted`, with its record's `at://` address as its
+/// post's id.
+fn assert_each_posted_at_its_record(
+    d: &Deployment,
+    posts: &BTreeMap<String, (String, serde_json::Value)>,
+    claims: &BTreeMap<String, serde_json::Value>,
+) {
+    assert_eq!(posts.len(), 4, "{posts:?}");
+    for key in CRICBUZZ_KEYS {
+        let (rkey, _) = &posts[key];
+        assert_eq!(claims[key]["state"], "posted", "{key}: {}", claims[key]);
+        assert_eq!(
+            claims[key]["post_id"],
+            format!("at://{}/{}/{rkey}", d.account.did, pds::POSTS),
+            "{key}"
+        );
+    }
+}
+
+/// The one match whose claim `pick` picks.
+fn the_one(claims: &BTreeMap<String, serde_json::Value>, pick: impl Fn(&serde_json::Value) -> bool) -> String {
+    let picked: Vec<&String> = claims.iter().filter(|(_, c)| pick(c)).map(|(k, _)| k).collect();
+    assert_eq!(picked.len(), 1, "{claims:?}");
+    picked[0].clone()
+}
+
+/// A deployment posting through a proxy in front of the server, which spoils its first create
+/// as `how` says.
+async fn behind_proxy(pds: &Pds, name: &str, how: Spoil) -> (LossyProxy, Deployment) {
+    let proxy = LossyProxy::start(&pds.url, "/xrpc/com.atproto.repo.createRecord").await;
+    let d = Deployment::new(pds, name, &proxy.url).await;
+    proxy.spoil(how, 1);
+    (proxy, d)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_match_is_one_record_with_its_exact_text_and_link_facet_at_its_record_key() {
+    let Some(pds) = pds::shared("bluesky_pds::each_match_is_one_record") else {
+        return;
+    };
+    let d = Deployment::new(pds, "posts", &pds.url).await;
+    let before = chrono::Utc::now();
+    d.backfill(0, "posted 4, skipped 0, failed 0").await;
+    let posts = posts_by_match(pds, &d.account).await;
+    let expected = expected_posts();
+    assert_eq!(posts.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>());
+    for (key, text) in &expected {
+        let (rkey, record) = &posts[key];
+        assert_eq!(*record, expected_record(text, &record["createdAt"]), "{key}");
+        let created = chrono::DateTime::parse_from_rfc3339(record["createdAt"].as_str().unwrap()).unwrap();
+        assert!(created >= before - chrono::Duration::seconds(1) && created <= chrono::Utc::now());
+        let claim = &d.claims().await[key];
+        assert_eq!(claim["state"], "posted", "{claim}");
+        assert_eq!(
+            claim["post_id"],
+            format!("at://{}/{}/{rkey}", d.account.did, pds::POSTS)
+        );
+    }
+    // One match pinned as a reader sees it: the facet is on the link's UTF-8 bytes (138..242),
+    // not its characters (132..236: each emoji is one character and four bytes).
+    let zim = &posts["2026-07-17_bangladesh-v-zimbabwe_2nd-t20i"].1;
+    assert_eq!(
+        zim["text"],
+        "Coming up: Zimbabwe v Bangladesh, 2nd T20I\nBangladesh tour of Zimbabwe, 2026\n📍 Queens Sports Club, Bulawayo\n\
+         🕒 Fri 17 Jul, 10:30 UTC\nhttps://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i-bangladesh-tour-of-zimbabwe-2026"
+    );
+    assert_eq!(
+        zim["facets"][0]["index"],
+        serde_json::json!({"byteStart": 138, "byteEnd": 242})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_processes_racing_on_one_store_make_one_record_per_match() {
+    let Some(pds) = pds::shared("bluesky_pds::three_processes_racing") else {
+        return;
+    };
+    let d = Deployment::new(pds, "race", &pds.url).await;
+    let children = (0..3)
+        .map(|i| start(&mut d.bot(&format!("replica-{i}"), &["backfill", "--init-store"])))
+        .collect();
+    let outputs = wait_all(children).await;
+    let mut posted = 0;
+    for o in &outputs {
+        let (stdout, stderr) = text(o);
+        assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+        posted += crate::cli::number_after(&stdout, "sky: posted ", ',').unwrap();
+    }
+    assert_eq!(posted, 4, "{outputs:?}");
+    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d.account).await, &d.claims().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_whose_answer_was_lost_is_settled_by_claims_reconcile_with_no_second_record() {
+    let Some(pds) = pds::shared("bluesky_pds::a_create_whose_answer_was_lost") else {
+        return;
+    };
+    let (proxy, d) = behind_proxy(pds, "lost", Spoil::LoseAnswer).await;
+    d.backfill(5, "posted 3, skipped 0, failed 1").await;
+    // The server made all four; the bot knows of three.
+    assert_eq!(posts_by_match(pds, &d.account).await.len(), 4);
+    let lost = the_one(&d.claims().await, |c| c["state"] == "unknown");
+    let o = d.run(&["claims", "reconcile", "--json"]).await;
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    let decisions: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(decisions.len(), 1, "{stdout}");
+    assert_eq!(decisions[0]["key"], lost.as_str(), "{stdout}");
+    assert_eq!(decisions[0]["result"], "posted", "{stdout}");
+    // No second record: the four the server made, each claim posted with its record's address.
+    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d.account).await, &d.claims().await);
+    // Five creates reached the server: four first ones, and the repeat it refused.
+    assert_eq!(proxy.sent.load(std::sync::atomic::Ordering::SeqCst), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_at_a_taken_record_key_is_read_back_and_counted_posted_with_its_address() {
+    let Some(pds) = pds::shared("bluesky_pds::a_create_at_a_taken_record_key") else {
+        return;
+    };
+    // A front end that sends the first create twice: the server makes the record, then answers
+    // the repeat at the same record key with its 500, which is what the bot sees.
+    let (proxy, d) = behind_proxy(pds, "taken", Spoil::SendTwice).await;
+    let stderr = d.backfill(0, "posted 4, skipped 0, failed 0").await;
+    assert!(
+        stderr.contains("Bluesky says this was posted before; recorded as posted"),
+        "{stderr}"
+    );
+    let claims = d.claims().await;
+    the_one(&claims, |c| {
+        c["detail"].as_str().is_some_and(|d| d.contains("InternalServerError"))
+    });
+    // The address is the record's, kept as the post's id (not only inside the detail).
+    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d.account).await, &claims);
+    assert_eq!(proxy.sent.load(std::sync::atomic::Ordering::SeqCst), 5);
+}
