@@ -17,7 +17,8 @@
 //! - [`source`]: fetching pages and the pure parsers for each layout.
 //! - [`claim`]: claim records, tokens, and the Redis (one server, Cluster, Sentinel), embedded
 //!   SQLite and PostgreSQL stores; [`reconcile`]: settling unknown posts with the platform.
-//! - [`template`]: post templates; [`text`]: making scraped text safe.
+//! - [`template`]: post templates; [`text`]: making scraped text safe; [`redact`]: what may be
+//!   shown of a URL or a setting that may carry a secret.
 //! - [`post`]: the [`post::Sink`] each channel posts through (X, Mastodon, Bluesky, Discord,
 //!   Telegram), with its length rule and what a failure proves; [`shorten`]: link shorteners;
 //!   [`http_client`]: the HTTP client they and the fetcher start from.
@@ -40,6 +41,7 @@ pub mod http_client;
 pub mod metric_names;
 pub mod post;
 pub mod reconcile;
+pub mod redact;
 pub mod shorten;
 pub mod source;
 pub mod status;

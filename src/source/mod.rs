@@ -189,7 +189,11 @@ impl FromStr for SourceKind {
             "espncricinfo" => SourceKind::Espncricinfo,
             "espn-rss" => SourceKind::EspnRss,
             "cricketdata" => SourceKind::Cricketdata,
-            _ => return Err(SpecError::UnknownKind { kind: s.to_string() }),
+            _ => {
+                return Err(SpecError::UnknownKind {
+                    kind: crate::redact::setting_value("SOURCES", s).to_string(),
+                })
+            }
         })
     }
 }
@@ -240,66 +244,9 @@ impl fmt::Debug for Location {
     }
 }
 
-/// Query parameter names whose values are shown (compared lowercased, without `_` and `-`):
-/// paging, ids and the like, which no site uses for a secret. Every other value is hidden.
-const SHOWN_PARAMS: [&str; 30] = [
-    "page", "offset", "limit", "size", "sort", "order", "format", "type", "lang", "locale", "view", "tab", "id",
-    "matchid", "seriesid", "teamid", "series", "team", "match", "date", "from", "to", "start", "end", "status",
-    "state", "season", "year", "league", "region",
-];
-
-/// True when a path segment looks like a token rather than a word or an id: one of its parts
-/// (split at `-`, `_`, `.`, `~`) is 16 characters or more and mixes letters and digits, or is
-/// 32 or more (a random token). Page slugs (`zim-vs-ban-2nd-t20i`) and numeric ids are words.
-fn looks_like_token(segment: &str) -> bool {
-    segment.split(['-', '_', '.', '~']).any(|part| {
-        let (letters, digits) = (
-            part.chars().any(|c| c.is_ascii_alphabetic()),
-            part.chars().any(|c| c.is_ascii_digit()),
-        );
-        part.len() >= 32 || (part.len() >= 16 && letters && digits)
-    })
-}
-
-/// `url` as it may be shown: user name and password (RFC 3986 userinfo) become `REDACTED`, so
-/// does the value of every query parameter but a few harmless ones (`SHOWN_PARAMS`: `page`,
-/// `offset`, `id`, …), and so does a path segment that looks like a token (see
-/// `looks_like_token`). The URL fetched is never changed, only what is shown.
-pub fn redacted(url: &Url) -> Url {
-    let mut shown = url.clone();
-    if !url.username().is_empty() || url.password().is_some() {
-        // Only fails for URLs that cannot have credentials, which then have none to hide.
-        let _ = shown.set_password(None);
-        let _ = shown.set_username("REDACTED");
-    }
-    let harmless = |name: &str| {
-        let name = name.to_ascii_lowercase().replace(['_', '-'], "");
-        SHOWN_PARAMS.contains(&name.as_str())
-    };
-    if url.query_pairs().any(|(k, _)| !harmless(&k)) {
-        let pairs: Vec<(String, String)> = url
-            .query_pairs()
-            .map(|(k, v)| {
-                let v = if harmless(&k) {
-                    v.into_owned()
-                } else {
-                    "REDACTED".into()
-                };
-                (k.into_owned(), v)
-            })
-            .collect();
-        shown.query_pairs_mut().clear().extend_pairs(pairs);
-    }
-    if let Some(segments) = url.path_segments() {
-        if segments.clone().any(looks_like_token) {
-            let path: Vec<&str> = segments
-                .map(|s| if looks_like_token(s) { "REDACTED" } else { s })
-                .collect();
-            shown.set_path(&path.join("/"));
-        }
-    }
-    shown
-}
+/// `url` as it may be shown: see [`crate::redact::url`] (credentials in userinfo, query values,
+/// the fragment and token-like path segments read `REDACTED`).
+pub use crate::redact::url as redacted;
 
 /// One configured source: `KIND=LOCATION`, or a bare location whose kind is detected from the
 /// page.
@@ -340,19 +287,19 @@ impl FromStr for SourceSpec {
         };
         if loc.is_empty() {
             return Err(SpecError::NoLocation {
-                source_name: raw.to_string(),
+                source_name: crate::redact::url_text(raw),
             });
         }
         let lower = loc.to_ascii_lowercase();
         let location = if lower.starts_with("http://") || lower.starts_with("https://") {
             Location::Url(Url::parse(loc).map_err(|error| SpecError::BadUrl {
-                location: loc.to_string(),
+                location: crate::redact::url_text(loc),
                 error,
             })?)
         } else if let Some(scheme) = loc.split_once("://").map(|(s, _)| s) {
             return Err(SpecError::Scheme {
-                location: loc.to_string(),
-                scheme: scheme.to_string(),
+                location: crate::redact::url_text(loc),
+                scheme: crate::redact::setting_value("scheme", scheme).to_string(),
             });
         } else {
             Location::File(PathBuf::from(loc))

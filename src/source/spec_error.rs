@@ -8,9 +8,10 @@ pub enum SpecError {
     #[error("empty source")]
     Empty,
     /// A kind no parser has.
-    #[error("unknown source kind {kind:?}; known kinds: {}", super::kind_list())]
+    #[error("unknown source kind {kind}; known kinds: {}", super::kind_list())]
     UnknownKind {
-        /// The kind as written.
+        /// The kind as written, quoted, or described when it may be a secret
+        /// ([`crate::redact::setting_value`]).
         kind: String,
     },
     /// A `css:PROFILE` kind whose profile cannot be read or is not valid.
@@ -19,24 +20,24 @@ pub enum SpecError {
     /// `KIND=` with nothing after it.
     #[error("source {source_name:?} names no location after the kind")]
     NoLocation {
-        /// The source as written.
+        /// The source as written, credentials hidden ([`crate::redact::url_text`]).
         source_name: String,
     },
     /// An http(s) location that is not a URL.
     #[error("source {location:?} is not a valid URL: {error}")]
     BadUrl {
-        /// The location as written.
+        /// The location as written, credentials hidden ([`crate::redact::url_text`]).
         location: String,
         /// Why it is not a URL.
         #[source]
         error: url::ParseError,
     },
     /// A URL of a scheme sources are not read from.
-    #[error("source {location:?}: scheme {scheme:?} is not supported (use http, https or a file path)")]
+    #[error("source {location:?}: scheme {scheme} is not supported (use http, https or a file path)")]
     Scheme {
-        /// The location as written.
+        /// The location as written, credentials hidden ([`crate::redact::url_text`]).
         location: String,
-        /// The scheme it names.
+        /// The scheme it names, quoted (or described: [`crate::redact::setting_value`]).
         scheme: String,
     },
 }
