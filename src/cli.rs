@@ -281,6 +281,61 @@ pub fn command() -> clap::Command {
     root.after_help("Each command's --help lists the options it uses; every option is also an environment variable.")
 }
 
+/// Parses `args` (the program's name first) and the environment as [`command`] defines them,
+/// into a [`Cli`].
+///
+/// # Errors
+/// clap's error (help and version included), with a refused value or stray argument shown as
+/// [`crate::redact::setting_value`] allows: clap's own errors echo a value outside a closed set
+/// (`FORMATS`, `LOG_FORMAT`, `--state`), and a pasted secret must not come back on stderr.
+pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    command()
+        .try_get_matches_from(args)
+        .and_then(|m| Cli::from_arg_matches(&m))
+        .map_err(guarded)
+}
+
+/// `e` with the value it refused (or the argument it did not expect) described instead of
+/// echoed when that value may be a secret; `e` itself otherwise.
+fn guarded(e: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue};
+    let text = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let arg = text(ContextKind::InvalidArg).unwrap_or_default();
+    let refused = match text(ContextKind::InvalidValue) {
+        // A value refused for an option: named by the option's long name.
+        Some(value) => {
+            let var = arg.split_whitespace().next().unwrap_or_default();
+            Some((value.clone(), crate::redact::setting_value(var, &value)))
+        }
+        // An argument nothing expects: a flag's name is no secret, a stray value may be.
+        None if !arg.is_empty() && !arg.starts_with('-') => {
+            Some((arg.clone(), crate::redact::setting_value("argument", &arg)))
+        }
+        None => None,
+    };
+    match refused {
+        Some((raw, shown)) if shown != crate::redact::ShownValue::Echoed(raw.clone()) && !raw.is_empty() => {
+            let rendered = e.render().to_string();
+            let rendered = rendered.strip_prefix("error: ").unwrap_or(&rendered);
+            let quoted = format!("{raw:?}");
+            let described = shown.to_string();
+            let scrubbed = rendered
+                .replace(&quoted[1..quoted.len() - 1], &described)
+                .replace(&raw, &described);
+            clap::Error::raw(e.kind(), scrubbed)
+        }
+        _ => e,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -1,7 +1,5 @@
 //! The `cricket-announcer` binary: parse the command line, set up logging, run a command.
 
-use clap::FromArgMatches;
-use cricket_announcer::cli::Cli;
 use std::process::ExitCode;
 
 mod commands;
@@ -16,10 +14,7 @@ async fn main() -> ExitCode {
     if let Err(failure) = commands::load_dotenv() {
         return commands::finish(Err(failure));
     }
-    let parsed = cricket_announcer::cli::command()
-        .try_get_matches()
-        .and_then(|m| Cli::from_arg_matches(&m));
-    let cli = match parsed {
+    let cli = match cricket_announcer::cli::parse_from(std::env::args_os()) {
         Ok(cli) => cli,
         // Help, version, or a usage error (exit 2). Printed without `expect`: a closed stdout
         // (`--help | head -1`) must not panic.

@@ -22,6 +22,7 @@ pub use text::{PostText, ShortenerConfig, ShortenerSetting, TextSettings};
 pub use value::{Blankable, EnumList, EnumListParser, OrBlank, Whole};
 
 use crate::filter::Filter;
+use crate::redact::ShownValue;
 use secrecy::SecretString;
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -62,12 +63,13 @@ pub struct Settings {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// A value that does not parse or is out of range.
-    #[error("invalid {var}={value:?}: {problem}")]
+    #[error("invalid {var}={value}: {problem}")]
     Invalid {
         /// The environment variable (and flag) name.
         var: Cow<'static, str>,
-        /// The value given (`(hidden)` for one that may hold a password).
-        value: String,
+        /// The value given, as it may be shown ([`crate::redact::setting_value`]): echoed when
+        /// it cannot be a secret, a URL without its credentials, else described by its length.
+        value: ShownValue,
         /// What is wrong and what is expected.
         problem: Problem,
     },
@@ -96,18 +98,24 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
-    /// `value` of `var` refused for `problem`.
-    pub fn invalid(var: &'static str, value: &str, problem: Problem) -> ConfigError {
+    /// `value` of `var` refused for `problem`; the value shown as
+    /// [`crate::redact::setting_value`] allows.
+    pub fn invalid(var: impl Into<Cow<'static, str>>, value: &str, problem: Problem) -> ConfigError {
+        let var = var.into();
         ConfigError::Invalid {
-            var: var.into(),
-            value: value.to_string(),
+            value: crate::redact::setting_value(&var, value),
+            var,
             problem,
         }
     }
 
     /// The value of `var`, which may hold a password, refused for `problem` without showing it.
     pub fn hidden(var: &'static str, problem: Problem) -> ConfigError {
-        ConfigError::invalid(var, "(hidden)", problem)
+        ConfigError::Invalid {
+            var: var.into(),
+            value: ShownValue::Hidden,
+            problem,
+        }
     }
 }
 
@@ -141,9 +149,10 @@ pub enum Problem {
     /// A `DATABASE_URL` of another scheme.
     #[error("expected postgres:// or postgresql://")]
     NotPostgresUrl,
-    /// A `DATABASE_URL` whose `sslmode` libpq does not know.
-    #[error("sslmode={0:?} is not one of disable, prefer, require, verify-ca, verify-full")]
-    SslMode(String),
+    /// A `DATABASE_URL` whose `sslmode` libpq does not know (as it may be shown:
+    /// [`crate::redact::setting_value`]).
+    #[error("sslmode={0} is not one of disable, prefer, require, verify-ca, verify-full")]
+    SslMode(ShownValue),
     /// A `REDIS_URL` of another scheme.
     #[error("expected redis://, rediss:// (TLS), valkey://, valkeys:// (TLS), unix:// or redis+sentinel://")]
     NotRedisUrl,
@@ -326,11 +335,10 @@ impl Config {
 /// [`ConfigError::Invalid`] when it does not parse or has another scheme; the value is shown
 /// without any credentials it carries.
 fn http_url(var: &'static str, raw: &str) -> Result<Url, ConfigError> {
+    // Shown without any credentials it carries, whether it parses or not.
     let u = Url::parse(raw.trim()).map_err(|e| ConfigError::invalid(var, raw, Problem::Url(e)))?;
     if !matches!(u.scheme(), "http" | "https") {
-        // It parsed: shown without any credentials it carries.
-        let shown = crate::source::redacted(&u).to_string();
-        return Err(ConfigError::invalid(var, &shown, Problem::NotHttp));
+        return Err(ConfigError::invalid(var, raw, Problem::NotHttp));
     }
     Ok(u)
 }

@@ -92,7 +92,10 @@ impl StoreSettings {
             (None, Some(u)) if u.starts_with("postgres://") || u.starts_with("postgresql://") => {
                 // A bad sslmode is a bad setting (exit 2), known before anything connects.
                 if let Err(crate::claim::TlsError::SslMode(mode)) = crate::claim::split_sslmode(u) {
-                    return Err(ConfigError::hidden("DATABASE_URL", Problem::SslMode(mode)));
+                    return Err(ConfigError::hidden(
+                        "DATABASE_URL",
+                        Problem::SslMode(crate::redact::setting_value("sslmode", &mode)),
+                    ));
                 }
                 StoreConfig::Postgres(SecretString::from(u.to_string()))
             }

@@ -127,11 +127,7 @@ fn refusal(cmd: &clap::Command, arg: Option<&clap::Arg>, raw: &str, problem: Pro
                 .or_else(|| a.get_long().map(|l| format!("--{l}")))
         })
         .unwrap_or_default();
-    let error = ConfigError::Invalid {
-        var: var.into(),
-        value: raw.to_string(),
-        problem,
-    };
+    let error = ConfigError::invalid(var, raw, problem);
     clap::Error::raw(clap::error::ErrorKind::ValueValidation, error).format(&mut cmd.clone())
 }
 
