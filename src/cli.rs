@@ -3,6 +3,7 @@
 
 use crate::claim::{ClaimState, Label, ShownState};
 use crate::config::Settings;
+use crate::redact::ShownValue;
 use clap::builder::PossibleValue;
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -246,7 +247,7 @@ fn uses(path: &str) -> Vec<&'static str> {
 /// the options it uses (the rest are still accepted, as they are global, but hidden), and `-h`
 /// listing only the commonest of those (see `SHORT_HELP`).
 pub fn command() -> clap::Command {
-    let root = Cli::command();
+    let root = env_values_shown(Cli::command());
     let globals: Vec<clap::Arg> = root.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
     // Each command gets its own copy of every global option, shown or hidden for it; clap then
     // propagates nothing more (a command that has the option keeps its own copy).
@@ -279,6 +280,24 @@ pub fn command() -> clap::Command {
         }
     }
     root.after_help("Each command's --help lists the options it uses; every option is also an environment variable.")
+}
+
+/// `cmd` and its commands with each variable's value shown in help (`[env: NAME=value]`) only
+/// when [`crate::redact::setting_value`] would echo it as it is: never a secret's, a URL's with
+/// credentials, or a long value's (a path, a pasted token), which help lists by name alone.
+fn env_values_shown(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| {
+        let Some(var) = arg.get_env().map(|v| v.to_string_lossy().into_owned()) else {
+            return arg;
+        };
+        match std::env::var_os(&var).map(|v| v.to_string_lossy().into_owned()) {
+            Some(value) if crate::redact::setting_value(&var, &value) != ShownValue::Echoed(value.clone()) => {
+                arg.hide_env_values(true)
+            }
+            _ => arg,
+        }
+    })
+    .mut_subcommands(env_values_shown)
 }
 
 /// Parses `args` (the program's name first) and the environment as [`command`] defines them,
@@ -315,14 +334,12 @@ fn guarded(e: clap::Error) -> clap::Error {
             let var = arg.split_whitespace().next().unwrap_or_default();
             Some((value.clone(), crate::redact::setting_value(var, &value)))
         }
-        // An argument nothing expects: a flag's name is no secret, a stray value may be.
-        None if !arg.is_empty() && !arg.starts_with('-') => {
-            Some((arg.clone(), crate::redact::setting_value("argument", &arg)))
-        }
+        // An argument nothing expects: a stray value, or a flag (a pasted secret after `--`).
+        None if !arg.is_empty() => Some((arg.clone(), crate::redact::argument(&arg))),
         None => None,
     };
     match refused {
-        Some((raw, shown)) if shown != crate::redact::ShownValue::Echoed(raw.clone()) && !raw.is_empty() => {
+        Some((raw, shown)) if shown != ShownValue::Echoed(raw.clone()) => {
             let rendered = e.render().to_string();
             let rendered = rendered.strip_prefix("error: ").unwrap_or(&rendered);
             let quoted = format!("{raw:?}");

@@ -155,6 +155,19 @@ pub fn url(url: &Url) -> Url {
     shown
 }
 
+/// A file path as it may be shown: each component that [`looks_like_token`] reads `REDACTED`
+/// (a source given without its scheme, `user:token@host/feed`, is read as a path).
+pub fn path(path: &std::path::Path) -> String {
+    let text = path.to_string_lossy();
+    if !text.split('/').any(looks_like_token) {
+        return text.into_owned();
+    }
+    text.split('/')
+        .map(|c| if looks_like_token(c) { REDACTED } else { c })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 /// Whether a query parameter's value is shown: its name is one of [`SHOWN_PARAMS`].
 fn harmless(name: &str) -> bool {
     let name = name.to_ascii_lowercase().replace(['_', '-'], "");
@@ -173,7 +186,11 @@ pub fn url_text(raw: &str) -> String {
         }
     }
     let (scheme, rest) = match raw.split_once("://") {
-        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        // A source's `KIND=` before the scheme is shown as a refused kind would be.
+        Some((before, rest)) => match before.rsplit_once('=') {
+            Some((kind, scheme)) => (format!("{}={}://", word(kind), word(scheme)), rest),
+            None => (format!("{}://", word(before)), rest),
+        },
         None => (String::new(), raw),
     };
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
@@ -215,6 +232,16 @@ pub fn url_text(raw: &str) -> String {
     out
 }
 
+/// A word of a URL that is not a secret's place (a scheme, a source's kind) as it may be shown:
+/// itself when [`echoable`], else described by its length.
+fn word(raw: &str) -> String {
+    if echoable(raw) {
+        raw.to_string()
+    } else {
+        ShownValue::Described(raw.len()).to_string()
+    }
+}
+
 /// Settings whose value may be or carry a secret, by the words of their name: one ending in
 /// `KEY`, `URL` or `SOURCE(S)` (`X_API_KEY`, `REDIS_URL`, `--source`), or holding `SECRET`,
 /// `TOKEN` or `PASSWORD` (`BITLY_TOKEN`, `X_ACCESS_TOKEN_SECRET`, a channel's
@@ -223,7 +250,9 @@ pub fn may_hold_secret(var: &str) -> bool {
     let var = var.trim_start_matches('-').to_ascii_uppercase().replace('-', "_");
     let last = var.rsplit('_').next().unwrap_or_default();
     ["KEY", "URL", "SOURCE", "SOURCES"].contains(&last)
-        || var.split('_').any(|part| ["SECRET", "TOKEN", "PASSWORD"].contains(&part))
+        || var
+            .split('_')
+            .any(|part| ["SECRET", "TOKEN", "PASSWORD"].contains(&part))
 }
 
 /// A setting whose value is a URL or a source: its refused value is shown as [`url_text`]
@@ -255,6 +284,31 @@ pub fn setting_value(var: &str, raw: &str) -> ShownValue {
     }
     ShownValue::Described(raw.len())
 }
+
+/// An argument the command line does not expect, as its error shows it: a flag (`--name`,
+/// `-x`) by its name when that is no longer than [`MAX_FLAG_BYTES`] and does not look like a
+/// credential (a misspelt option is shown, so its fix can be seen), with the value it carries
+/// (`--name=value`) as [`setting_value`] shows that option's; anything else as
+/// [`setting_value`] shows a stray value.
+pub fn argument(raw: &str) -> ShownValue {
+    let (flag, value) = match raw.split_once('=') {
+        Some((flag, value)) => (flag, Some(value)),
+        None => (raw, None),
+    };
+    let name = flag.trim_start_matches('-');
+    if !flag.starts_with('-') || flag.len() > MAX_FLAG_BYTES || looks_like_token(name) {
+        return setting_value("argument", raw);
+    }
+    match value.map(|v| setting_value(flag, v)) {
+        None => ShownValue::Echoed(raw.to_string()),
+        Some(ShownValue::Echoed(v)) => ShownValue::Echoed(format!("{flag}={v}")),
+        Some(shown) => ShownValue::Echoed(format!("{flag}={shown}")),
+    }
+}
+
+/// The longest unexpected flag shown in an error, bytes: the longest option the bot has
+/// (`--redis-eviction-policy-asserted`, 32) with room for a typo.
+pub const MAX_FLAG_BYTES: usize = 40;
 
 /// A refused setting value as shown: echoed (possibly with parts hidden), described, or hidden.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -338,6 +392,20 @@ mod tests {
     }
 
     #[test]
+    fn a_path_shows_every_component_but_token_like_ones() {
+        use std::path::Path;
+        assert_eq!(
+            path(Path::new("fixtures/cricbuzz/matches-v1-live_2024-06-16.json")),
+            "fixtures/cricbuzz/matches-v1-live_2024-06-16.json"
+        );
+        assert_eq!(
+            path(Path::new("/srv/Zq8vK2mXr7TnW4pLc9Hs3Jd6/feed.json")),
+            "/srv/REDACTED/feed.json"
+        );
+        assert_eq!(path(Path::new("u:Zq8vK2mXr7TnW4pLc9Hs3Jd6@host/x")), "REDACTED/x");
+    }
+
+    #[test]
     fn text_that_is_not_a_url_is_shown_without_its_credentials() {
         assert_eq!(url_text("http://u:SECRET@[bad"), "http://REDACTED@[bad");
         assert_eq!(
@@ -345,6 +413,14 @@ mod tests {
             "https://REDACTED@host:99999/REDACTED/x?key=REDACTED&page=2#REDACTED"
         );
         assert_eq!(url_text("user:pw@host/x"), "REDACTED@host/x");
+        assert_eq!(
+            url_text("Zq8vK2mXr7TnW4pLc9Hs3Jd6=https://example.com/a"),
+            "(24 bytes, not shown)=https://example.com/a"
+        );
+        assert_eq!(
+            url_text("cricbuzz=htps://example.com/a"),
+            "cricbuzz=htps://example.com/a"
+        );
         assert_eq!(url_text(" https://example.com/a "), "https://example.com/a");
     }
 
@@ -361,7 +437,10 @@ mod tests {
             setting_value("POLL_INTERVAL_SECS", "a1b2c3d4e5f6a7b8c9"),
             ShownValue::Described(18)
         );
-        assert_eq!(setting_value("METRICS_ADDR", &"9".repeat(30)), ShownValue::Described(30));
+        assert_eq!(
+            setting_value("METRICS_ADDR", &"9".repeat(30)),
+            ShownValue::Described(30)
+        );
         assert_eq!(setting_value("X_API_KEY", "k"), ShownValue::Described(1));
         assert_eq!(setting_value("BITLY_TOKEN", "t"), ShownValue::Described(1));
         assert_eq!(
@@ -377,10 +456,29 @@ mod tests {
             setting_value("CRICBUZZ_API_KEY_HEADER", "Bad Header"),
             echoed("Bad Header")
         );
-        for secret in ["--x-access-token-secret", "DATABASE_URL", "--source", "CRICKETDATA_API_KEY", "BLUESKY_APP_PASSWORD"] {
+        for secret in [
+            "--x-access-token-secret",
+            "DATABASE_URL",
+            "--source",
+            "CRICKETDATA_API_KEY",
+            "BLUESKY_APP_PASSWORD",
+        ] {
             assert!(may_hold_secret(secret), "{secret}");
         }
-        for plain in ["KEY_PREFIX", "CRICBUZZ_API_KEY_HEADER", "REDIS_CA_FILE", "--log", "INSTANCE_ID"] {
+        assert_eq!(argument("--x-acess-token-secret"), echoed("--x-acess-token-secret"));
+        assert_eq!(argument("-q"), echoed("-q"));
+        assert_eq!(argument("--Zq8vK2mXr7TnW4pLc9Hs3Jd6"), ShownValue::Described(26));
+        assert_eq!(argument("--api-key=k1"), echoed("--api-key=(2 bytes, not shown)"));
+        assert_eq!(argument("--pol=60"), echoed("--pol=60"));
+        assert_eq!(argument("extra"), echoed("extra"));
+        assert_eq!(argument("Zq8vK2mXr7TnW4pLc9Hs3Jd6"), ShownValue::Described(24));
+        for plain in [
+            "KEY_PREFIX",
+            "CRICBUZZ_API_KEY_HEADER",
+            "REDIS_CA_FILE",
+            "--log",
+            "INSTANCE_ID",
+        ] {
             assert!(!may_hold_secret(plain), "{plain}");
         }
     }

@@ -90,7 +90,13 @@ impl Channels {
         for (i, r) in raw.channel.into_iter().enumerate() {
             let c = Check {
                 path,
-                channel: r.name.clone().unwrap_or_else(|| format!("#{}", i + 1)),
+                // Named by its position until its name is known to be one (a refused name
+                // is described, not echoed: it may be anything pasted there).
+                channel: r
+                    .name
+                    .clone()
+                    .filter(|n| valid_name(n))
+                    .unwrap_or_else(|| format!("#{}", i + 1)),
                 env,
                 secrets,
                 unset: RefCell::new(Vec::new()),
@@ -109,6 +115,15 @@ impl Channels {
             channels,
         })
     }
+}
+
+/// Whether `name` can name a channel: 1 to [`MAX_NAME_BYTES`] of a-z, 0-9, `-` and `_`.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME_BYTES
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
 /// Validation of one channel: knows the file and channel to name in errors.
@@ -248,15 +263,11 @@ impl Check<'_> {
                 "missing: give the channel a unique name (letters a-z, digits, - and _)",
             ));
         };
-        let ok = !name.is_empty()
-            && name.len() <= MAX_NAME_BYTES
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-        if !ok {
+        if !valid_name(name) {
+            let shown = crate::redact::setting_value("name", name);
             return Err(self.field(
                 "name",
-                format!("{name:?} cannot be used: a name is 1 to {MAX_NAME_BYTES} of a-z, 0-9, - and _ (it becomes part of claim keys and metric labels)"),
+                format!("{shown} cannot be used: a name is 1 to {MAX_NAME_BYTES} of a-z, 0-9, - and _ (it becomes part of claim keys and metric labels)"),
             ));
         }
         Ok(name.to_string())
@@ -420,13 +431,9 @@ impl Check<'_> {
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
             .ok_or_else(|| {
-                // Shown unless it may hold a credential (`user:password@host`).
-                let shown = if raw.contains('@') {
-                    "(the value)".to_string()
-                } else {
-                    format!("{raw:?}")
-                };
-                self.field(field, format!("{shown} is not an http:// or https:// URL"))
+                // Shown without the credentials it may hold (userinfo, token-like segments).
+                let shown = crate::redact::url_text(raw);
+                self.field(field, format!("{shown:?} is not an http:// or https:// URL"))
             })?;
         // A URL's user name and password would be sent as they are, and shown in every error
         // naming the URL: credentials belong in the `_env` fields.
@@ -764,7 +771,10 @@ mod tests {
             "/etc/cricket/channels.toml: two channels are named \"d\": each channel needs its own name"
         );
         let bad = "[[channel]]\nname = \"Main Channel\"\nsink = \"discord\"\n";
-        assert!(err(bad, &[]).contains("channel \"Main Channel\": field `name`: \"Main Channel\" cannot be used"));
+        // Named by position: a refused name is shown only as a refused value may be.
+        assert!(err(bad, &[]).contains("channel \"#1\": field `name`: \"Main Channel\" cannot be used"));
+        let pasted = "[[channel]]\nname = \"Zq8vK2mXr7TnW4pLc9Hs3Jd6\"\nsink = \"discord\"\n";
+        assert!(err(pasted, &[]).contains("channel \"#1\": field `name`: (24 bytes, not shown) cannot be used"));
         let none = "[[channel]]\nsink = \"discord\"\n";
         assert!(err(none, &[]).contains("channel \"#1\": field `name`: missing"));
     }

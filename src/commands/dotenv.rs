@@ -45,15 +45,17 @@ fn find_dotenv() -> Option<PathBuf> {
 }
 
 /// ` (NAME)` for a `.env` line `NAME=…` whose name is readable, else nothing (never a guess).
+/// A line without `=`, or whose "name" looks like a credential, may be a pasted secret: not
+/// shown.
 fn variable_of(line: &str) -> String {
-    let v = line
-        .split('=')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .trim_start_matches("export ")
-        .trim();
-    if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+    let Some((v, _)) = line.split_once('=') else {
+        return String::new();
+    };
+    let v = v.trim().trim_start_matches("export ").trim();
+    if !v.is_empty()
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !cricket_announcer::redact::looks_like_token(v)
+    {
         format!(" ({v})")
     } else {
         String::new()

@@ -77,7 +77,7 @@ pub enum FetchError {
         max_bytes: usize,
     },
     /// The local file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {}: {source}", crate::redact::path(path))]
     File {
         /// The file.
         path: PathBuf,
@@ -255,7 +255,7 @@ impl Fetcher {
             source,
         })?;
         let too_large = || FetchError::TooLarge {
-            location: path.display().to_string(),
+            location: crate::redact::path(path),
             max_bytes: self.max_bytes,
         };
         if meta.len() > self.max_bytes as u64 {

@@ -191,7 +191,7 @@ impl FromStr for SourceKind {
             "cricketdata" => SourceKind::Cricketdata,
             _ => {
                 return Err(SpecError::UnknownKind {
-                    kind: crate::redact::setting_value("SOURCES", s).to_string(),
+                    kind: crate::redact::setting_value("kind", s).to_string(),
                 })
             }
         })
@@ -217,7 +217,8 @@ pub fn kind_list() -> String {
 }
 
 /// Where a page is read from. Shown (`Display` and `Debug`, so in every log line, error and
-/// metric label) with any credentials in a URL replaced: see [`redacted`].
+/// metric label) with any credentials in a URL replaced (see [`redacted`]), and a path's
+/// token-like components too ([`crate::redact::path`]).
 #[derive(Clone, PartialEq, Eq)]
 pub enum Location {
     /// An `http://` or `https://` URL.
@@ -230,7 +231,7 @@ impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Location::Url(u) => write!(f, "{}", redacted(u)),
-            Location::File(p) => write!(f, "{}", p.display()),
+            Location::File(p) => f.write_str(&crate::redact::path(p)),
         }
     }
 }
@@ -239,7 +240,7 @@ impl fmt::Debug for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Location::Url(u) => f.debug_tuple("Url").field(&redacted(u).as_str()).finish(),
-            Location::File(p) => f.debug_tuple("File").field(p).finish(),
+            Location::File(p) => f.debug_tuple("File").field(&crate::redact::path(p)).finish(),
         }
     }
 }
