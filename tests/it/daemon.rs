@@ -15,7 +15,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 const PATIENCE: Duration = Duration::from_secs(30);
 
 /// Polls `check` every 50 ms until it is true; panics naming `what` after [`PATIENCE`].
-async fn wait_until<F, Fut>(what: &str, mut check: F)
+pub(crate) async fn wait_until<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
@@ -28,24 +28,24 @@ where
 }
 
 /// A running bot whose stderr goes to a file (a pipe nobody reads would fill and block it).
-struct Running {
+pub(crate) struct Running {
     child: tokio::process::Child,
     log: PathBuf,
 }
 
 impl Running {
-    fn start(cmd: &mut tokio::process::Command, dir: &Path, name: &str) -> Running {
+    pub(crate) fn start(cmd: &mut tokio::process::Command, dir: &Path, name: &str) -> Running {
         let log = dir.join(format!("{name}.log"));
         let file = std::fs::File::create(&log).unwrap();
         let child = cmd.stdout(Stdio::null()).stderr(file).spawn().unwrap();
         Running { child, log }
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    fn signal(&self, signal: libc::c_int) {
+    pub(crate) fn signal(&self, signal: libc::c_int) {
         let pid = self.child.id().expect("the process is still running") as libc::pid_t;
         // SAFETY: kill(2) on our own child's pid; no memory is involved.
         let rc = unsafe { libc::kill(pid, signal) };
@@ -53,7 +53,7 @@ impl Running {
     }
 
     /// Waits for the exit; panics (with the log) if it takes longer than [`PATIENCE`].
-    async fn exit_code(&mut self) -> Option<i32> {
+    pub(crate) async fn exit_code(&mut self) -> Option<i32> {
         match tokio::time::timeout(PATIENCE, self.child.wait()).await {
             Ok(status) => status.unwrap().code(),
             Err(_) => panic!("the process did not exit; its log:\n{}", self.log()),
@@ -221,13 +221,13 @@ async fn with_log_format_json_every_log_line_on_stderr_is_a_json_object() {
 }
 
 /// The value of the sample `series` (name and labels, exactly as rendered) in a scrape.
-fn sample(scrape: &str, series: &str) -> Option<f64> {
+pub(crate) fn sample(scrape: &str, series: &str) -> Option<f64> {
     scrape
         .lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
-async fn get(url: &str) -> Option<(u16, String)> {
+pub(crate) async fn get(url: &str) -> Option<(u16, String)> {
     let r = cricket_announcer::http_client::builder()
         .build()
         .ok()?

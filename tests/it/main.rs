@@ -32,6 +32,7 @@ mod readme;
 mod reconcile;
 mod results;
 mod rule;
+mod secrets;
 mod shorten;
 mod sinks;
 mod sources;
