@@ -14,6 +14,29 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const WEBHOOK: &str = "/api/webhooks/1180000000000000000/tok-secret";
 
+/// A Mastodon instance on `server`: its limits (500 characters, links weigh 23), and a status
+/// created for each post with `Bearer {token}`; exactly `times` of them when given (checked
+/// when `server` is verified or dropped).
+pub(crate) async fn mastodon_accepts(server: &MockServer, token: &str, times: Option<u64>) {
+    Mock::given(method("GET"))
+        .and(path("/api/v2/instance"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "configuration": {"statuses": {"max_characters": 500, "characters_reserved_per_url": 23}}
+        })))
+        .mount(server)
+        .await;
+    let statuses = Mock::given(method("POST"))
+        .and(path("/api/v1/statuses"))
+        .and(header("authorization", format!("Bearer {token}").as_str()))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            serde_json::json!({"id": "110000000000000001", "url": "https://mastodon.example/@bot/110000000000000001"}),
+        ));
+    match times {
+        Some(n) => statuses.expect(n).mount(server).await,
+        None => statuses.mount(server).await,
+    }
+}
+
 /// The three platforms' stand-ins.
 struct Platforms {
     x: MockServer,
@@ -31,22 +54,7 @@ impl Platforms {
             discord: MockServer::start().await,
         };
         x_accepts(&p.x, x).await;
-        Mock::given(method("GET"))
-            .and(path("/api/v2/instance"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
-                "configuration": {"statuses": {"max_characters": 500, "characters_reserved_per_url": 23}}
-            })))
-            .mount(&p.mastodon)
-            .await;
-        Mock::given(method("POST"))
-            .and(path("/api/v1/statuses"))
-            .and(header("authorization", "Bearer mastodon-secret"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(
-                serde_json::json!({"id": "110000000000000001", "url": "https://mastodon.example/@bot/110000000000000001"}),
-            ))
-            .expect(mastodon)
-            .mount(&p.mastodon)
-            .await;
+        mastodon_accepts(&p.mastodon, "mastodon-secret", Some(mastodon)).await;
         let answer = discord.unwrap_or_else(|| {
             ResponseTemplate::new(200).set_body_json(
                 serde_json::json!({"id": "1181000000000000001", "channel_id": "1170000000000000000", "content": "ok"}),

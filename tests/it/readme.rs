@@ -6,7 +6,7 @@ use crate::helpers::root;
 use std::collections::BTreeSet;
 
 /// Every command path, as typed after `cricket-announcer`.
-const COMMANDS: [&[&str]; 8] = [
+pub(crate) const COMMANDS: [&[&str]; 9] = [
     &["run"],
     &["backfill"],
     &["seed"],
@@ -15,6 +15,7 @@ const COMMANDS: [&[&str]; 8] = [
     &["claims", "list"],
     &["claims", "show"],
     &["claims", "release"],
+    &["claims", "reconcile"],
 ];
 
 fn help(path: &[&str]) -> String {

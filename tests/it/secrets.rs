@@ -5,11 +5,13 @@
 //! the OAuth header, the Mastodon token as a bearer, the Telegram token in the path, …), so a
 //! planting that silently failed would fail the test too.
 
+use crate::channels::mastodon_accepts;
 use crate::cli::{bot, text};
 use crate::daemon::{get, sample, wait_until, Running};
 use crate::helpers::{
     cleanup, ensure_schema, fixture, free_port, schema_for, schema_url, unique_prefix, Kind, OwnRedis,
 };
+use crate::readme::COMMANDS;
 use std::path::{Path, PathBuf};
 use wiremock::matchers::{header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -87,21 +89,7 @@ impl Peers {
             )
             .mount(&p.x)
             .await;
-        Mock::given(method("GET"))
-            .and(path("/api/v2/instance"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
-                "configuration": {"statuses": {"max_characters": 500, "characters_reserved_per_url": 23}}
-            })))
-            .mount(&p.mastodon)
-            .await;
-        Mock::given(method("POST"))
-            .and(path("/api/v1/statuses"))
-            .and(header("authorization", format!("Bearer {MARKER}").as_str()))
-            .respond_with(ResponseTemplate::new(200).set_body_json(
-                serde_json::json!({"id": "110000000000000001", "url": "https://mastodon.example/@bot/110000000000000001"}),
-            ))
-            .mount(&p.mastodon)
-            .await;
+        mastodon_accepts(&p.mastodon, MARKER, None).await;
         Mock::given(method("POST"))
             .and(path("/xrpc/com.atproto.server.createSession"))
             .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
@@ -394,18 +382,7 @@ async fn every_help(peers: &Peers) -> Outputs {
     env.push(("DATABASE_URL", format!("postgres://u:{MARKER}@127.0.0.1:1/db")));
     env.push(("CHANNELS_FILE", format!("/etc/{MARKER}/channels.toml")));
     let mut out = Outputs::default();
-    for command in [
-        &[][..],
-        &["run"],
-        &["backfill"],
-        &["seed"],
-        &["check-sources"],
-        &["claims"],
-        &["claims", "list"],
-        &["claims", "show"],
-        &["claims", "release"],
-        &["claims", "reconcile"],
-    ] {
+    for command in std::iter::once(&[][..]).chain(COMMANDS) {
         let mut args = command.to_vec();
         args.push("--help");
         let o = run(&mut out, dir.path(), &env, &args).await;
