@@ -529,7 +529,14 @@ impl Announcer {
     /// Logs a sighting found held by the claim step: through another identity (what changed
     /// since the claim, and which identity found it; through another site's listing, which
     /// listing holds it and the facts compared), or under its own key (a race lost).
-    fn log_held(&self, s: &Sighting, key: &MatchKey, claim: &crate::claim::Claim, via: &Identity, facts: Option<&Facts>) {
+    fn log_held(
+        &self,
+        s: &Sighting,
+        key: &MatchKey,
+        claim: &crate::claim::Claim,
+        via: &Identity,
+        facts: Option<&Facts>,
+    ) {
         let holder = &Holder::from(claim);
         let changed = key.changes_to(&s.ids.key);
         let own = via.is_key_of(&s.ids.key);

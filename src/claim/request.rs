@@ -36,7 +36,7 @@ pub(crate) enum StoredLookup {
 
 impl StoredLookup {
     /// True when what this look-up finds is compared (see the variants).
-    pub fn is_compared(&self) -> bool {
+    pub(super) fn is_compared(&self) -> bool {
         match self {
             StoredLookup::Record { compared, .. } | StoredLookup::Pointer { compared, .. } => *compared,
             StoredLookup::Fixture(_) => true,
@@ -147,7 +147,9 @@ impl IdentityClaim {
 
     /// True when the facts `listed` (as stored) agree with ours, or we state none.
     pub(super) fn agrees(&self, listed: &str) -> bool {
-        self.facts.as_deref().is_none_or(|ours| Facts::stored_agree(ours, listed))
+        self.facts
+            .as_deref()
+            .is_none_or(|ours| Facts::stored_agree(ours, listed))
     }
 }
 

@@ -274,7 +274,9 @@ impl ReferenceStore {
 
     /// True when `identity` has no pointer, or one naming a record that no longer lives.
     fn points_nowhere(&self, identity: &Identity) -> bool {
-        self.pointers.get(identity).is_none_or(|k| !self.records.contains_key(k))
+        self.pointers
+            .get(identity)
+            .is_none_or(|k| !self.records.contains_key(k))
     }
 
     /// Deletes the record under `key` while it carries `token` (compare-and-delete). Its
@@ -320,7 +322,12 @@ impl ReferenceStore {
     pub fn fixture_entries(&self, fixture: &Identity) -> Vec<(MatchKey, String)> {
         self.fixtures
             .get(fixture)
-            .map(|list| list.iter().filter(|(k, _)| self.records.contains_key(k)).cloned().collect())
+            .map(|list| {
+                list.iter()
+                    .filter(|(k, _)| self.records.contains_key(k))
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -372,7 +379,10 @@ mod tests {
             ids,
             other_keys: Vec::new(),
             facts: Some(Facts {
-                start: chrono::Utc.with_ymd_and_hms(2026, 7, 17, hour, 0, 0).single().map(Start::At),
+                start: chrono::Utc
+                    .with_ymd_and_hms(2026, 7, 17, hour, 0, 0)
+                    .single()
+                    .map(Start::At),
                 class: Some(FormatClass::Twenty),
                 described: Described::read(desc),
             }),
@@ -384,7 +394,10 @@ mod tests {
     fn another_sites_listing_is_held_through_the_fixture_when_its_facts_agree() {
         let mut store = ReferenceStore::default();
         let cricbuzz = listed("cricbuzz:87780", 14, "super-8-group-2", "Super 8 Group 2");
-        assert_eq!(store.claim_match("a", &cricbuzz, false), ReferenceClaim::Won { token: 1 });
+        assert_eq!(
+            store.claim_match("a", &cricbuzz, false),
+            ReferenceClaim::Won { token: 1 }
+        );
         let espn = listed("espncricinfo:1", 14, "42nd-match", "42nd Match, Super Eights, Group 2");
         let fixture = Identity::parse("fixture:2026-07-17_a-v-b").unwrap();
         assert_eq!(

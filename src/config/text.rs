@@ -109,7 +109,8 @@ impl TextSettings {
             text(&self.link_fallback).unwrap_or(crate::cricket::link::DEFAULT_FALLBACK),
         )?;
         let preferred = text(&self.link_preference).unwrap_or_default();
-        let links = Links::new(preferred, fallback).map_err(|e| ConfigError::invalid("LINK_PREFERENCE", preferred, Problem::Link(e)))?;
+        let links = Links::new(preferred, fallback)
+            .map_err(|e| ConfigError::invalid("LINK_PREFERENCE", preferred, Problem::Link(e)))?;
         Ok(PostText {
             template_path: text(&self.template_path).map(PathBuf::from),
             shortener,

@@ -344,7 +344,13 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn facts(n: Option<u16>, stage: Option<(Stage, Option<u16>)>, round: Option<u16>, group: Option<Group>, position: Option<u16>) -> Described {
+    fn facts(
+        n: Option<u16>,
+        stage: Option<(Stage, Option<u16>)>,
+        round: Option<u16>,
+        group: Option<Group>,
+        position: Option<u16>,
+    ) -> Described {
         Described {
             number: n,
             stage: stage.map(|s| s.0),
@@ -359,7 +365,11 @@ mod tests {
     fn the_sites_wordings_of_one_super_eight_game_state_the_same_facts() {
         let want = facts(Some(42), None, Some(8), Some(Group::Number(2)), None);
         // ESPNcricinfo's page, CricketData's naming ("Super Six, Match 10" in the fixture).
-        for d in ["42nd Match, Super Eights, Group 2", "Super 8, Group 2, Match 42", "Match 42 (Super 8 Group 2)"] {
+        for d in [
+            "42nd Match, Super Eights, Group 2",
+            "Super 8, Group 2, Match 42",
+            "Match 42 (Super 8 Group 2)",
+        ] {
             assert_eq!(Described::read(d), want, "{d}");
         }
         // Cricbuzz's API: no match number; its group's number is no match number.
@@ -416,7 +426,16 @@ mod tests {
         ] {
             assert_eq!(Described::read(d), want, "{d}");
         }
-        for nothing in ["", "T20I", "Day/Night", "Reserve Day", "Group Stage", "Super Over", "12345 Match", "Match 12345"] {
+        for nothing in [
+            "",
+            "T20I",
+            "Day/Night",
+            "Reserve Day",
+            "Group Stage",
+            "Super Over",
+            "12345 Match",
+            "Match 12345",
+        ] {
             assert_eq!(Described::read(nothing), Described::default(), "{nothing}");
         }
         assert_eq!(

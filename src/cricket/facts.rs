@@ -257,7 +257,10 @@ impl Facts {
                 *field = other;
             }
         }
-        if matches!((self.start, other.start), (None | Some(Start::On(_)), Some(Start::At(_)))) {
+        if matches!(
+            (self.start, other.start),
+            (None | Some(Start::On(_)), Some(Start::At(_)))
+        ) {
             self.start = other.start;
         }
         fill(&mut self.start, other.start);
@@ -314,7 +317,9 @@ impl Facts {
     pub fn from_stored(text: &str) -> Facts {
         let mut f = Facts::default();
         for pair in text.split(';') {
-            let Some((name, value)) = pair.split_once('=') else { continue };
+            let Some((name, value)) = pair.split_once('=') else {
+                continue;
+            };
             let n = || value.parse::<u16>().ok();
             let secs = || value.parse::<i64>().ok().and_then(|s| DateTime::from_timestamp(s, 0));
             let d = &mut f.described;
@@ -435,18 +440,30 @@ mod tests {
     #[test]
     fn double_headers_and_consecutive_days_stay_apart_a_reserve_day_does_not() {
         // Same sides, same day, no descriptions: 10:00 and 14:00.
-        assert_eq!(listed(at(10, 0), "").conflict(&listed(at(14, 0), "")), Some(Conflict::Start));
+        assert_eq!(
+            listed(at(10, 0), "").conflict(&listed(at(14, 0), "")),
+            Some(Conflict::Start)
+        );
         assert_eq!(listed(at(10, 0), "").conflict(&listed(at(12, 0), "")), None);
         // Consecutive days, with and without descriptions.
         let next_day = |h| Utc.with_ymd_and_hms(2024, 6, 20, h, 0, 0).single().map(Start::At);
-        assert_eq!(listed(at(10, 0), "").conflict(&listed(next_day(10), "")), Some(Conflict::Start));
+        assert_eq!(
+            listed(at(10, 0), "").conflict(&listed(next_day(10), "")),
+            Some(Conflict::Start)
+        );
         assert_eq!(
             listed(at(10, 0), "1st T20I").conflict(&listed(next_day(10), "2nd T20I")),
             Some(Conflict::Position)
         );
         // The final on its reserve day: named alike, a day later.
-        assert_eq!(listed(at(10, 0), "Final").conflict(&listed(next_day(10), "Final (Reserve Day)")), None);
-        assert_eq!(listed(at(10, 0), "Match 42").conflict(&listed(next_day(11), "42nd Match")), None);
+        assert_eq!(
+            listed(at(10, 0), "Final").conflict(&listed(next_day(10), "Final (Reserve Day)")),
+            None
+        );
+        assert_eq!(
+            listed(at(10, 0), "Match 42").conflict(&listed(next_day(11), "42nd Match")),
+            None
+        );
     }
 
     #[test]
@@ -465,7 +482,11 @@ mod tests {
             Utc.with_ymd_and_hms(2024, 6, 20, 6, 0, 0).single().map(Start::At),
             Utc.with_ymd_and_hms(2024, 6, 18, 10, 0, 0).single().map(Start::At),
         ] {
-            assert_eq!(listed(t, "").conflict(&listed(date, "")), Some(Conflict::Start), "{t:?}");
+            assert_eq!(
+                listed(t, "").conflict(&listed(date, "")),
+                Some(Conflict::Start),
+                "{t:?}"
+            );
         }
         let next = Some(Start::On(NaiveDate::from_ymd_opt(2024, 6, 20).unwrap()));
         assert_eq!(listed(date, "").conflict(&listed(next, "")), Some(Conflict::Start));
@@ -474,9 +495,18 @@ mod tests {
 
     #[test]
     fn cricketdata_midnight_is_a_date_and_other_sites_midnight_a_time() {
-        let mut m = sample_match(Site::Cricketdata, "x", "Malaysia Women", "Indonesia Women", Some("2nd T20I"));
+        let mut m = sample_match(
+            Site::Cricketdata,
+            "x",
+            "Malaysia Women",
+            "Indonesia Women",
+            Some("2nd T20I"),
+        );
         m.start_time = Utc.with_ymd_and_hms(2026, 5, 17, 0, 0, 0).single();
-        assert_eq!(Start::of(&m), Some(Start::On(NaiveDate::from_ymd_opt(2026, 5, 17).unwrap())));
+        assert_eq!(
+            Start::of(&m),
+            Some(Start::On(NaiveDate::from_ymd_opt(2026, 5, 17).unwrap()))
+        );
         m.site = Site::Cricbuzz;
         assert_eq!(Start::of(&m), m.start_time.map(Start::At));
     }
@@ -509,20 +539,29 @@ mod tests {
                 (0u64..4).prop_map(|d| Start::On(NaiveDate::from_ymd_opt(2024, 6, 10).unwrap() + chrono::Days::new(d))),
             ]),
             prop::option::of(prop::sample::select(vec![FormatClass::Twenty, FormatClass::OneDay])),
-            (small(), prop::option::of(prop::sample::select(vec![Stage::Final, Stage::SemiFinal])), small(), small(), small(), small()),
+            (
+                small(),
+                prop::option::of(prop::sample::select(vec![Stage::Final, Stage::SemiFinal])),
+                small(),
+                small(),
+                small(),
+                small(),
+            ),
         )
-            .prop_map(|(start, class, (number, stage, stage_number, round, group, position))| Facts {
-                start,
-                class,
-                described: Described {
-                    number,
-                    stage,
-                    stage_number,
-                    round,
-                    group: group.map(Group::Number),
-                    position,
+            .prop_map(
+                |(start, class, (number, stage, stage_number, round, group, position))| Facts {
+                    start,
+                    class,
+                    described: Described {
+                        number,
+                        stage,
+                        stage_number,
+                        round,
+                        group: group.map(Group::Number),
+                        position,
+                    },
                 },
-            })
+            )
     }
 
     proptest! {

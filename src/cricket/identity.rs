@@ -340,7 +340,12 @@ impl Identities {
         }
         if let Some(fixture) = self.fixture() {
             out.push(Lookup::Fixture(fixture.clone()));
-            out.extend([-1, 1].iter().filter_map(|d| fixture.fixture_shifted(*d)).map(Lookup::Fixture));
+            out.extend(
+                [-1, 1]
+                    .iter()
+                    .filter_map(|d| fixture.fixture_shifted(*d))
+                    .map(Lookup::Fixture),
+            );
         }
         out
     }
@@ -464,7 +469,12 @@ mod tests {
             fixture.fixture_shifted(-1).unwrap().as_str(),
             "fixture:2026-07-16_a-v-b"
         );
-        for bad in ["fixture:", "fixture:a-v-b", "fixture:2026-07-17_a-v-b_final", "fixture:2026-07-17_a b"] {
+        for bad in [
+            "fixture:",
+            "fixture:a-v-b",
+            "fixture:2026-07-17_a-v-b_final",
+            "fixture:2026-07-17_a b",
+        ] {
             assert_eq!(Identity::parse(bad), None, "{bad:?}");
         }
         assert_eq!(source.site_name(), Some("cricbuzz"));

@@ -165,10 +165,13 @@ pub(crate) fn fixture_of(key: &str) -> Option<&str> {
     let b = key.as_bytes();
     let dated = b.len() > 10
         && b[10] == b'_'
-        && b[..10]
-            .iter()
-            .enumerate()
-            .all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
+        && b[..10].iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
     if !dated {
         return None;
     }
@@ -266,7 +269,13 @@ mod tests {
         );
         assert_eq!(beside.fixture(), k.fixture());
         assert_eq!(fixture_of("2024-06-19_a-v-b"), Some("2024-06-19_a-v-b"));
-        for none in ["cricbuzz-158062", "2024-6-19_a-v-b_x", "2024-06-19", "2024-06-19-a_b", "x2024-06-19_a"] {
+        for none in [
+            "cricbuzz-158062",
+            "2024-6-19_a-v-b_x",
+            "2024-06-19",
+            "2024-06-19-a_b",
+            "x2024-06-19_a",
+        ] {
             assert_eq!(fixture_of(none), None, "{none}");
         }
     }

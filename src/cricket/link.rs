@@ -92,7 +92,12 @@ impl Links {
         if !m.site.has_match_pages() {
             return None;
         }
-        Some(self.preferred.iter().position(|s| *s == m.site).unwrap_or(self.preferred.len()))
+        Some(
+            self.preferred
+                .iter()
+                .position(|s| *s == m.site)
+                .unwrap_or(self.preferred.len()),
+        )
     }
 }
 
