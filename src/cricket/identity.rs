@@ -321,7 +321,7 @@ impl Identities {
     /// named by the first source id ([`MatchKey::beside`]); `None` without a source id.
     pub fn alternate(&self) -> Option<MatchKey> {
         let first = self.sources().next()?;
-        Some(self.key.beside(first))
+        Some(self.key.beside(first.as_str())).filter(|k| *k != self.key)
     }
 
     /// Where a claim on this match may be, in the order to try them (see the type's doc).

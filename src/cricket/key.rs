@@ -101,9 +101,15 @@ impl MatchKey {
 
     /// The key a match is stored under when another match of the same fixture holds this one
     /// (a double-header whose listings derive one key): this key, `_`, and the listing's own
-    /// id as a slug (`2024-06-19_a-v-b_t20i_espncricinfo-1415755`). Its fixture is this key's.
-    pub fn beside(&self, source: &super::Identity) -> MatchKey {
-        MatchKey(cap(format!("{}_{}", self.0, super::names::plain_slug(source.as_str()))))
+    /// id `source` (`espncricinfo:1415755`) as a slug, at most 64 bytes of it
+    /// (`2024-06-19_a-v-b_t20i_espncricinfo-1415755`). Its fixture is this key's unless this
+    /// key is so long that it had to be cut (hostile names).
+    pub fn beside(&self, source: &str) -> MatchKey {
+        let mut id = super::names::plain_slug(source);
+        crate::text::cut_to_bytes(&mut id, 64);
+        let mut base = self.0.clone();
+        crate::text::cut_to_bytes(&mut base, MAX_KEY_BYTES - 1 - id.len());
+        MatchKey(format!("{base}_{id}"))
     }
 
     /// The same key with its start date moved by `days` (`None` for a key without a date, the
@@ -262,12 +268,17 @@ mod tests {
     fn a_key_names_its_fixture_and_a_key_beside_it_the_same() {
         let k = MatchKey::parse("2024-06-19_south-africa-v-united-states_super-8-group-2").unwrap();
         assert_eq!(k.fixture(), Some("2024-06-19_south-africa-v-united-states"));
-        let beside = k.beside(&crate::cricket::Identity::source(Site::Cricbuzz, "87780"));
+        let beside = k.beside("cricbuzz:87780");
         assert_eq!(
             beside.as_str(),
             "2024-06-19_south-africa-v-united-states_super-8-group-2_cricbuzz-87780"
         );
         assert_eq!(beside.fixture(), k.fixture());
+        // A key of the most bytes gives room to the id: the key beside it is another.
+        let long = MatchKey::parse(&format!("2024-06-19_{}", "a".repeat(MAX_KEY_BYTES - 11))).unwrap();
+        let beside = long.beside("cricbuzz:1");
+        assert_eq!(beside.as_str().len(), MAX_KEY_BYTES);
+        assert!(beside.as_str().ends_with("a_cricbuzz-1"), "{beside}");
         assert_eq!(fixture_of("2024-06-19_a-v-b"), Some("2024-06-19_a-v-b"));
         for none in [
             "cricbuzz-158062",
