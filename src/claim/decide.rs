@@ -6,7 +6,7 @@
 //! same rule in its script (`lua/claim_match.lua`).
 
 use super::key::StoreKey;
-use super::request::{entries, list_text, IdentityClaim, StoredLookup};
+use super::request::{entries, list_text, Found, IdentityClaim, StoredLookup};
 use crate::cricket::Facts;
 use std::collections::{HashMap, HashSet};
 
@@ -61,19 +61,8 @@ pub(crate) struct Write {
 pub(crate) enum Decision {
     /// The marker was required and absent: write nothing.
     NoMarker,
-    /// Lookup `index` found the holder: write `writes` (pointers, the fixture's list).
-    Held {
-        /// Which lookup found it.
-        index: usize,
-        /// The holder's match key, as stored.
-        key: String,
-        /// The holder's record.
-        record: String,
-        /// The facts listed for the holder that agreed with ours.
-        facts: Option<String>,
-        /// What to write.
-        writes: Vec<Write>,
-    },
+    /// A claim holds the match: write `writes` (pointers, the fixture's list).
+    Held(Found, Vec<Write>),
     /// Won: write our record under `record`, then `writes` (pointers, the fixture's list).
     Won {
         /// Where our record goes: our key, or the one beside it.
@@ -137,13 +126,13 @@ pub(crate) fn decide<R: Reads>(c: &IdentityClaim, r: &mut R) -> Result<Decision,
                 }
             }
             let writes = held_writes(c, r, &holder)?;
-            return Ok(Decision::Held {
+            let found = Found {
                 index,
                 key: holder,
                 record,
                 facts: agreed,
-                writes,
-            });
+            };
+            return Ok(Decision::Held(found, writes));
         }
     }
     let ours = c.match_key();
@@ -154,13 +143,13 @@ pub(crate) fn decide<R: Reads>(c: &IdentityClaim, r: &mut R) -> Result<Decision,
             // No key beside ours: the record under our key holds the match.
             None => {
                 let writes = held_writes(c, r, ours)?;
-                return Ok(Decision::Held {
+                let found = Found {
                     index: 0,
                     key: ours.to_string(),
                     record: other,
                     facts: None,
-                    writes,
-                });
+                };
+                return Ok(Decision::Held(found, writes));
             }
         },
     };

@@ -315,22 +315,7 @@ impl EmbeddedClaims {
             let decision = decide(&c, &mut InTransaction(tx))?;
             let (reply, record, writes) = match decision {
                 Decision::NoMarker => return Ok(IdentityReply::NoMarker),
-                Decision::Held {
-                    index,
-                    key,
-                    record,
-                    facts,
-                    writes,
-                } => (
-                    IdentityReply::Held {
-                        index,
-                        key,
-                        record,
-                        facts,
-                    },
-                    None,
-                    writes,
-                ),
+                Decision::Held(found, writes) => (IdentityReply::Held(found), None, writes),
                 Decision::Won { record, writes } => (
                     IdentityReply::Won {
                         beside: record != c.record.key,

@@ -5,7 +5,7 @@
 use super::error::ClaimError;
 use super::outcome::{ClaimToken, MatchClaim, PostIntent};
 use super::record::Claim;
-use super::request::{IdentityClaim, IdentityReply, NewRecord, Pointer, StoredLookup};
+use super::request::{Found, IdentityClaim, IdentityReply, NewRecord, Pointer, StoredLookup};
 use super::{ttl_secs, ClaimStore};
 use crate::cricket::{Facts, Identities, Identity, Lookup, MatchKey};
 use std::time::Duration;
@@ -68,12 +68,12 @@ impl ClaimStore {
                 MatchClaim::Won(ClaimToken { key, claim: record })
             }
             IdentityReply::NoMarker => MatchClaim::NoMarker,
-            IdentityReply::Held {
+            IdentityReply::Held(Found {
                 index,
                 key,
                 record,
                 facts,
-            } => {
+            }) => {
                 let key = MatchKey::parse(&key).ok_or_else(|| ClaimError::Protocol {
                     op: "claim",
                     detail: format!("the store answered a holder whose match key is not one: {key:?}"),

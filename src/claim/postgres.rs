@@ -25,7 +25,7 @@
 use super::decide::{decide, Decision, NotRead, ReadSoFar};
 use super::error::{ClaimError, PostgresError};
 use super::key::StoreKey;
-use super::request::{IdentityClaim, IdentityReply, Swapped};
+use super::request::{Found, IdentityClaim, IdentityReply, Swapped};
 use super::tls::SslMode;
 use crate::clock::Clock;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -415,21 +415,7 @@ impl PostgresClaims {
                     tx.commit().await?;
                     return Ok(IdentityReply::NoMarker);
                 }
-                Decision::Held {
-                    index,
-                    key,
-                    record,
-                    facts,
-                    writes,
-                } => (
-                    IdentityReply::Held {
-                        index,
-                        key,
-                        record,
-                        facts,
-                    },
-                    writes,
-                ),
+                Decision::Held(found, writes) => (IdentityReply::Held(found), writes),
                 Decision::Won { record, writes } => {
                     let key = record.match_key().unwrap_or_default();
                     let won = tx
@@ -442,12 +428,12 @@ impl PostgresClaims {
                         let held = self.read(&tx, Place::Claim(key)).await?;
                         tx.commit().await?;
                         return match held {
-                            Some(record) => Ok(IdentityReply::Held {
+                            Some(record) => Ok(IdentityReply::Held(Found {
                                 index: 0,
                                 key: key.to_string(),
                                 record,
                                 facts: None,
-                            }),
+                            })),
                             None => Err(PostgresError::Contended(1)),
                         };
                     }

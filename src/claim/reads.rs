@@ -6,7 +6,7 @@ use super::decide::{decide, Decision, NotRead, ReadSoFar};
 use super::error::ClaimError;
 use super::outcome::ListedClaim;
 use super::record::Claim;
-use super::request::entries;
+use super::request::{entries, Found};
 use super::ClaimStore;
 use crate::cricket::{Facts, Identities, Identity, MatchKey};
 use chrono::Utc;
@@ -43,7 +43,7 @@ impl ClaimStore {
                 }
             }
         };
-        let Decision::Held { index, key, record, .. } = decision else {
+        let Decision::Held(Found { index, key, record, .. }, _) = decision else {
             return Ok(None);
         };
         let (Some(key), Some(via)) = (MatchKey::parse(&key), lookups.get(index)) else {

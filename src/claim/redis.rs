@@ -7,7 +7,7 @@
 use super::error::ClaimError;
 use super::key::{RecordName, StoreKey};
 use super::redis_conn::{self, Deployment, RedisConn, SentinelConn, SENTINEL_SCHEMES};
-use super::request::{IdentityClaim, IdentityReply, StoredLookup, Swapped};
+use super::request::{Found, IdentityClaim, IdentityReply, StoredLookup, Swapped};
 use crate::clock::Clock;
 use crate::cricket::facts;
 use redis::aio::ConnectionManager;
@@ -440,12 +440,12 @@ impl RedisClaims {
                 };
                 let facts = reply.get(4).and_then(reply_text);
                 match (reply.get(2).and_then(reply_text), reply.get(3).and_then(reply_text)) {
-                    (Some(key), Some(record)) => Ok(IdentityReply::Held {
+                    (Some(key), Some(record)) => Ok(IdentityReply::Held(Found {
                         index,
                         key,
                         record,
                         facts,
-                    }),
+                    })),
                     _ => Err(protocol("a held reply without key and record".into())),
                 }
             }

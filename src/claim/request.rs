@@ -162,20 +162,24 @@ pub(crate) enum IdentityReply {
         /// True when our record went under [`IdentityClaim::beside`].
         beside: bool,
     },
-    /// Lookup `index` found a claim: its match key and record. Our pointers that were absent
-    /// or named no live record now name it.
-    Held {
-        /// Which lookup found it.
-        index: usize,
-        /// The holder's match key, as stored (the record's key without `<prefix>match:`).
-        key: String,
-        /// The holder's record.
-        record: String,
-        /// The facts listed for the holder that agreed with ours (when compared and listed).
-        facts: Option<String>,
-    },
+    /// A claim holds the match. Our pointers that were absent or named no live record now
+    /// name it.
+    Held(Found),
     /// The marker was required and absent; nothing was written.
     NoMarker,
+}
+
+/// The claim the rule found holding the match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    /// Which lookup found it.
+    pub index: usize,
+    /// The holder's match key, as stored (the record's key without `<prefix>match:`).
+    pub key: String,
+    /// The holder's record.
+    pub record: String,
+    /// The facts listed for the holder that agreed with ours (when compared and listed).
+    pub facts: Option<String>,
 }
 
 /// What a store's compare-and-set or compare-and-delete on a record's token did. Every store

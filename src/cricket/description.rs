@@ -449,14 +449,7 @@ mod tests {
     }
 
     fn ordinal_of(n: u16) -> String {
-        let suffix = match (n % 10, n % 100) {
-            (_, 11..=13) => "th",
-            (1, _) => "st",
-            (2, _) => "nd",
-            (3, _) => "rd",
-            _ => "th",
-        };
-        format!("{n}{suffix}")
+        crate::cricket::names::ordinal(&n.to_string())
     }
 
     proptest! {

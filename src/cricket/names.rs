@@ -261,7 +261,8 @@ fn is_ordinal(w: &str) -> bool {
     is_number(digits) && matches!(&w[digits.len()..], "st" | "nd" | "rd" | "th")
 }
 
-fn ordinal(n: &str) -> String {
+/// The ordinal of the number `n` ("42" → "42nd"); 0 for no number.
+pub(super) fn ordinal(n: &str) -> String {
     let v: u64 = n.parse().unwrap_or(0);
     let suffix = match (v % 10, v % 100) {
         (_, 11..=13) => "th",
