@@ -9,7 +9,6 @@ use super::record::Claim;
 use super::request::{entries, Found};
 use super::ClaimStore;
 use crate::cricket::{Facts, Identities, Identity, MatchKey};
-use chrono::Utc;
 use std::time::Duration;
 
 impl ClaimStore {
@@ -31,7 +30,7 @@ impl ClaimStore {
     /// [`ClaimError`] when the store cannot answer.
     pub async fn find(&self, ids: &Identities) -> Result<Option<(MatchKey, Claim, Identity)>, ClaimError> {
         let lookups = ids.lookups();
-        let probe = Claim::with_deadline(self.owner(), "", &[], Utc::now(), None);
+        let probe = Claim::with_deadline(self.owner(), "", &[], self.clock().now(), None);
         let request = self.identity_request(ids, &lookups, &probe, false, Duration::from_secs(1));
         let mut read = ReadSoFar::default();
         let decision = loop {
