@@ -175,6 +175,8 @@ const POSTING: &[&str] = &[
     "shortener_base_url",
     "bitly_token",
     "shorten_timeout_secs",
+    "link_preference",
+    "link_fallback",
     "x_api_base_url",
     "x_api_key",
     "x_api_secret",

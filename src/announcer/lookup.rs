@@ -121,8 +121,9 @@ pub async fn holders_of_all(lookups: &mut [LookUp<'_>]) -> Result<Vec<Vec<Option
             .map(|((l, keys), refresh)| BatchRead {
                 store: l.announcer.store(),
                 keys: keys.clone(),
-                // Each sighting's source ids, and its own key's identity where the claim is
-                // stored under another key (a claim under the sighting's key answers for it).
+                // Each sighting's source ids, its own key's identity where the claim is stored
+                // under another key (a claim under the sighting's key answers for it), and
+                // its fixture's list.
                 touch: match refresh {
                     Some(_) => touched(l.sightings, keys),
                     None => Vec::new(),
@@ -149,6 +150,8 @@ fn touched<'a>(sightings: &[&'a Sighting], keys: &[&MatchKey]) -> Vec<&'a Identi
             let own = (*read != &s.ids.key).then(|| s.ids.ids.iter());
             s.source_identities()
                 .chain(own.into_iter().flatten().filter(|i| i.is_key()))
+                // The fixture's list lives as long as a claim on it is seen.
+                .chain(s.ids.fixture())
         })
         .collect()
 }

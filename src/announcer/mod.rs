@@ -24,7 +24,7 @@ use crate::claim::{
     Transition,
 };
 use crate::clock::Clock;
-use crate::cricket::{Identity, Match, MatchKey, Sighting};
+use crate::cricket::{Facts, Identity, Match, MatchKey, Sighting};
 use crate::post::{LengthRule, PostPace, Receipt, Sink, SinkError, SinkKind, Verdict};
 use crate::shorten::Shortener;
 use crate::template::{RenderError, Template};
@@ -476,10 +476,11 @@ impl Announcer {
                 key: held_key,
                 claim,
                 via,
+                facts,
             } => {
                 let holder = Holder::from(&claim);
                 learn(memory, s, &held_key);
-                self.log_held(s, &held_key, &holder, &via);
+                self.log_held(s, &held_key, &claim, &via, facts.as_ref());
                 // A still-listed match must never expire into a second announcement.
                 if let Err(e) = self.store.refresh(&held_key, self.policy.ttl).await {
                     tracing::warn!(error.message = %e, "could not refresh the claim's TTL");
@@ -526,8 +527,17 @@ impl Announcer {
     }
 
     /// Logs a sighting found held by the claim step: through another identity (what changed
-    /// since the claim, and which identity found it), or under its own key (a race lost).
-    fn log_held(&self, s: &Sighting, key: &MatchKey, holder: &Holder, via: &Identity) {
+    /// since the claim, and which identity found it; through another site's listing, which
+    /// listing holds it and the facts compared), or under its own key (a race lost).
+    fn log_held(
+        &self,
+        s: &Sighting,
+        key: &MatchKey,
+        claim: &crate::claim::Claim,
+        via: &Identity,
+        facts: Option<&Facts>,
+    ) {
+        let holder = &Holder::from(claim);
         let changed = key.changes_to(&s.ids.key);
         let own = via.is_key_of(&s.ids.key);
         if own && changed.is_empty() {
@@ -542,10 +552,20 @@ impl Announcer {
         } else {
             format!("held via {via}; {changed}")
         };
+        // The listing that holds it: the holder's sources' ids (`espncricinfo:1512760`).
+        let held_by: Vec<&str> = claim
+            .aliases
+            .iter()
+            .map(String::as_str)
+            .filter(|a| Identity::parse(a).is_some_and(|i| i.is_source()))
+            .collect();
         tracing::info!(
             match_key = %key,
             seen_as = %s.ids.key,
             via = %via,
+            held_by = %held_by.join(","),
+            holder_facts = facts.map(tracing::field::display),
+            seen_facts = s.ids.facts.as_ref().map(tracing::field::display),
             owner = %holder.owner,
             state = %holder.display_state(self.clock.now(), self.policy.stuck_after),
             "skipped: {message}"

@@ -51,6 +51,8 @@ pub const MARKER_TTL_FACTOR: u32 = 3;
 pub struct App {
     sources: Vec<SourceSpec>,
     reader: SourceReader,
+    /// Which listing of a match the post links to (`LINK_PREFERENCE`, `LINK_FALLBACK`).
+    links: crate::cricket::Links,
     filter: Filter,
     /// The base store: the deployment's first-start marker, and the claims of the
     /// environment's X channel when there is no channels file.
@@ -273,6 +275,7 @@ impl App {
         Ok(App {
             sources: config.sources.specs.clone(),
             reader,
+            links: config.text.links.clone(),
             filter: config.filter.clone(),
             store,
             policy,

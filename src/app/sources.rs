@@ -101,8 +101,8 @@ impl App {
             }
         });
         let results = futures_util::future::join_all(reads).await;
-        // One sighting per match (see `Sightings`).
-        let mut sightings = Sightings::default();
+        // One sighting per match (see `Sightings`), linking to the preferred site's page.
+        let mut sightings = Sightings::linking(self.links.clone());
         for (i, (spec, result)) in self.sources.iter().zip(results).enumerate() {
             let label = spec.to_string();
             let Some(result) = result else {

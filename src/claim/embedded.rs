@@ -5,9 +5,10 @@
 //! column (`expires_at`, Unix seconds); expired rows count as absent and are replaced by the
 //! next write.
 
+use super::decide::{decide, Decision, Reads};
 use super::error::ClaimError;
 use super::key::StoreKey;
-use super::request::{IdentityClaim, IdentityReply, StoredLookup, Swapped};
+use super::request::{IdentityClaim, IdentityReply, Swapped};
 use crate::clock::Clock;
 use chrono::Utc;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -56,6 +57,17 @@ fn live(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
         |r| r.get(0),
     )
     .optional()
+}
+
+/// A transaction's reads, for [`decide`]: every value is one statement away.
+struct InTransaction<'a>(&'a Connection);
+
+impl Reads for InTransaction<'_> {
+    type Error = rusqlite::Error;
+
+    fn value(&mut self, key: &StoreKey) -> rusqlite::Result<Option<String>> {
+        live(self.0, key.as_str())
+    }
 }
 
 /// The token inside a stored record, if it is a claim record.
@@ -287,17 +299,12 @@ impl EmbeddedClaims {
     }
 
     /// The claim of a match under all its identities, in one `BEGIN IMMEDIATE` transaction: the
-    /// claim rule (`rule.rs`), step by step.
+    /// claim rule (`rule.rs`), decided over the values the transaction reads (`decide.rs`),
+    /// then written in the same transaction.
     pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {
         let c = c.clone();
         self.tx("claim", move |tx| {
-            let now = now();
-            let expires_at = now.saturating_add(secs(c.ttl_secs));
-            if let Some(marker) = &c.marker {
-                if live(tx, marker.as_str())?.is_none() {
-                    return Ok(IdentityReply::NoMarker);
-                }
-            }
+            let expires_at = now().saturating_add(secs(c.ttl_secs));
             let upsert = |key: &StoreKey, value: &str| {
                 tx.execute(
                     "INSERT INTO claims (key, record, expires_at) VALUES (?1, ?2, ?3)
@@ -305,42 +312,25 @@ impl EmbeddedClaims {
                     params![key.as_str(), value, expires_at],
                 )
             };
-            // The live record of the claim on the match key `m` (a pointer's value).
-            let record_of = |m: &str| live(tx, c.record_key_of(m).as_str());
-            let ours = c.match_key();
-            for (index, lookup) in c.lookups.iter().enumerate() {
-                let found = match lookup {
-                    StoredLookup::Record(k) => match (k.match_key(), live(tx, k.as_str())?) {
-                        (Some(m), Some(v)) => Some((m.to_string(), v)),
-                        _ => None,
+            let decision = decide(&c, &mut InTransaction(tx))?;
+            let (reply, record, writes) = match decision {
+                Decision::NoMarker => return Ok(IdentityReply::NoMarker),
+                Decision::Held(found, writes) => (IdentityReply::Held(found), None, writes),
+                Decision::Won { record, writes } => (
+                    IdentityReply::Won {
+                        beside: record != c.record.key,
                     },
-                    StoredLookup::Pointer(k) => match live(tx, k.as_str())? {
-                        Some(target) => record_of(&target)?.map(|v| (target, v)),
-                        None => None,
-                    },
-                };
-                let Some((holder, held)) = found else { continue };
-                // Our own key's pointer is not needed when the holder is stored under it.
-                for p in c.pointers.iter().filter(|p| !p.own || holder != ours) {
-                    let free = match live(tx, p.key.as_str())? {
-                        None => true,
-                        Some(cur) => cur != holder && record_of(&cur)?.is_none(),
-                    };
-                    if free {
-                        upsert(&p.key, &holder)?;
-                    }
-                }
-                return Ok(IdentityReply::Held {
-                    index,
-                    key: holder,
-                    record: held,
-                });
+                    Some(record),
+                    writes,
+                ),
+            };
+            if let Some(key) = record {
+                upsert(&key, &c.record.text)?;
             }
-            upsert(&c.record.key, &c.record.text)?;
-            for p in c.pointers.iter().filter(|p| !p.own) {
-                upsert(&p.key, ours)?;
+            for w in &writes {
+                upsert(&w.key, &w.value)?;
             }
-            Ok(IdentityReply::Won)
+            Ok(reply)
         })
         .await
     }

@@ -5,9 +5,9 @@
 use super::error::ClaimError;
 use super::outcome::{ClaimToken, MatchClaim, PostIntent};
 use super::record::Claim;
-use super::request::{IdentityClaim, IdentityReply, NewRecord, Pointer, StoredLookup};
+use super::request::{Found, IdentityClaim, IdentityReply, NewRecord, Pointer, StoredLookup};
 use super::{ttl_secs, ClaimStore};
-use crate::cricket::{Identities, Identity, Lookup, MatchKey};
+use crate::cricket::{Facts, Identities, Identity, Lookup, MatchKey};
 use std::time::Duration;
 
 impl ClaimStore {
@@ -57,38 +57,23 @@ impl ClaimStore {
         record.text = post.map(|p| p.text.to_string());
         record.dedupe_key = post.and_then(|p| p.dedupe_key.map(str::to_string));
         let lookups = ids.lookups();
-        let request = IdentityClaim {
-            record: NewRecord {
-                key: self.key(&ids.key),
-                text: record.to_stored(),
-                token: record.token.clone(),
-            },
-            lookups: lookups
-                .iter()
-                .map(|l| match l {
-                    Lookup::Key(k) => StoredLookup::Record(self.key(k)),
-                    Lookup::Id(i) => StoredLookup::Pointer(self.identity_key(i)),
-                })
-                .collect(),
-            pointers: ids
-                .ids
-                .iter()
-                .map(|i| Pointer {
-                    key: self.identity_key(i),
-                    own: i.is_key_of(&ids.key),
-                })
-                .collect(),
-            marker: require_marker.then(|| self.marker_key()),
-            ttl_secs: ttl_secs(ttl),
-        };
+        let request = self.identity_request(ids, &lookups, &record, require_marker, ttl);
         let reply = each!(self, s => s.claim_identities(&request).await)?;
         Ok(match reply {
-            IdentityReply::Won => MatchClaim::Won(ClaimToken {
-                key: ids.key.clone(),
-                claim: record,
-            }),
+            IdentityReply::Won { beside } => {
+                let key = match (beside, ids.alternate()) {
+                    (true, Some(k)) => k,
+                    _ => ids.key.clone(),
+                };
+                MatchClaim::Won(ClaimToken { key, claim: record })
+            }
             IdentityReply::NoMarker => MatchClaim::NoMarker,
-            IdentityReply::Held { index, key, record } => {
+            IdentityReply::Held(Found {
+                index,
+                key,
+                record,
+                facts,
+            }) => {
                 let key = MatchKey::parse(&key).ok_or_else(|| ClaimError::Protocol {
                     op: "claim",
                     detail: format!("the store answered a holder whose match key is not one: {key:?}"),
@@ -101,9 +86,68 @@ impl ClaimStore {
                         detail: format!("the store answered lookup {index} of {}", lookups.len()),
                     })?;
                 let claim = self.record_identities(&key, &record, &ids.ids).await?;
-                MatchClaim::Held { key, claim, via }
+                MatchClaim::Held {
+                    key,
+                    claim,
+                    via,
+                    facts: facts.map(|f| Facts::from_stored(&f)),
+                }
             }
         })
+    }
+
+    /// The atomic step a store runs to claim the match `ids` describes (its look-ups
+    /// `lookups`), writing `record` when won.
+    pub(super) fn identity_request(
+        &self,
+        ids: &Identities,
+        lookups: &[Lookup],
+        record: &Claim,
+        require_marker: bool,
+        ttl: Duration,
+    ) -> IdentityClaim {
+        IdentityClaim {
+            record: NewRecord {
+                key: self.key(&ids.key),
+                text: record.to_stored(),
+                token: record.token.clone(),
+            },
+            beside: ids.alternate().map(|k| self.key(&k)),
+            lookups: lookups.iter().map(|l| self.stored_lookup(l)).collect(),
+            pointers: ids
+                .ids
+                .iter()
+                .filter(|i| !i.is_fixture())
+                .map(|i| Pointer {
+                    key: self.identity_key(i),
+                    own: i.is_key_of(&ids.key),
+                })
+                .collect(),
+            rivals: ids.rivals.iter().map(|i| self.identity_key(i)).collect(),
+            fixture: ids.fixture().map(|f| self.identity_key(f)),
+            facts: ids.facts.map(|f| f.to_stored()),
+            marker: require_marker.then(|| self.marker_key()),
+            ttl_secs: ttl_secs(ttl),
+        }
+    }
+
+    /// `lookup` as this store names it.
+    pub(super) fn stored_lookup(&self, lookup: &Lookup) -> StoredLookup {
+        match lookup {
+            Lookup::Key(k) => StoredLookup::Record {
+                key: self.key(k),
+                compared: true,
+            },
+            Lookup::Beside(k, _) => StoredLookup::Record {
+                key: self.key(k),
+                compared: false,
+            },
+            Lookup::Id(i) => StoredLookup::Pointer {
+                key: self.identity_key(i),
+                compared: lookup.is_compared(),
+            },
+            Lookup::Fixture(f) => StoredLookup::Fixture(self.identity_key(f)),
+        }
     }
 
     /// Adds `ids` to the identity list of the record `raw` at `key`, only while the record is

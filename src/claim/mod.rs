@@ -34,6 +34,7 @@ macro_rules! each {
 }
 
 mod batch;
+mod decide;
 mod durability;
 mod embedded;
 mod error;

@@ -4,7 +4,7 @@
 //! [`OperatorRelease`]). Losing a claim is an answer here, not an error.
 
 use super::record::{Claim, ClaimState};
-use crate::cricket::{Identity, MatchKey};
+use crate::cricket::{Facts, Identity, MatchKey};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
@@ -40,8 +40,12 @@ pub enum MatchClaim {
         key: MatchKey,
         /// The holder's record, as it is after the identities were added.
         claim: Claim,
-        /// What found it: a key as an identity, or a source's own id (`cricbuzz:158062`).
+        /// What found it: a key as an identity, a source's own id (`cricbuzz:158062`), or
+        /// the fixture (`fixture:2024-06-19_south-africa-v-united-states`).
         via: Identity,
+        /// The facts listed for the holder that agreed with the sighting's, when they were
+        /// compared (found through anything but the match's own source ids) and listed.
+        facts: Option<Facts>,
     },
     /// The store has no first-start marker (never initialised, or it lost its data), checked
     /// in the same atomic step as the claim: nothing was claimed.

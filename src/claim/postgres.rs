@@ -22,9 +22,10 @@
 //! [refinery](https://docs.rs/refinery), under an advisory lock so that replicas starting
 //! together migrate once.
 
+use super::decide::{decide, Decision, NotRead, ReadSoFar};
 use super::error::{ClaimError, PostgresError};
 use super::key::StoreKey;
-use super::request::{IdentityClaim, IdentityReply, StoredLookup, Swapped};
+use super::request::{Found, IdentityClaim, IdentityReply, Swapped};
 use super::tls::SslMode;
 use crate::clock::Clock;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -321,7 +322,11 @@ impl PostgresClaims {
     }
 
     /// The live value at `place`, on `client`.
-    async fn read(&self, client: &tokio_postgres::Client, place: Place<'_>) -> Result<Option<String>, PostgresError> {
+    async fn read<C: deadpool_postgres::GenericClient + Sync>(
+        &self,
+        client: &C,
+        place: Place<'_>,
+    ) -> Result<Option<String>, PostgresError> {
         let row = match place {
             Place::Claim(m) => {
                 client
@@ -378,10 +383,12 @@ impl PostgresClaims {
 
     /// The claim of a match under all its identities, in one transaction that first takes a
     /// transaction-scoped advisory lock on this key prefix, so that two claims of one prefix
-    /// never interleave their look-ups and writes: the claim rule (`rule.rs`), step by step.
+    /// never interleave their look-ups and writes: the claim rule (`rule.rs`), decided over
+    /// the values read so far (`decide.rs`); a value the decision lacks is read and the
+    /// decision made again, until it has all it needs (a few rounds: one per step of its
+    /// look-ups that found something), then written in the same transaction.
     pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {
         let ttl = secs(c.ttl_secs);
-        let ours = c.match_key();
         bounded("claim", async {
             let mut client = self.pool.get().await?;
             let tx = client.transaction().await?;
@@ -390,82 +397,59 @@ impl PostgresClaims {
                 &[&IDENTITY_LOCK, &&*self.prefix],
             )
             .await?;
-            let read_sql = format!("SELECT record::text FROM claims WHERE prefix = $1 AND match_key = $2 AND {LIVE}");
-            let key_sql = "SELECT value FROM store_keys WHERE key = $1 AND expires_at > now()";
-            // The live record of the claim on the match key `m`, with `m`.
-            let record_of = |m: String| {
-                let tx = &tx;
-                let read_sql = &read_sql;
-                async move {
-                    let row = tx.query_opt(read_sql.as_str(), &[&&*self.prefix, &m]).await?;
-                    Ok::<_, PostgresError>(row.map(|r| (m, r.get::<_, String>(0))))
+            let mut read = ReadSoFar::default();
+            let decision = loop {
+                match decide(c, &mut read) {
+                    Ok(decision) => break decision,
+                    Err(NotRead(key)) => {
+                        let value = self.read(&tx, Self::place(&key)).await?;
+                        read.insert(key, value);
+                    }
                 }
             };
-            let value_at = |key: &StoreKey| {
-                let tx = &tx;
-                let key = key.as_str().to_string();
-                async move {
-                    let row = tx.query_opt(key_sql, &[&key]).await?;
-                    Ok::<_, PostgresError>(row.map(|r| r.get::<_, String>(0)))
-                }
-            };
-            if let Some(marker) = &c.marker {
-                if value_at(marker).await?.is_none() {
-                    tx.commit().await?;
-                    return Ok(IdentityReply::NoMarker);
-                }
-            }
             let upsert = "INSERT INTO store_keys AS k (key, value, expires_at)
                           VALUES ($1, $2, now() + $3::bigint * interval '1 second')
                           ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at";
-            for (index, lookup) in c.lookups.iter().enumerate() {
-                let found = match lookup {
-                    StoredLookup::Record(k) => match k.match_key() {
-                        Some(m) => record_of(m.to_string()).await?,
-                        None => None,
-                    },
-                    StoredLookup::Pointer(k) => match value_at(k).await? {
-                        Some(target) => record_of(target).await?,
-                        None => None,
-                    },
-                };
-                let Some((holder, record)) = found else { continue };
-                // Our own key's pointer is not needed when the holder is stored under it.
-                for p in c.pointers.iter().filter(|p| !p.own || holder != ours) {
-                    let free = match value_at(&p.key).await? {
-                        None => true,
-                        Some(cur) => cur != holder && record_of(cur).await?.is_none(),
-                    };
-                    if free {
-                        tx.execute(upsert, &[&p.key.as_str(), &holder, &ttl]).await?;
-                    }
+            let (reply, writes) = match decision {
+                Decision::NoMarker => {
+                    tx.commit().await?;
+                    return Ok(IdentityReply::NoMarker);
                 }
-                tx.commit().await?;
-                return Ok(IdentityReply::Held {
-                    index,
-                    key: holder,
-                    record,
-                });
-            }
-            let won = tx
-                .query_opt(&claim_sql(), &[&&*self.prefix, &ours, &c.record.text, &ttl])
-                .await?
-                .is_some();
-            if !won {
-                // A claim written without this lock (a replica of an older release) got there
-                // first: it holds the match.
-                let held = record_of(ours.to_string()).await?;
-                tx.commit().await?;
-                return match held {
-                    Some((key, record)) => Ok(IdentityReply::Held { index: 0, key, record }),
-                    None => Err(PostgresError::Contended(1)),
-                };
-            }
-            for p in c.pointers.iter().filter(|p| !p.own) {
-                tx.execute(upsert, &[&p.key.as_str(), &ours, &ttl]).await?;
+                Decision::Held(found, writes) => (IdentityReply::Held(found), writes),
+                Decision::Won { record, writes } => {
+                    let key = record.match_key().unwrap_or_default();
+                    let won = tx
+                        .query_opt(&claim_sql(), &[&&*self.prefix, &key, &c.record.text, &ttl])
+                        .await?
+                        .is_some();
+                    if !won {
+                        // A claim written without this lock (a replica of an older release)
+                        // got there first: it holds the match.
+                        let held = self.read(&tx, Place::Claim(key)).await?;
+                        tx.commit().await?;
+                        return match held {
+                            Some(record) => Ok(IdentityReply::Held(Found {
+                                index: 0,
+                                key: key.to_string(),
+                                record,
+                                facts: None,
+                            })),
+                            None => Err(PostgresError::Contended(1)),
+                        };
+                    }
+                    (
+                        IdentityReply::Won {
+                            beside: record != c.record.key,
+                        },
+                        writes,
+                    )
+                }
+            };
+            for w in &writes {
+                tx.execute(upsert, &[&w.key.as_str(), &w.value, &ttl]).await?;
             }
             tx.commit().await?;
-            Ok(IdentityReply::Won)
+            Ok(reply)
         })
         .await
     }

@@ -2,11 +2,13 @@
 //! match): a claim by its key, by any identity of a match, every claim under the prefix, a
 //! claim's TTL and failed attempts.
 
+use super::decide::{decide, Decision, NotRead, ReadSoFar};
 use super::error::ClaimError;
 use super::outcome::ListedClaim;
 use super::record::Claim;
+use super::request::{entries, Found};
 use super::ClaimStore;
-use crate::cricket::{Identities, Identity, Lookup, MatchKey};
+use crate::cricket::{Facts, Identities, Identity, MatchKey};
 use std::time::Duration;
 
 impl ClaimStore {
@@ -20,25 +22,52 @@ impl ClaimStore {
     }
 
     /// Reads where a claim on the match `ids` describes may be, as [`ClaimStore::claim_match`]
-    /// would find it, without writing anything (dry run, operators): the holder's key, record
-    /// and the identity that found it. Not atomic: a read.
+    /// would find it (the same rule, `decide.rs`, over values read one by one), without
+    /// writing anything (dry run, operators): the holder's key, record and the identity that
+    /// found it. Not atomic: a read.
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
     pub async fn find(&self, ids: &Identities) -> Result<Option<(MatchKey, Claim, Identity)>, ClaimError> {
-        for lookup in ids.lookups() {
-            let key = match &lookup {
-                Lookup::Key(k) => k.clone(),
-                Lookup::Id(i) => match self.pointer(i).await? {
-                    Some(k) => k,
-                    None => continue,
-                },
-            };
-            if let Some(claim) = self.peek(&key).await? {
-                return Ok(Some((key, claim, lookup.via())));
+        let lookups = ids.lookups();
+        let probe = Claim::with_deadline(self.owner(), "", &[], self.clock().now(), None);
+        let request = self.identity_request(ids, &lookups, &probe, false, Duration::from_secs(1));
+        let mut read = ReadSoFar::default();
+        let decision = loop {
+            match decide(&request, &mut read) {
+                Ok(decision) => break decision,
+                Err(NotRead(key)) => {
+                    let value = each!(self, s => s.get(&key).await)?;
+                    read.insert(key, value);
+                }
+            }
+        };
+        let Decision::Held(Found { index, key, record, .. }, _) = decision else {
+            return Ok(None);
+        };
+        let (Some(key), Some(via)) = (MatchKey::parse(&key), lookups.get(index)) else {
+            return Ok(None);
+        };
+        Ok(Some((key, Claim::from_stored(&record), via.via())))
+    }
+
+    /// The claims listed on `fixture` (a fixture identity), in the order listed, each with
+    /// the facts listed for it (as `claims show` prints them): only those whose claim lives.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn fixture_entries(&self, fixture: &Identity) -> Result<Vec<(MatchKey, Facts)>, ClaimError> {
+        let Some(list) = each!(self, s => s.get(&self.identity_key(fixture)).await)? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for (key, facts) in entries(&list) {
+            let Some(key) = MatchKey::parse(key) else { continue };
+            if self.peek(&key).await?.is_some() {
+                out.push((key, Facts::from_stored(facts)));
             }
         }
-        Ok(None)
+        Ok(out)
     }
 
     /// The live claim `identity` leads to, with its key: for a match key as an identity, the

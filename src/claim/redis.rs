@@ -7,8 +7,9 @@
 use super::error::ClaimError;
 use super::key::{RecordName, StoreKey};
 use super::redis_conn::{self, Deployment, RedisConn, SentinelConn, SENTINEL_SCHEMES};
-use super::request::{IdentityClaim, IdentityReply, StoredLookup, Swapped};
+use super::request::{Found, IdentityClaim, IdentityReply, StoredLookup, Swapped};
 use crate::clock::Clock;
+use crate::cricket::facts;
 use redis::aio::ConnectionManager;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
 use redis::{AsyncCommands, ExistenceCheck, Script, SetExpiry, SetOptions};
@@ -335,15 +336,24 @@ impl RedisClaims {
         let mut kinds = String::with_capacity(c.lookups.len());
         for l in &c.lookups {
             let (kind, key) = match l {
-                StoredLookup::Record(k) => ('r', k),
-                StoredLookup::Pointer(k) => ('p', k),
+                StoredLookup::Record { key, compared: true } => ('r', key),
+                StoredLookup::Record { key, compared: false } => ('b', key),
+                StoredLookup::Pointer { key, compared: false } => ('s', key),
+                StoredLookup::Pointer { key, compared: true } => ('k', key),
+                StoredLookup::Fixture(key) => ('f', key),
             };
             kinds.push(kind);
             keys.push(key);
         }
         keys.extend(c.pointers.iter().map(|p| &p.key));
+        keys.extend(&c.rivals);
+        keys.extend(&c.fixture);
+        keys.extend(&c.beside);
         let (ttl, lookups, record_prefix) = (c.ttl_secs.to_string(), c.lookups.len().to_string(), c.record_key_of(""));
-        let args: [&str; 8] = [
+        let (pointers, rivals) = (c.pointers.len().to_string(), c.rivals.len().to_string());
+        let lists = StoreKey::identity(c.prefix(), "fixture:");
+        let tolerances = [facts::CLOSE, facts::DAY, facts::EAST, facts::WEST].map(|t| t.to_string());
+        let args: [&str; 18] = [
             &c.record.text,
             &ttl,
             if c.marker.is_some() { "1" } else { "0" },
@@ -352,6 +362,16 @@ impl RedisClaims {
             record_prefix.as_str(),
             c.match_key(),
             c.own_pointer().map_or("", StoreKey::as_str),
+            &pointers,
+            &rivals,
+            c.facts.as_deref().unwrap_or(""),
+            if c.fixture.is_some() { "1" } else { "0" },
+            c.beside.as_ref().and_then(StoreKey::match_key).unwrap_or(""),
+            lists.as_str(),
+            &tolerances[0],
+            &tolerances[1],
+            &tolerances[2],
+            &tolerances[3],
         ];
         let reply: Vec<redis::Value> = match self.min_replicas {
             None => {
@@ -382,33 +402,34 @@ impl RedisClaims {
                     .arg(u64::try_from(super::REPLICA_ACK_TIMEOUT.as_millis()).unwrap_or(u64::MAX));
                 let (reply, acked): (Vec<redis::Value>, u32) =
                     pipe.query_async(&mut self.conn.clone()).await.map_err(err("claim"))?;
-                let won = matches!(reply.first(), Some(redis::Value::BulkString(b)) if b == b"won");
-                if won && acked < wanted {
-                    let released = matches!(
-                        self.compare_and_delete(ours, &c.record.token).await,
-                        Ok(Swapped::Applied(_))
-                    );
-                    return Err(ClaimError::NotReplicated {
-                        key: c.match_key().to_string(),
-                        acked,
-                        wanted,
-                        timeout: super::REPLICA_ACK_TIMEOUT,
-                        released,
-                    });
+                if let Some(beside) = won_beside(&reply) {
+                    if acked < wanted {
+                        let key = match (beside, &c.beside) {
+                            (true, Some(b)) => b,
+                            _ => ours,
+                        };
+                        let released = matches!(
+                            self.compare_and_delete(key, &c.record.token).await,
+                            Ok(Swapped::Applied(_))
+                        );
+                        return Err(ClaimError::NotReplicated {
+                            key: key.match_key().unwrap_or_default().to_string(),
+                            acked,
+                            wanted,
+                            timeout: super::REPLICA_ACK_TIMEOUT,
+                            released,
+                        });
+                    }
                 }
                 reply
             }
         };
-        let text = |v: &redis::Value| -> Option<String> {
-            match v {
-                redis::Value::BulkString(b) => Some(text(b.clone())),
-                redis::Value::SimpleString(s) => Some(s.clone()),
-                _ => None,
-            }
-        };
         let protocol = |detail: String| ClaimError::Protocol { op: "claim", detail };
-        match reply.first().and_then(text).as_deref() {
-            Some("won") => Ok(IdentityReply::Won),
+        match reply.first().and_then(reply_text).as_deref() {
+            Some("won") => match won_beside(&reply) {
+                Some(beside) => Ok(IdentityReply::Won { beside }),
+                None => Err(protocol(format!("a won reply without where: {reply:?}"))),
+            },
             Some("nomarker") => Ok(IdentityReply::NoMarker),
             Some("held") => {
                 let index = match reply.get(1) {
@@ -417,8 +438,14 @@ impl RedisClaims {
                     }
                     other => return Err(protocol(format!("lookup index {other:?}"))),
                 };
-                match (reply.get(2).and_then(text), reply.get(3).and_then(text)) {
-                    (Some(key), Some(record)) => Ok(IdentityReply::Held { index, key, record }),
+                let facts = reply.get(4).and_then(reply_text);
+                match (reply.get(2).and_then(reply_text), reply.get(3).and_then(reply_text)) {
+                    (Some(key), Some(record)) => Ok(IdentityReply::Held(Found {
+                        index,
+                        key,
+                        record,
+                        facts,
+                    })),
                     _ => Err(protocol("a held reply without key and record".into())),
                 }
             }
@@ -686,6 +713,25 @@ async fn cluster_enabled(conn: &mut ConnectionManager) -> bool {
 
 /// The claim of a match under all its identities (see [`RedisClaims::claim_identities`]).
 const CLAIM_MATCH: &str = include_str!("lua/claim_match.lua");
+
+/// A script reply's value as text (a bulk or simple string; `None` for anything else, nil
+/// among them).
+fn reply_text(v: &redis::Value) -> Option<String> {
+    match v {
+        redis::Value::BulkString(b) => Some(text(b.clone())),
+        redis::Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// Whether a claim script's reply says won, and where: `Some(true)` beside our key,
+/// `Some(false)` under it; `None` when it does not say won.
+fn won_beside(reply: &[redis::Value]) -> Option<bool> {
+    match (reply.first(), reply.get(1)) {
+        (Some(redis::Value::BulkString(b)), Some(redis::Value::Int(at))) if b == b"won" => Some(*at == 1),
+        _ => None,
+    }
+}
 
 /// A `GET` and a `TTL` reply: the value as bytes, the seconds left (negative: none, or gone).
 type ValueAndTtl = (Option<Vec<u8>>, i64);

@@ -7,16 +7,65 @@ use super::error::ClaimError;
 use super::key::StoreKey;
 use super::outcome::Checked;
 use super::record::Claim;
+use crate::cricket::{Facts, Identity};
 
-/// Where a claim on a match may be, as a store names it: a record key, or an identity's
-/// pointer key whose value names a record key.
+/// Where a claim on a match may be, as a store names it: a record key, an identity's pointer
+/// key whose value names a record key, or a fixture's list naming records with their facts.
 #[derive(Debug, Clone)]
 pub(crate) enum StoredLookup {
-    /// `<prefix>match:<key>`: a claim record.
-    Record(StoreKey),
+    /// `<prefix>match:<key>`: a claim record. `compared`: it holds the match only when its
+    /// facts agree and no rival names it (every record key but the one beside ours).
+    Record {
+        /// The record's key.
+        key: StoreKey,
+        /// Whether it is compared.
+        compared: bool,
+    },
     /// `<prefix>id:<identity>`: the key (without `<prefix>match:`) of the claim that recorded
-    /// the identity.
-    Pointer(StoreKey),
+    /// the identity. `compared`: for a key identity (a source's own id holds at once).
+    Pointer {
+        /// The pointer's key.
+        key: StoreKey,
+        /// Whether what it leads to is compared.
+        compared: bool,
+    },
+    /// `<prefix>id:fixture:<…>`: the claims on a fixture, each with its facts ([`entries`]):
+    /// compared.
+    Fixture(StoreKey),
+}
+
+impl StoredLookup {
+    /// True when what this look-up finds is compared (see the variants).
+    pub(super) fn is_compared(&self) -> bool {
+        match self {
+            StoredLookup::Record { compared, .. } | StoredLookup::Pointer { compared, .. } => *compared,
+            StoredLookup::Fixture(_) => true,
+        }
+    }
+}
+
+/// The entries of a fixture's list as stored: one line per claim, `<match key> <facts>`
+/// (facts as [`crate::cricket::Facts::to_stored`] writes them, possibly empty), in the order
+/// listed. A line that is not one is passed over.
+pub(crate) fn entries(list: &str) -> impl Iterator<Item = (&str, &str)> {
+    list.split('\n').filter_map(|line| {
+        let (key, facts) = line.split_once(' ').unwrap_or((line, ""));
+        (!key.is_empty()).then_some((key, facts))
+    })
+}
+
+/// A fixture's list as stored, from its entries (see [`entries`]).
+pub(crate) fn list_text<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut out = String::new();
+    for (key, facts) in entries {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(key);
+        out.push(' ');
+        out.push_str(facts);
+    }
+    out
 }
 
 /// The pointer of one identity of the match, `<prefix>id:<identity>`, whose value names the
@@ -25,10 +74,10 @@ pub(crate) enum StoredLookup {
 pub(crate) struct Pointer {
     /// Where it is stored.
     pub key: StoreKey,
-    /// True for the pointer of the claim's own key (its key as an identity): not written when
-    /// the claim is won, as our record under that key answers for it (one pointer less to
-    /// write and refresh), nor when the holder is stored under that same key (a race lost);
-    /// written when a claim under another key holds the match, so the key leads to it.
+    /// True for the pointer of the sighting's own key (its key as an identity): not written
+    /// when our record is stored under that key (it answers for it), nor when the holder is
+    /// stored under that same key (a race lost); written when a claim under another key holds
+    /// the match, or ours is stored beside it, so the key leads to it.
     pub own: bool,
 }
 
@@ -49,11 +98,20 @@ pub(crate) struct NewRecord {
 pub(crate) struct IdentityClaim {
     /// Our record.
     pub record: NewRecord,
+    /// The key beside ours (`<prefix>match:<key>_<site>-<id>`), where our record goes when a
+    /// record lives under ours (another match of the fixture); `None` without a source id.
+    pub beside: Option<StoreKey>,
     /// Where a claim may already be, in the order the rule tries them; the first is our own
     /// record's key.
     pub lookups: Vec<StoredLookup>,
-    /// The pointer of each identity of the match.
+    /// The pointer of each identity of the match (not its fixture's list).
     pub pointers: Vec<Pointer>,
+    /// The pointers of the sighting's rivals: a record one names is another match.
+    pub rivals: Vec<StoreKey>,
+    /// Our fixture's list, where our key (or the holder's) is listed with our facts.
+    pub fixture: Option<StoreKey>,
+    /// Our facts, as stored; `None` when the sighting has no start (nothing to compare).
+    pub facts: Option<String>,
     /// The first-start marker's key, when the claim requires it to exist.
     pub marker: Option<StoreKey>,
     /// Time to live of everything written, seconds.
@@ -68,32 +126,60 @@ impl IdentityClaim {
 
     /// The key of the claim on the match key `m` (a pointer's value), under our prefix.
     pub(super) fn record_key_of(&self, m: &str) -> StoreKey {
-        StoreKey::claim_named(self.record.key.claim_prefix().unwrap_or_default(), m)
+        StoreKey::claim_named(self.prefix(), m)
+    }
+
+    /// The list of the fixture of the match key `m` (a record's key), under our prefix;
+    /// `None` for a key without a date.
+    pub(super) fn fixture_list_of(&self, m: &str) -> Option<StoreKey> {
+        Identity::fixture_of_text(m).map(|f| StoreKey::identity(self.prefix(), f.as_str()))
+    }
+
+    /// The prefix of every key of the claim.
+    pub(super) fn prefix(&self) -> &str {
+        self.record.key.claim_prefix().unwrap_or_default()
     }
 
     /// Our own key's pointer, when it is among ours (see [`Pointer::own`]).
     pub(super) fn own_pointer(&self) -> Option<&StoreKey> {
         self.pointers.iter().find(|p| p.own).map(|p| &p.key)
     }
+
+    /// True when the facts `listed` (as stored) agree with ours, or we state none.
+    pub(super) fn agrees(&self, listed: &str) -> bool {
+        self.facts
+            .as_deref()
+            .is_none_or(|ours| Facts::stored_agree(ours, listed))
+    }
 }
 
 /// A store's answer to an [`IdentityClaim`].
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum IdentityReply {
-    /// Our record and pointers were written.
-    Won,
-    /// Lookup `index` found a claim: its match key and record. Our pointers that were absent
-    /// or named no live record now name it.
-    Held {
-        /// Which lookup found it.
-        index: usize,
-        /// The holder's match key, as stored (the record's key without `<prefix>match:`).
-        key: String,
-        /// The holder's record.
-        record: String,
+    /// Our record and pointers were written: under our key, or (`beside`) under the key
+    /// beside it.
+    Won {
+        /// True when our record went under [`IdentityClaim::beside`].
+        beside: bool,
     },
+    /// A claim holds the match. Our pointers that were absent or named no live record now
+    /// name it.
+    Held(Found),
     /// The marker was required and absent; nothing was written.
     NoMarker,
+}
+
+/// The claim the rule found holding the match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    /// Which lookup found it.
+    pub index: usize,
+    /// The holder's match key, as stored (the record's key without `<prefix>match:`).
+    pub key: String,
+    /// The holder's record.
+    pub record: String,
+    /// The facts listed for the holder that agreed with ours (when compared and listed).
+    pub facts: Option<String>,
 }
 
 /// What a store's compare-and-set or compare-and-delete on a record's token did. Every store

@@ -29,8 +29,10 @@ impl ClaimStore {
                 .min(Duration::from_secs(u64::MAX / 2));
             let own = Identity::of_key(&listed.key);
             // Its own key needs no pointer: the record is stored under it. The others are
-            // written as the record lists them, whatever release wrote them.
-            for alias in listed.claim.aliases.iter().filter(|a| own != **a) {
+            // written as the record lists them, whatever release wrote them; a fixture's is
+            // a list of claims with their facts, written by the claim step only.
+            let fixture = |a: &str| Identity::parse(a).is_some_and(|i| i.is_fixture());
+            for alias in listed.claim.aliases.iter().filter(|a| own != **a && !fixture(a)) {
                 let key = StoreKey::identity(self.prefix(), alias);
                 let previous = each!(self, s => s.set_nx(&key, listed.key.as_str(), ttl_secs(ttl)).await)?;
                 if previous.is_none() {

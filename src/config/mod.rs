@@ -188,6 +188,9 @@ pub enum Problem {
     /// An empty list of states.
     #[error("no state given: nothing would ever be announced (default: upcoming,live)")]
     NoStates,
+    /// A `LINK_PREFERENCE` naming something that is no site with match pages.
+    #[error(transparent)]
+    Link(crate::cricket::LinkError),
     /// A source that cannot be read as `KIND=LOCATION` or `LOCATION`: the source parser's own
     /// error (an unknown kind, a bad URL, a CSS profile that cannot be loaded).
     #[error(transparent)]

@@ -1,7 +1,8 @@
 //! The post text section: the template a post is rendered from, and the link shortener.
 
 use super::value::{text, Whole};
-use super::{http_url, ConfigError};
+use super::{http_url, ConfigError, Problem};
+use crate::cricket::Links;
 use crate::shorten::Provider;
 use secrecy::SecretString;
 use std::path::PathBuf;
@@ -28,6 +29,14 @@ pub struct TextSettings {
     /// Seconds a shortener may take before the long link is used.
     #[arg(long, env = "SHORTEN_TIMEOUT_SECS", value_parser = Whole::seconds(1), default_value = "5", global = true)]
     pub shorten_timeout_secs: Duration,
+    /// Sites whose match page a post links to when several list the match, most preferred
+    /// first (cricbuzz, espncricinfo, web). Unset: the first source in SOURCES that lists it.
+    #[arg(long, env = "LINK_PREFERENCE", global = true)]
+    pub link_preference: Option<String>,
+    /// Page a post links to when no listing of the match has a page of its own (a match only
+    /// CricketData lists). Unset: Cricbuzz's live-scores page.
+    #[arg(long, env = "LINK_FALLBACK", global = true)]
+    pub link_fallback: Option<String>,
 }
 
 /// A link shortener, as `SHORTENER` names it.
@@ -61,13 +70,16 @@ pub struct PostText {
     pub shortener: Option<ShortenerConfig>,
     /// Time bound of one shortening.
     pub shorten_timeout: Duration,
+    /// Which listing's page a post links to.
+    pub links: Links,
 }
 
 impl TextSettings {
     /// The post text section, validated.
     ///
     /// # Errors
-    /// [`ConfigError`] for Bitly without a token, or a base URL that is not http(s).
+    /// [`ConfigError`] for Bitly without a token, a base URL or `LINK_FALLBACK` that is not
+    /// http(s), or a `LINK_PREFERENCE` naming no site with match pages.
     pub fn validate(&self) -> Result<PostText, ConfigError> {
         let provider = match self.shortener {
             ShortenerSetting::None => None,
@@ -92,10 +104,18 @@ impl TextSettings {
             }
             None => None,
         };
+        let fallback = http_url(
+            "LINK_FALLBACK",
+            text(&self.link_fallback).unwrap_or(crate::cricket::link::DEFAULT_FALLBACK),
+        )?;
+        let preferred = text(&self.link_preference).unwrap_or_default();
+        let links = Links::new(preferred, fallback)
+            .map_err(|e| ConfigError::invalid("LINK_PREFERENCE", preferred, Problem::Link(e)))?;
         Ok(PostText {
             template_path: text(&self.template_path).map(PathBuf::from),
             shortener,
             shorten_timeout: self.shorten_timeout_secs,
+            links,
         })
     }
 }

@@ -92,6 +92,26 @@ impl MatchKey {
         &self.0
     }
 
+    /// The fixture this key names, `<date>_<teams>`: its text up to its second `_` (or all of
+    /// it when it has one `_` only); `None` for a key without a date (the `<site>-<id>`
+    /// fallback). See [`fixture_of`].
+    pub fn fixture(&self) -> Option<&str> {
+        fixture_of(&self.0)
+    }
+
+    /// The key a match is stored under when another match of the same fixture holds this one
+    /// (a double-header whose listings derive one key): this key, `_`, and the listing's own
+    /// id `source` (`espncricinfo:1415755`) as a slug, at most 64 bytes of it
+    /// (`2024-06-19_a-v-b_t20i_espncricinfo-1415755`). Its fixture is this key's unless this
+    /// key is so long that it had to be cut (hostile names).
+    pub fn beside(&self, source: &str) -> MatchKey {
+        let mut id = super::names::plain_slug(source);
+        crate::text::cut_to_bytes(&mut id, 64);
+        let mut base = self.0.clone();
+        crate::text::cut_to_bytes(&mut base, MAX_KEY_BYTES - 1 - id.len());
+        MatchKey(format!("{base}_{id}"))
+    }
+
     /// The same key with its start date moved by `days` (`None` for a key without a date, the
     /// `<site>-<id>` fallback).
     pub(super) fn shifted(&self, days: i64) -> Option<MatchKey> {
@@ -141,6 +161,28 @@ impl fmt::Display for MatchKey {
 enum Derivation {
     Tolerant,
     Legacy,
+}
+
+/// The fixture a match key's text names: its `YYYY-MM-DD` date, `_`, and its teams (up to the
+/// next `_`, or the end); `None` when it does not start with such a date. A store may hand
+/// back any text as a key: the Redis script (`src/claim/lua/claim_match.lua`) reads a key's
+/// fixture by this same pattern.
+pub(crate) fn fixture_of(key: &str) -> Option<&str> {
+    let b = key.as_bytes();
+    let dated = b.len() > 10
+        && b[10] == b'_'
+        && b[..10].iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
+    if !dated {
+        return None;
+    }
+    let teams = key[11..].find('_').map_or(key.len(), |at| 11 + at);
+    Some(&key[..teams])
 }
 
 fn cap(mut s: String) -> String {
@@ -220,6 +262,33 @@ mod tests {
             c.changes_to(&a),
             "start (none) → 2026-07-17; teams cricbuzz-1 → a-v-b; description (none) → 2nd-t20i"
         );
+    }
+
+    #[test]
+    fn a_key_names_its_fixture_and_a_key_beside_it_the_same() {
+        let k = MatchKey::parse("2024-06-19_south-africa-v-united-states_super-8-group-2").unwrap();
+        assert_eq!(k.fixture(), Some("2024-06-19_south-africa-v-united-states"));
+        let beside = k.beside("cricbuzz:87780");
+        assert_eq!(
+            beside.as_str(),
+            "2024-06-19_south-africa-v-united-states_super-8-group-2_cricbuzz-87780"
+        );
+        assert_eq!(beside.fixture(), k.fixture());
+        // A key of the most bytes gives room to the id: the key beside it is another.
+        let long = MatchKey::parse(&format!("2024-06-19_{}", "a".repeat(MAX_KEY_BYTES - 11))).unwrap();
+        let beside = long.beside("cricbuzz:1");
+        assert_eq!(beside.as_str().len(), MAX_KEY_BYTES);
+        assert!(beside.as_str().ends_with("a_cricbuzz-1"), "{beside}");
+        assert_eq!(fixture_of("2024-06-19_a-v-b"), Some("2024-06-19_a-v-b"));
+        for none in [
+            "cricbuzz-158062",
+            "2024-6-19_a-v-b_x",
+            "2024-06-19",
+            "2024-06-19-a_b",
+            "x2024-06-19_a",
+        ] {
+            assert_eq!(fixture_of(none), None, "{none}");
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The domain nouns: a [`Match`] as a score page describes it, the [`MatchKey`] that
 //! identifies the match itself (not any one page's id) for claims, the [`Identity`]s a claim
-//! records for it, and a cycle's [`Sighting`]s of it.
+//! records for it, the [`Facts`] that tell it from another match of the same two sides (its
+//! description read into [`Described`]), and a cycle's [`Sighting`]s of it, linked by the
+//! operator's preference of sites ([`Links`]).
 //!
 //! It also owns the one definition of formats and states every parser follows: [`format`](mod@format) (the
 //! table of formats and the rule that tells a Test from a first-class match, an ODI from List A,
@@ -8,9 +10,12 @@
 //! line settles a state word). Nothing here does I/O; parsers in [`crate::source`] build these
 //! values from page text.
 
+mod description;
+pub mod facts;
 pub mod format;
 mod identity;
 mod key;
+pub mod link;
 mod members;
 mod names;
 pub mod result;
@@ -18,9 +23,12 @@ mod sighting;
 pub mod state;
 mod words;
 
+pub use description::{Described, Group, Stage};
+pub use facts::{Conflict, Facts, FormatClass, Start};
 pub use format::{Format, FormatClues, Level};
 pub use identity::{Identities, Identity, Lookup};
 pub use key::MatchKey;
+pub use link::{LinkError, Links};
 pub use result::{Ending, Innings, MatchResult};
 pub use sighting::{Sighting, Sightings};
 pub use state::state_from_status;

@@ -53,7 +53,7 @@ pub(crate) fn plain_slug(s: &str) -> String {
 /// The words of `s` as a key reads them: HTML entities decoded (`&amp;`), compatibility
 /// forms and accents folded (NFKD without combining marks: NFC and NFD spellings agree),
 /// lower-cased, `&` read as "and", split on anything that is not a letter or digit.
-fn words(s: &str) -> Vec<String> {
+pub(super) fn words(s: &str) -> Vec<String> {
     let decoded = html_escape::decode_html_entities(s);
     let folded: String = decoded
         .nfkd()
@@ -179,7 +179,7 @@ pub(crate) fn description_slug(desc: &str) -> String {
             _ => {}
         }
     }
-    ordinal_first(w)
+    ordinal_first(w, Groups::Apart)
 }
 
 /// The previous release's reading of a description: cut at its first comma, slugged, with
@@ -192,6 +192,7 @@ pub(crate) fn legacy_description_slug(desc: &str) -> String {
             .filter(|w| !w.is_empty())
             .map(str::to_string)
             .collect(),
+        Groups::AsMatches,
     )
 }
 
@@ -224,12 +225,25 @@ fn drop_brackets(s: &str) -> String {
     out
 }
 
+/// How [`ordinal_first`] reads a trailing number after "group" or "super".
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Groups {
+    /// As the group's or round's own number ("super 8 group 2" stays as it is).
+    Apart,
+    /// As the match's ordinal, as the previous release did ("2nd-super-8-group"): kept for its
+    /// keys.
+    AsMatches,
+}
+
 /// Joins `words` with `-`, moving a trailing number to the front as an ordinal when no word is
-/// an ordinal already ("match 12" → "12th-match").
-fn ordinal_first(mut words: Vec<String>) -> String {
+/// an ordinal already ("match 12" → "12th-match"); see [`Groups`] for a group's number.
+fn ordinal_first(mut words: Vec<String>, groups: Groups) -> String {
     let has_ordinal = words.iter().any(|w| is_ordinal(w));
+    let names_a_group = groups == Groups::Apart
+        && words.len() > 1
+        && matches!(words[words.len() - 2].as_str(), "group" | "grp" | "pool" | "super");
     match words.last() {
-        Some(last) if !has_ordinal && words.len() > 1 && is_number(last) => {
+        Some(last) if !has_ordinal && !names_a_group && words.len() > 1 && is_number(last) => {
             let n = ordinal(last);
             words.pop();
             format!("{n}-{}", words.join("-"))
@@ -247,7 +261,8 @@ fn is_ordinal(w: &str) -> bool {
     is_number(digits) && matches!(&w[digits.len()..], "st" | "nd" | "rd" | "th")
 }
 
-fn ordinal(n: &str) -> String {
+/// The ordinal of the number `n` ("42" → "42nd"); 0 for no number.
+pub(super) fn ordinal(n: &str) -> String {
     let v: u64 = n.parse().unwrap_or(0);
     let suffix = match (v % 10, v % 100) {
         (_, 11..=13) => "th",
@@ -416,6 +431,9 @@ mod tests {
             description_slug("Super 8 Group 2"),
             description_slug("Super Eights Group 2")
         );
+        // A group's number is not a match number.
+        assert_eq!(description_slug("Super 8 Group 2"), "super-8-group-2");
+        assert_eq!(description_slug("Group 3"), "group-3");
     }
 
     #[test]

@@ -1,16 +1,18 @@
 //! A cycle's sightings: [`Sighting`] (a match as one cycle saw it) and [`Sightings`] (the rule
-//! that makes every listing of one match one sighting).
+//! that makes every listing of one match one sighting, and the one that says which listing
+//! stands for it).
 
-use super::{Identities, Identity, Match, MatchKey};
+use super::{Identities, Identity, Links, Match, Site};
 use std::collections::HashMap;
 
-/// A match as one cycle saw it: the listing of the first source that showed it, and every
-/// identity the cycle's sources gave it (see [`Identities`]).
+/// A match as one cycle saw it: the listing that stands for it (of the site the operator
+/// prefers to link to), and every identity the cycle's sources gave it (see [`Identities`]).
 #[derive(Debug, Clone)]
 pub struct Sighting {
-    /// The match as the first source listed it.
+    /// The match as the listing that stands for it describes it; its `url` is the page the
+    /// post links to.
     pub m: Match,
-    /// Its key and identities.
+    /// Its key, identities and facts.
     pub ids: Identities,
 }
 
@@ -25,19 +27,40 @@ impl Sighting {
     pub fn source_identities(&self) -> impl Iterator<Item = &Identity> {
         self.ids.sources()
     }
+
+    /// True when a listing of `site` is among this sighting's.
+    fn lists_on(&self, site: Site) -> bool {
+        self.ids.sources().any(|i| i.is_of_site(site))
+    }
 }
 
-/// One cycle's sightings, one per match: listings that share a source identity (one site's
-/// page and its API) or a key (two sites) are one match, whatever else they say; the first
-/// listing read stands for it, and the others add their source identities to it.
+/// One cycle's sightings, one per match. Two listings are one match when they share a source
+/// identity (one site's page and its API), or when they are listed by different sites, name
+/// the same two sides (the fixture's teams) and their facts agree ([`super::Facts`]: the
+/// start within the tolerance, the same format class, no conflicting fact). Two ids of ONE
+/// site are two matches, whatever their facts: within a site, its ids decide. The listing of
+/// the site the operator prefers ([`Links`]) stands for the match, the first read among
+/// equals; the others add their identities and facts to it.
 #[derive(Debug, Default)]
 pub struct Sightings {
     list: Vec<Sighting>,
-    by_key: HashMap<MatchKey, usize>,
+    /// How much each sighting's standing listing is wanted as the link ([`Links`]).
+    ranks: Vec<Option<usize>>,
     by_source: HashMap<Identity, usize>,
+    /// The sightings of each pair of sides (the fixture's teams, whatever the date).
+    by_teams: HashMap<String, Vec<usize>>,
+    links: Links,
 }
 
 impl Sightings {
+    /// No sightings yet; the listing that stands for a match is chosen by `links`.
+    pub fn linking(links: Links) -> Sightings {
+        Sightings {
+            links,
+            ..Sightings::default()
+        }
+    }
+
     /// Adds the listing `m`: a new sighting, or another source's listing of one already here.
     pub fn add(&mut self, m: Match) {
         let source = m.identity();
@@ -46,18 +69,47 @@ impl Sightings {
         if self.by_source.contains_key(&source) {
             return;
         }
-        let sighting = Sighting::new(m);
-        match self.by_key.get(&sighting.ids.key).copied() {
+        let ids = Identities::of(&m);
+        let teams = ids.fixture().map(|f| teams_of(f).to_string());
+        let same = teams.as_ref().and_then(|t| self.same_match(t, &ids, m.site));
+        let rank = self.links.rank(&m);
+        match same {
             Some(at) => {
-                self.list[at].ids.add_source(source.clone());
                 self.by_source.insert(source, at);
+                let seen = &mut self.list[at];
+                seen.ids.merge(&ids);
+                // A better link stands for the match: lower rank, and any page before none.
+                let better = match (rank, self.ranks[at]) {
+                    (Some(r), Some(was)) => r < was,
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                };
+                if better {
+                    seen.m = m;
+                    self.ranks[at] = rank;
+                }
             }
             None => {
-                self.by_source.insert(source, self.list.len());
-                self.by_key.insert(sighting.ids.key.clone(), self.list.len());
-                self.list.push(sighting);
+                let at = self.list.len();
+                self.by_source.insert(source, at);
+                if let Some(t) = teams {
+                    self.by_teams.entry(t).or_default().push(at);
+                }
+                self.list.push(Sighting { m, ids });
+                self.ranks.push(rank);
             }
         }
+    }
+
+    /// The sighting of the sides `teams` that the listing of `site` with `ids` is one match
+    /// with: no listing of `site` among its own (another id of that site is another match),
+    /// and its facts agree.
+    fn same_match(&self, teams: &str, ids: &Identities, site: Site) -> Option<usize> {
+        let facts = ids.facts?;
+        self.by_teams.get(teams)?.iter().copied().find(|&at| {
+            let seen = &self.list[at];
+            !seen.lists_on(site) && seen.ids.facts.is_none_or(|f| f.agrees(&facts))
+        })
     }
 
     /// How many matches were seen.
@@ -70,10 +122,40 @@ impl Sightings {
         self.list.is_empty()
     }
 
-    /// The sightings, in the order their matches were first read.
-    pub fn into_vec(self) -> Vec<Sighting> {
+    /// The sightings, in the order their matches were first read: each knowing its rivals
+    /// (the source ids of the other matches its sites list on its fixture, see
+    /// [`Identities::rivals`]), and linking to the fallback page when no listing of it has a
+    /// page of its own.
+    pub fn into_vec(mut self) -> Vec<Sighting> {
+        for group in self.by_teams.values().filter(|g| g.len() > 1) {
+            for &at in group {
+                let rivals: Vec<Identity> = group
+                    .iter()
+                    .filter(|&&other| other != at)
+                    .filter(|&&other| {
+                        self.list[other]
+                            .ids
+                            .sources()
+                            .any(|i| self.list[at].ids.sources().any(|mine| mine.same_site(i)))
+                    })
+                    .flat_map(|&other| self.list[other].ids.sources().cloned().collect::<Vec<_>>())
+                    .collect();
+                self.list[at].ids.rivals = rivals;
+            }
+        }
+        for (s, rank) in self.list.iter_mut().zip(&self.ranks) {
+            if rank.is_none() {
+                s.m.url = self.links.fallback().clone();
+            }
+        }
         self.list
     }
+}
+
+/// The teams of a fixture identity (`fixture:<date>_<teams>` → `<teams>`).
+fn teams_of(fixture: &Identity) -> &str {
+    let text = fixture.as_str();
+    text.split_once('_').map_or(text, |(_, teams)| teams)
 }
 
 #[cfg(test)]

@@ -198,6 +198,8 @@ fn version(source: &str, k: &str) -> Identities {
         key: key(k),
         ids: vec![id(source), Identity::of_key(&key(k))],
         other_keys: vec![day(-1), day(1)],
+        facts: None,
+        rivals: Vec::new(),
     }
 }
 
@@ -211,7 +213,7 @@ async fn a_claim_holds_its_match_through_every_identity_and_records_new_ones(kin
     // Same page id, every other word changed: held through the page's id.
     let renamed = version("site:1", "2026-07-20_c-v-d_final");
     match p.b.claim_match(&renamed, "C v D", DAY, DAY, false).await.unwrap() {
-        MatchClaim::Held { key: k, claim, via } => {
+        MatchClaim::Held { key: k, claim, via, .. } => {
             assert_eq!((k.as_str(), via.as_str()), ("2026-07-17_a-v-b_2nd", "site:1"));
             assert_eq!((claim.state, claim.owner.as_str()), (ClaimState::Posted, "worker-a"));
             assert_eq!(

@@ -107,8 +107,8 @@ async fn three_backfill_processes_on_one_redis_post_each_match_once() {
     let all = keys(&prefix).await;
     assert_eq!(
         all.len(),
-        1 + 4 * 2,
-        "the first-start marker, four claims and the page id of each: {all:?}"
+        1 + 4 * 3,
+        "the first-start marker, four claims, and the page id and fixture list of each: {all:?}"
     );
     for k in all {
         let ttl: i64 = redis::cmd("TTL").arg(&k).query_async(&mut conn).await.unwrap();
@@ -313,7 +313,7 @@ async fn three_backfill_processes_on_one_postgres_ledger_post_each_match_once() 
         .await
         .unwrap()
         .get(0);
-    assert_eq!(identities, 4, "each claim's page id, once");
+    assert_eq!(identities, 4 * 2, "each claim's page id and fixture list, once");
 }
 
 #[tokio::test]
@@ -650,7 +650,8 @@ async fn the_same_match_on_two_sites_is_announced_once_with_both_ids_as_aliases(
         serde_json::json!([
             "cricbuzz:158062",
             "espncricinfo:1530442",
-            "key:2026-07-17_bangladesh-v-zimbabwe_2nd-t20i"
+            "key:2026-07-17_bangladesh-v-zimbabwe_2nd-t20i",
+            "fixture:2026-07-17_bangladesh-v-zimbabwe"
         ])
     );
     assert_eq!(row["state"], "posted");

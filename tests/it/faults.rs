@@ -505,9 +505,9 @@ mod lifecycle {
         assert_eq!((first.posted, first.skipped), (4, 0));
         let (reads, calls) = server_counts(&mut conn).await;
         assert_eq!(reads, 1 + 1 + 4 * 2 + 2 * 2, "{calls:?}");
-        // Per match: the record and its page id's pointer (its key needs none: the record is
-        // stored under it), then the post.
-        assert_eq!(calls.get("set"), Some(&(4 * 2 + 4)), "{calls:?}");
+        // Per match: the record, its page id's pointer (its key needs none: the record is
+        // stored under it) and its fixture's list, then the post.
+        assert_eq!(calls.get("set"), Some(&(4 * 3 + 4)), "{calls:?}");
         assert_eq!(calls.get("evalsha"), Some(&(4 * 2 + 2)), "{calls:?}");
         assert_eq!(calls.get("script|load"), Some(&2), "{calls:?}");
 
@@ -534,8 +534,8 @@ mod lifecycle {
         let (reads, calls) = server_counts(&mut conn).await;
         assert_eq!(reads, 2, "{calls:?}");
         assert_eq!(calls.get("getex"), Some(&4), "{calls:?}");
-        // The marker, and each match's page id, whose TTL follows its claim's.
-        assert_eq!(calls.get("expire"), Some(&(1 + 4)), "{calls:?}");
+        // The marker, and each match's page id and fixture list, whose TTLs follow its claim's.
+        assert_eq!(calls.get("expire"), Some(&(1 + 4 * 2)), "{calls:?}");
         assert_eq!(calls.get("mget"), None, "{calls:?}");
         assert_eq!(calls.get("set"), None, "{calls:?}");
         x.verify().await;

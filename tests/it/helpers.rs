@@ -272,6 +272,8 @@ pub async fn claim_key(
         key: key.clone(),
         ids: Vec::new(),
         other_keys: Vec::new(),
+        facts: None,
+        rivals: Vec::new(),
     };
     store
         .claim_match(&ids, title, ttl, gives_up_after, false)

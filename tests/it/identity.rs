@@ -430,7 +430,9 @@ async fn claims_show_lists_every_identity_and_finds_the_claim_by_any_of_them() {
         serde_json::json!([
             "cricbuzz:87752",
             "key:2024-06-16_bangladesh-v-nepal_37th-match",
-            "key:2024-06-17_bangladesh-v-nepal_37th-match"
+            "fixture:2024-06-16_bangladesh-v-nepal",
+            "key:2024-06-17_bangladesh-v-nepal_37th-match",
+            "fixture:2024-06-17_bangladesh-v-nepal"
         ])
     );
     // As people read it, found by the key the edited listing gave it.
@@ -445,7 +447,8 @@ async fn claims_show_lists_every_identity_and_finds_the_claim_by_any_of_them() {
     assert!(
         stdout.ends_with(
             "identities: cricbuzz:87752, key:2024-06-16_bangladesh-v-nepal_37th-match, \
-             key:2024-06-17_bangladesh-v-nepal_37th-match\n"
+             fixture:2024-06-16_bangladesh-v-nepal, key:2024-06-17_bangladesh-v-nepal_37th-match, \
+             fixture:2024-06-17_bangladesh-v-nepal\n"
         ),
         "{stdout}"
     );

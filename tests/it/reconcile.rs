@@ -276,6 +276,8 @@ async fn only_one_reconciler_takes_a_claim_to_repeat_its_post(kind: Kind) {
         key: key.clone(),
         ids: vec![crate::helpers::id("site:1"), Identity::of_key(&key)],
         other_keys: Vec::new(),
+        facts: None,
+        rivals: Vec::new(),
     };
     let MatchClaim::Won(token) = owner.claim_match(&ids, "A v B", DAY, DAY, false).await.unwrap() else {
         panic!("the first claim wins")

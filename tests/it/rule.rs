@@ -10,7 +10,7 @@ use cricket_announcer::claim::{
     Checked, ClaimState, ClaimStore, ClaimToken, MarkerOrigin, MatchClaim, ReferenceChange, ReferenceClaim,
     ReferenceStore, Transition,
 };
-use cricket_announcer::cricket::{Identities, Identity, MatchKey};
+use cricket_announcer::cricket::{Facts, Identities, Identity, MatchKey};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use std::collections::BTreeMap;
@@ -64,7 +64,13 @@ impl Sighting {
                 other_keys.push(shifted(&key, days));
             }
         }
-        Identities { key, ids, other_keys }
+        Identities {
+            key,
+            ids,
+            other_keys,
+            facts: None,
+            rivals: Vec::new(),
+        }
     }
 }
 
@@ -211,8 +217,16 @@ async fn run(stores: &[ClaimStore; 2], steps: &[Step], seen: &mut Seen) -> Resul
                         *seen.entry("won").or_default() += 1;
                         won.push((token, t));
                     }
-                    (MatchClaim::Held { key, claim, via }, ReferenceClaim::Held { key: k, via: v }) => {
-                        prop_assert_eq!((&key, &via), (&k, &v), "step {}: held by", i);
+                    (
+                        MatchClaim::Held { key, claim, via, facts },
+                        ReferenceClaim::Held {
+                            key: k,
+                            via: v,
+                            facts: f,
+                        },
+                    ) => {
+                        let f = f.map(|f| Facts::from_stored(&f));
+                        prop_assert_eq!((&key, &via, &facts), (&k, &v, &f), "step {}: held by", i);
                         let record = model.record(&k).expect("the model's holder");
                         prop_assert_eq!(
                             (claim.owner.as_str(), claim.state, claim.aliases),

@@ -117,7 +117,8 @@ async fn stored_keys(kind: Kind, prefix: &str, dir: &Path) -> Vec<String> {
 /// A deployment of the previous release posting to X from the environment (no channels file)
 /// seeded five matches and posted eight. Upgraded, the bot, configured the same way, reads the
 /// same sources: it posts nothing, skips all thirteen, and writes no key of a channel of its own
-/// (the environment's X channel keeps the deployment's keys and first-start marker).
+/// (the environment's X channel keeps the deployment's keys and first-start marker), only the
+/// fixture lists of the claims it holds.
 async fn an_x_only_deployment_written_by_the_previous_release_posts_nothing_after_the_upgrade(kind: Kind) {
     let x = MockServer::start().await;
     x_accepts(&x, 0).await;
@@ -154,11 +155,20 @@ async fn an_x_only_deployment_written_by_the_previous_release_posts_nothing_afte
         "{stdout}\n{stderr}"
     );
     x.verify().await;
-    assert_eq!(
-        stored_keys(kind, &prefix, dir.path()).await,
-        before,
-        "the same keys as the previous release wrote, none added"
-    );
+    // The same keys as the previous release wrote, and one fixture list per claim: each held
+    // sighting lists its claim on its fixture, so that another site's listing of the match
+    // finds it there.
+    let (lists, others): (Vec<String>, Vec<String>) = stored_keys(kind, &prefix, dir.path())
+        .await
+        .into_iter()
+        .partition(|k| k.starts_with("id:fixture:"));
+    assert_eq!(others, before, "the same keys as the previous release wrote");
+    let fixtures: Vec<String> = before
+        .iter()
+        .filter_map(|k| k.strip_prefix("match:"))
+        .map(|k| format!("id:fixture:{}", k.rsplit_once('_').unwrap().0))
+        .collect();
+    assert_eq!(lists, fixtures, "one fixture list per claim");
     let mut cmd = bot(dir.path());
     cmd.envs(store.iter().map(|(k, v)| (k, v)))
         .env("KEY_PREFIX", &*prefix)
