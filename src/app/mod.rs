@@ -15,7 +15,7 @@ mod store;
 mod summary;
 
 pub use error::StartError;
-pub use sources::{check_sources, source_reader, SourceCheck, CHECK_SHOWS};
+pub use sources::{check_sources, source_reader, SourceCheck, SourceStatus, CHECK_SHOWS};
 pub use store::{channel_claims, check_eviction, open_store, open_store_for, Access, StoreReadiness};
 pub use summary::{ChannelSummary, Summary};
 

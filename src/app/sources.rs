@@ -34,12 +34,38 @@ pub fn source_reader(config: &Config) -> Result<SourceReader, StartError> {
 pub struct SourceCheck {
     /// The source as configured.
     pub source: String,
-    /// `ok` or the error.
-    pub status: String,
+    /// Read, or the error that stopped it (serialised as `"ok"` or the error's text).
+    pub status: SourceStatus,
     /// Matches found (0 on error).
     pub matches: usize,
     /// The first few matches, as `title, description (state)`.
     pub first: Vec<String>,
+}
+
+/// Whether one source could be read, as `check-sources` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceStatus {
+    /// Fetched and parsed.
+    Ok,
+    /// Not read: the error, as its message (fetch or parse), shown to the operator.
+    Failed(String),
+}
+
+impl SourceStatus {
+    /// The error's message when the source was not read.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            SourceStatus::Ok => None,
+            SourceStatus::Failed(e) => Some(e),
+        }
+    }
+}
+
+/// Serialised as the JSON output has always given it: `"ok"`, or the error's text.
+impl Serialize for SourceStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.error().unwrap_or("ok"))
+    }
 }
 
 /// How many matches `check-sources` shows per source.
@@ -60,7 +86,7 @@ pub async fn check_sources(config: &Config) -> Result<Vec<SourceCheck>, StartErr
         .map(|(spec, r)| match r {
             Ok(found) => SourceCheck {
                 source: spec.to_string(),
-                status: "ok".into(),
+                status: SourceStatus::Ok,
                 matches: found.len(),
                 first: found
                     .iter()
@@ -74,7 +100,7 @@ pub async fn check_sources(config: &Config) -> Result<Vec<SourceCheck>, StartErr
             },
             Err(e) => SourceCheck {
                 source: spec.to_string(),
-                status: e.to_string(),
+                status: SourceStatus::Failed(e.to_string()),
                 matches: 0,
                 first: Vec::new(),
             },

@@ -4,7 +4,7 @@
 use super::exit::{Exit, Failure};
 use super::output::{store_label, write_stdout};
 use crate::tables::{self, Column};
-use cricket_announcer::app::{check_eviction, check_sources as read_each, open_store, SourceCheck};
+use cricket_announcer::app::{check_eviction, check_sources as read_each, open_store, SourceCheck, SourceStatus};
 use cricket_announcer::claim::{ClaimError, EvictionSafety, PostgresClaims, PostgresError};
 use cricket_announcer::config::{Config, StoreConfig};
 use cricket_announcer::telemetry::CauseChain;
@@ -19,7 +19,7 @@ use secrecy::ExposeSecret;
 pub(super) async fn check_sources(config: &Config, wide: bool) -> Result<Exit, Failure> {
     let checks = read_each(config).await?;
     let store = check_store(config).await;
-    let ok = checks.iter().all(|c| c.status == "ok") && store.as_ref().is_none_or(|(_, s)| s.is_ok());
+    let ok = checks.iter().all(|c| c.status == SourceStatus::Ok) && store.as_ref().is_none_or(|(_, s)| s.is_ok());
     let mut text = if config.json() {
         checks
             .iter()
@@ -53,7 +53,7 @@ fn check_table(checks: &[SourceCheck], wide: bool) -> String {
     let rows: Vec<Vec<String>> = checks
         .iter()
         .map(|c| {
-            let status = if c.status == "ok" { "ok" } else { "ERROR" };
+            let status = if c.status == SourceStatus::Ok { "ok" } else { "ERROR" };
             vec![c.source.clone(), c.matches.to_string(), status.to_string()]
         })
         .collect();
@@ -68,8 +68,8 @@ fn check_table(checks: &[SourceCheck], wide: bool) -> String {
     for (line, c) in lines.zip(checks) {
         out.push_str(line);
         out.push('\n');
-        if c.status != "ok" {
-            for part in tables::wrap(&escaped(&c.status), tables::WIDTH - 2) {
+        if let Some(error) = c.status.error() {
+            for part in tables::wrap(&escaped(error), tables::WIDTH - 2) {
                 out.push_str(&format!("  {part}\n"));
             }
         }
