@@ -455,7 +455,10 @@ impl Announcer {
                 until: Some(until),
             });
         }
-        let dedupe_key = sink.dedupe_key(&s.ids.key);
+        // The claim's time (by the store's clock, which the record's times follow), chosen here
+        // so that a dedupe key made of it (Bluesky's record key) is written with the claim.
+        let claimed_at = self.store.clock().now();
+        let dedupe_key = sink.dedupe_key(&s.ids.key, claimed_at);
         let token = match self
             .store
             .claim_match_to_post(
@@ -464,6 +467,7 @@ impl Announcer {
                 Some(&PostIntent {
                     text: draft.text(),
                     dedupe_key: dedupe_key.as_deref(),
+                    claimed_at,
                 }),
                 self.policy.ttl,
                 self.policy.stuck_after,

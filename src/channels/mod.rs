@@ -41,6 +41,7 @@ mod written;
 
 pub use error::ChannelsError;
 pub use schema::{
-    Channel, Channels, Pace, Secrets, SinkSettings, TemplateSource, DEFAULT_BLUESKY_SERVICE, DEFAULT_X_BASE,
+    Channel, Channels, Pace, Secrets, SinkSettings, TemplateSource, DEFAULT_BLUESKY_SERVICE, DEFAULT_LANGUAGE,
+    DEFAULT_X_BASE,
 };
 pub use validate::MAX_FILE_BYTES;

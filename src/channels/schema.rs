@@ -17,6 +17,10 @@ pub const DEFAULT_X_BASE: &str = "https://api.x.com";
 /// The Bluesky entryway when a channel does not set `service`.
 pub const DEFAULT_BLUESKY_SERVICE: &str = "https://bsky.social";
 
+/// The language a Mastodon or Bluesky channel's posts are tagged with (Mastodon's `language`,
+/// Bluesky's `langs`) when it does not set `language`: the built-in templates write English.
+pub const DEFAULT_LANGUAGE: &str = "en";
+
 /// Every channel of the file, in file order, validated.
 #[derive(Debug, Clone)]
 pub struct Channels {
@@ -86,7 +90,7 @@ pub enum SinkSettings {
         token: Option<SecretString>,
         /// `visibility` (the account's default when unset).
         visibility: Option<Visibility>,
-        /// `language`, ISO 639.
+        /// `language`, ISO 639 (default [`DEFAULT_LANGUAGE`]).
         language: Option<String>,
     },
     /// A Bluesky account.
@@ -98,7 +102,7 @@ pub enum SinkSettings {
         /// From `app_password_env`: an app password (Settings → App passwords), never the
         /// account's password (`None`: not set, and the command posts nothing).
         app_password: Option<SecretString>,
-        /// `language`, ISO 639 (`langs` of each post).
+        /// `language`, ISO 639, the `langs` of each post (default [`DEFAULT_LANGUAGE`]).
         language: Option<String>,
     },
     /// A Discord channel's webhook.

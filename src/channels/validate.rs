@@ -3,7 +3,7 @@
 
 use super::error::ChannelsError;
 use super::schema::{
-    Channel, Channels, Secrets, SinkSettings, TemplateSource, DEFAULT_BLUESKY_SERVICE, DEFAULT_X_BASE,
+    Channel, Channels, Secrets, SinkSettings, TemplateSource, DEFAULT_BLUESKY_SERVICE, DEFAULT_LANGUAGE, DEFAULT_X_BASE,
 };
 use super::written::{sink_fields, RawChannel, RawChatId, RawFile, COMMON_FIELDS, SECRET_WORDS};
 use crate::filter::FormatSetting;
@@ -510,9 +510,10 @@ impl Check<'_> {
         }
     }
 
+    /// `language`, checked; [`DEFAULT_LANGUAGE`] when not set.
     fn language(&self, raw: Option<&str>) -> Result<Option<String>, ChannelsError> {
         match raw.map(str::trim) {
-            None => Ok(None),
+            None => Ok(Some(DEFAULT_LANGUAGE.to_string())),
             Some(l) if (2..=3).contains(&l.len()) && l.bytes().all(|b| b.is_ascii_lowercase()) => {
                 Ok(Some(l.to_string()))
             }

@@ -39,7 +39,8 @@ impl ClaimStore {
     /// As [`ClaimStore::claim_match`], with the post the winner is about to send (`text`, as
     /// rendered before the claim) and the sink's dedupe key for it (Mastodon's
     /// `Idempotency-Key`, Bluesky's record key) stored in the record, at no extra round trip: what settles
-    /// an `unknown` or stuck claim later (`claims reconcile`) is whether that post exists.
+    /// an `unknown` or stuck claim later (`claims reconcile`) is whether that post exists. The
+    /// record's `claimed_at` is the intent's (without one, the store's clock's now).
     ///
     /// # Errors
     /// As [`ClaimStore::claim_match`].
@@ -53,7 +54,8 @@ impl ClaimStore {
         require_marker: bool,
     ) -> Result<MatchClaim, ClaimError> {
         let aliases: Vec<String> = ids.ids.iter().map(ToString::to_string).collect();
-        let mut record = Claim::with_deadline(self.owner(), title, &aliases, self.clock().now(), Some(gives_up_after));
+        let claimed_at = post.map_or_else(|| self.clock().now(), |p| p.claimed_at);
+        let mut record = Claim::with_deadline(self.owner(), title, &aliases, claimed_at, Some(gives_up_after));
         record.text = post.map(|p| p.text.to_string());
         record.dedupe_key = post.and_then(|p| p.dedupe_key.map(str::to_string));
         let lookups = ids.lookups();

@@ -129,8 +129,12 @@ impl Transition {
 pub struct PostIntent<'a> {
     /// The post's text, as rendered before the claim.
     pub text: &'a str,
-    /// The sink's server-side dedupe key for it, when the sink has one.
+    /// The sink's server-side dedupe key for it, when the sink has one (derived from the
+    /// match, the channel and, for Bluesky, `claimed_at`).
     pub dedupe_key: Option<&'a str>,
+    /// The time the claim records as its own (`claimed_at`): chosen before the claim, so that
+    /// a dedupe key made of it (Bluesky's record key) can be written with the claim.
+    pub claimed_at: DateTime<Utc>,
 }
 
 /// The answer to a token-checked change ([`ClaimStore::transition`], [`ClaimStore::release`]).

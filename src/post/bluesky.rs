@@ -1,11 +1,11 @@
 //! The Bluesky (AT Protocol) sink: an app-password session (`com.atproto.server.createSession`,
 //! kept and refreshed, never a login per post), then `com.atproto.repo.createRecord` of an
-//! `app.bsky.feed.post` at a record key derived from the match and the channel, with link facets
+//! `app.bsky.feed.post` at a record key derived from the claim and the channel, with link facets
 //! so the match's URL is a link; and the table of what each refusal proves.
 //!
-//! **Create-once.** The record key is a valid TID computed from (match key, channel)
-//! ([`record_key`]), so a second create of the same match on the same account fails on the
-//! server ("There is already a value at key", answered today as a 500). After a 5xx (or 409) the
+//! **Create-once.** The record key is a valid TID made of the claim's time and (match key,
+//! channel) ([`record_key`]), so a second create of the same claim's post on the same account
+//! fails on the server ("There is already a value at key", answered today as a 500). After a 5xx (or 409) the
 //! client reads the record back (`com.atproto.repo.getRecord`): found means the post exists
 //! ([`SinkError::AlreadyPosted`]); not found means the create wrote nothing (and any later retry
 //! is still create-once); anything else stays unknown.
@@ -26,7 +26,7 @@ use super::pace::{RateGate, RateLimits};
 use super::receipt::Receipt;
 use crate::claim::ClaimToken;
 use crate::cricket::MatchKey;
-use chrono::{SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use reqwest::header::HeaderMap;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
@@ -44,34 +44,55 @@ const POST_COLLECTION: &str = "app.bsky.feed.post";
 /// Documentation: <https://atproto.com/specs/tid>
 const TID_ALPHABET: &[u8; 32] = b"234567abcdefghijklmnopqrstuvwxyz";
 
-/// 2020-01-01T00:00:00Z in microseconds since the Unix epoch: the start of the window a derived
-/// record key's timestamp falls in.
-const TID_WINDOW_START_MICROS: u64 = 1_577_836_800_000_000;
+/// The largest timestamp a TID holds: 53 bits of microseconds since the Unix epoch (the year
+/// 2255).
+const TID_MAX_MICROS: u64 = (1 << 53) - 1;
 
-/// Bits of the digest a derived key's timestamp takes: 2^47 µs is about 4.5 years, so every
-/// derived timestamp lies in 2020-01-01 … 2024-06, in the past.
-const TID_WINDOW_BITS: u32 = 47;
-
-/// The record key of the post of `key` on `channel`: a valid TID (13 characters of the
-/// base32-sortable alphabet, top bit 0) built from the SHA-256 of (match key, channel) — 47 bits
-/// as microseconds after 2020-01-01, 10 bits as the clock identifier.
+/// The record key of the post of `key` on `channel` claimed at `claimed_at`: a valid TID (13
+/// characters of the base32-sortable alphabet, top bit 0) whose timestamp is the claim's time in
+/// microseconds and whose 10-bit clock identifier comes from the SHA-256 of (match key,
+/// channel).
 ///
-/// The same (match, channel) always gives the same key, on every replica and in every release,
-/// so a second create of the same post fails on the server. The timestamp is deliberately in the
-/// past: the specification lets the writer choose any TID ("these keys can be specified by the
-/// end user and could have any value"), apps create keys from the current clock, so a derived
-/// key never collides with the account's own posts, and none lies in the future.
+/// Everything it is made of is in the claim record (its key, its `claimed_at`) and the channel,
+/// so every repeat of the post of one claim (a retry after a refreshed token, `claims
+/// reconcile`) lands on the same key, and a second create there fails on the server. The time
+/// is the claim's, as apps make TIDs from their clock when they post: `listRecords`, which lists
+/// by record key, lists the bot's posts in the order they were claimed, and the clock
+/// identifier keeps two matches claimed in the same microsecond apart.
 ///
 /// Documentation: <https://atproto.com/specs/tid>, <https://atproto.com/specs/record-key#record-key-type-tid>
-pub fn record_key(key: &MatchKey, channel: &str) -> String {
+pub fn record_key(key: &MatchKey, channel: &str, claimed_at: DateTime<Utc>) -> String {
     let digest = match_channel_digest(key, channel);
-    let mut first = [0u8; 8];
-    first.copy_from_slice(&digest[..8]);
-    let bits = u64::from_be_bytes(first);
-    let clock = bits & 0x3ff;
-    let offset = (bits >> 10) & ((1u64 << TID_WINDOW_BITS) - 1);
-    let micros = TID_WINDOW_START_MICROS + offset;
+    let clock = u64::from(u16::from_be_bytes([digest[0], digest[1]]) & 0x3ff);
+    // Before 1970 (a clock gone wrong) is 0; past the year 2255, the largest time a TID holds.
+    let micros = u64::try_from(claimed_at.timestamp_micros())
+        .unwrap_or(0)
+        .min(TID_MAX_MICROS);
     encode_tid((micros << 10) | clock)
+}
+
+/// The record key of the post `claim` won: the one its record holds (`dedupe_key`, written
+/// with the claim, by this release or an earlier one whose keys were derived otherwise), else
+/// the one [`record_key`] derives from the record.
+pub fn claim_record_key(claim: &ClaimToken, channel: &str) -> String {
+    match &claim.claim().dedupe_key {
+        Some(kept) if is_valid_tid(kept) => kept.clone(),
+        _ => record_key(claim.key(), channel, claim.claim().claimed_at),
+    }
+}
+
+/// The time a TID holds, when `s` is one.
+///
+/// Documentation: <https://atproto.com/specs/tid#tid-structure>
+pub fn tid_time(s: &str) -> Option<DateTime<Utc>> {
+    if !is_valid_tid(s) {
+        return None;
+    }
+    let value = s.bytes().try_fold(0u64, |acc, c| {
+        let digit = TID_ALPHABET.iter().position(|a| *a == c)?;
+        Some((acc << 5) | u64::try_from(digit).ok()?)
+    })?;
+    DateTime::from_timestamp_micros(i64::try_from(value >> 10).ok()?)
 }
 
 /// `value` (top bit 0) as 13 base32-sortable characters, most significant first.
@@ -217,8 +238,9 @@ impl BlueskyClient {
             .unwrap_or_else(|_| self.service.clone())
     }
 
-    /// Posts `text` for the match `claim` won at the record key [`record_key`] of that match and
-    /// this client's channel (derived from the claim, so no argument can name another match),
+    /// Posts `text` for the match `claim` won at the record key [`claim_record_key`] of that
+    /// claim and this client's channel (derived from the claim, so no argument can name another
+    /// match),
     /// with its link facets. Logs in first when there is no session; an expired or refused access
     /// token is refreshed (or the client logs in again) and the create is sent once more, which
     /// is safe: the refusal wrote nothing, and the record key is create-once anyway.
@@ -229,7 +251,7 @@ impl BlueskyClient {
     /// otherwise the answer classified by [`classify`].
     pub(crate) async fn post(&self, text: &str, claim: &ClaimToken) -> Result<Receipt, SinkError> {
         LengthRule::Bluesky.check(SINK, text)?;
-        let rkey = record_key(claim.key(), &self.channel);
+        let rkey = claim_record_key(claim, &self.channel);
         let mut record = serde_json::json!({
             "$type": POST_COLLECTION,
             "text": text,
@@ -521,33 +543,88 @@ mod tests {
         assert!(!is_valid_tid("3jzfcijpj2z21"), "1 is not in the alphabet");
     }
 
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
     #[test]
-    fn a_record_key_is_a_valid_tid_in_the_past_and_stable_per_match_and_channel() {
+    fn a_record_key_holds_the_claims_time_to_the_microsecond_and_a_clock_per_match_and_channel() {
         let k = key("2026-07-17_bangladesh-v-zimbabwe_2nd-t20i");
-        let rkey = record_key(&k, "bsky-main");
+        let claimed = at("2026-07-17T08:30:00.123456789Z");
+        let rkey = record_key(&k, "bsky-main", claimed);
         assert!(is_valid_tid(&rkey), "{rkey}");
-        assert!("234567ab".contains(&rkey[..1]), "top bit 0: {rkey}");
-        assert_eq!(rkey, record_key(&k, "bsky-main"));
-        assert_ne!(rkey, record_key(&k, "bsky-women"));
-        // Decode the timestamp: within 2020-01-01 … 2020-01-01 + 2^47 µs.
-        let value = rkey.bytes().fold(0u64, |acc, c| {
-            (acc << 5) | TID_ALPHABET.iter().position(|a| *a == c).unwrap() as u64
-        });
-        let micros = value >> 10;
-        assert!(micros >= TID_WINDOW_START_MICROS);
-        assert!(micros < TID_WINDOW_START_MICROS + (1 << TID_WINDOW_BITS));
+        assert_eq!(tid_time(&rkey), Some(at("2026-07-17T08:30:00.123456Z")));
+        assert_eq!(rkey, record_key(&k, "bsky-main", claimed));
+        // Same microsecond, another channel or match: another clock identifier.
+        assert_ne!(rkey, record_key(&k, "bsky-women", claimed));
+        assert_ne!(rkey, record_key(&key("2026-07-17_a-v-b_1st-odi"), "bsky-main", claimed));
+        // Claimed later: a later key (record-key order is claim order).
+        assert!(record_key(&k, "bsky-main", at("2026-07-17T08:30:00.123457Z")) > rkey);
+        assert!(
+            record_key(
+                &key("2026-07-17_a-v-b_1st-odi"),
+                "bsky-main",
+                at("2026-07-17T08:30:01Z")
+            ) > rkey
+        );
+    }
+
+    #[test]
+    fn a_claims_record_key_is_the_one_its_record_keeps_else_the_derived_one() {
+        use crate::claim::{ClaimStore, EmbeddedClaims, MatchClaim, PostIntent};
+        use crate::cricket::Identities;
+        let dir = tempfile::tempdir().unwrap();
+        let store = ClaimStore::Embedded(EmbeddedClaims::open(&dir.path().join("c.db"), "t:", "host:1").unwrap());
+        let claimed = at("2026-07-17T08:30:00.5Z");
+        let claim = |k: &str, kept: Option<&str>| {
+            let ids = Identities {
+                key: key(k),
+                ids: Vec::new(),
+                other_keys: Vec::new(),
+                facts: None,
+                rivals: Vec::new(),
+            };
+            let intent = PostIntent {
+                text: "t",
+                dedupe_key: kept,
+                claimed_at: claimed,
+            };
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let day = std::time::Duration::from_secs(86_400);
+            match runtime
+                .block_on(store.claim_match_to_post(&ids, "A v B", Some(&intent), day, day, false))
+                .unwrap()
+            {
+                MatchClaim::Won(token) => token,
+                other => panic!("{other:?}"),
+            }
+        };
+        // Kept by an earlier release (derived from the match and channel alone): kept.
+        assert_eq!(
+            claim_record_key(&claim("a-v-b", Some("3jzfcijpj2z2a")), "sky"),
+            "3jzfcijpj2z2a"
+        );
+        let derived = claim_record_key(&claim("c-v-d", None), "sky");
+        assert_eq!(derived, record_key(&key("c-v-d"), "sky", claimed));
+        assert_eq!(tid_time(&derived), Some(claimed));
+        // Not a TID (another sink's key): derived.
+        assert_eq!(
+            claim_record_key(&claim("e-v-f", Some("not-a-tid")), "sky"),
+            record_key(&key("e-v-f"), "sky", claimed)
+        );
     }
 
     proptest::proptest! {
         #[test]
-        fn every_derived_record_key_is_a_valid_tid_with_the_top_bit_clear(
+        fn every_derived_record_key_is_a_valid_tid_holding_its_time(
             key_text in "[a-z0-9_-]{1,80}",
             channel in "[a-z0-9_-]{1,64}",
+            micros in 0i64..(1i64 << 53),
         ) {
-            let rkey = record_key(&key(&key_text), &channel);
+            let claimed = DateTime::from_timestamp_micros(micros).unwrap();
+            let rkey = record_key(&key(&key_text), &channel, claimed);
             proptest::prop_assert!(is_valid_tid(&rkey), "{}", rkey);
-            proptest::prop_assert!("234567ab".contains(&rkey[..1]), "{}", rkey);
-            proptest::prop_assert_eq!(rkey, record_key(&key(&key_text), &channel));
+            proptest::prop_assert_eq!(tid_time(&rkey), Some(claimed));
         }
     }
 

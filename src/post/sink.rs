@@ -14,6 +14,7 @@ use super::telegram::{ChatId, TelegramClient};
 use super::x::{XClient, XCredentials};
 use crate::claim::ClaimToken;
 use crate::cricket::MatchKey;
+use chrono::{DateTime, Utc};
 use secrecy::SecretString;
 use std::time::Duration;
 use url::Url;
@@ -149,15 +150,16 @@ impl Sink {
         }
     }
 
-    /// The server-side dedupe key a post of the match `key` carries on this sink: Mastodon's
-    /// `Idempotency-Key`, Bluesky's record key; `None` where the platform has none. The same
-    /// for every replica (derived from the match and the channel), so it is recorded in the
-    /// claim before the post, for `claims reconcile`; the post derives the same key from its
-    /// claim.
-    pub fn dedupe_key(&self, key: &MatchKey) -> Option<String> {
+    /// The server-side dedupe key a post of the match `key` claimed at `claimed_at` carries on
+    /// this sink: Mastodon's `Idempotency-Key` (from the match and the channel), Bluesky's record
+    /// key (a TID of the claim's time, see [`bluesky::record_key`]); `None` where the platform
+    /// has none. Every replica and every repeat derives the same key from the same claim, so it
+    /// is recorded in the claim before the post, for `claims reconcile`; the post derives the
+    /// same key from its claim.
+    pub fn dedupe_key(&self, key: &MatchKey, claimed_at: DateTime<Utc>) -> Option<String> {
         match &self.client {
             Client::Mastodon(c) => Some(mastodon::idempotency_key(key, c.channel())),
-            Client::Bluesky(c) => Some(bluesky::record_key(key, c.channel())),
+            Client::Bluesky(c) => Some(bluesky::record_key(key, c.channel(), claimed_at)),
             Client::X(_) | Client::Discord(_) | Client::Telegram(_) => None,
         }
     }

@@ -10,7 +10,7 @@ use crate::helpers::{cricbuzz_matches, redis_url, template, unique_prefix, Prefi
 use crate::lossy_proxy::{LossyProxy, Spoil};
 use crate::pds::{self, Account, Pds};
 use cricket_announcer::cricket::MatchKey;
-use cricket_announcer::post::bluesky::record_key;
+use cricket_announcer::post::bluesky::{record_key, tid_time};
 use cricket_announcer::post::{LengthRule, SinkKind};
 use std::collections::BTreeMap;
 use wiremock::MockServer;
@@ -113,7 +113,8 @@ fn expected_posts() -> BTreeMap<String, String> {
 }
 
 /// The record the bot should have written for the match `key` with `text`: the text, its one
-/// link facet on the link's UTF-8 bytes, and the `createdAt` the server holds (checked apart).
+/// link facet on the link's UTF-8 bytes, the channel's language (not set: English), and the
+/// `createdAt` the server holds (checked apart).
 fn expected_record(text: &str, created_at: &serde_json::Value) -> serde_json::Value {
     let link = text.lines().last().unwrap();
     assert!(link.starts_with("https://www.cricbuzz.com/"), "{text}");
@@ -122,6 +123,7 @@ fn expected_record(text: &str, created_at: &serde_json::Value) -> serde_json::Va
         "$type": pds::POSTS,
         "text": text,
         "createdAt": created_at,
+        "langs": ["en"],
         "facets": [{
             "index": {"byteStart": start, "byteEnd": start + link.len()},
             "features": [{"$type": "app.bsky.richtext.facet#link", "uri": link}],
@@ -129,18 +131,25 @@ fn expected_record(text: &str, created_at: &serde_json::Value) -> serde_json::Va
     })
 }
 
-/// The account's posts by match key: each record's key must be the one the bot derives for
-/// its match on [`CHANNEL`].
-async fn posts_by_match(pds: &Pds, account: &Account) -> BTreeMap<String, (String, serde_json::Value)> {
-    let keys: BTreeMap<String, String> = CRICBUZZ_KEYS
-        .iter()
-        .map(|k| (record_key(&MatchKey::parse(k).unwrap(), CHANNEL), k.to_string()))
+/// The account's posts by match key, each record at the key the bot derives from its match's
+/// claim on [`CHANNEL`] (a TID of the claim's time) and records in the claim (`dedupe_key`).
+async fn posts_by_match(pds: &Pds, d: &Deployment) -> BTreeMap<String, (String, serde_json::Value)> {
+    let keys: BTreeMap<String, String> = d
+        .claims()
+        .await
+        .into_iter()
+        .map(|(k, claim)| {
+            let claimed_at = chrono::DateTime::parse_from_rfc3339(claim["claimed_at"].as_str().unwrap()).unwrap();
+            let rkey = record_key(&MatchKey::parse(&k).unwrap(), CHANNEL, claimed_at.into());
+            assert_eq!(claim["dedupe_key"], rkey.as_str(), "{k}");
+            (rkey, k)
+        })
         .collect();
     let mut by_match = BTreeMap::new();
-    for (rkey, record) in pds.posts(account).await {
+    for (rkey, record) in pds.posts(&d.account).await {
         let key = keys
             .get(&rkey)
-            .unwrap_or_else(|| panic!("record {rkey} is at no match's key: {record}"));
+            .unwrap_or_else(|| panic!("record {rkey} is at no claim's key: {record}"));
         assert!(by_match.insert(key.clone(), (rkey, record)).is_none());
     }
     by_match
@@ -189,7 +198,9 @@ async fn each_match_is_one_record_with_its_exact_text_and_link_facet_at_its_reco
     let d = Deployment::new(pds, "posts", &pds.url).await;
     let before = chrono::Utc::now();
     d.backfill(0, "posted 4, skipped 0, failed 0").await;
-    let posts = posts_by_match(pds, &d.account).await;
+    let posts = posts_by_match(pds, &d).await;
+    let claims = d.claims().await;
+    assert_each_posted_at_its_record(&d, &posts, &claims);
     let expected = expected_posts();
     assert_eq!(posts.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>());
     for (key, text) in &expected {
@@ -197,13 +208,27 @@ async fn each_match_is_one_record_with_its_exact_text_and_link_facet_at_its_reco
         assert_eq!(*record, expected_record(text, &record["createdAt"]), "{key}");
         let created = chrono::DateTime::parse_from_rfc3339(record["createdAt"].as_str().unwrap()).unwrap();
         assert!(created >= before - chrono::Duration::seconds(1) && created <= chrono::Utc::now());
-        let claim = &d.claims().await[key];
-        assert_eq!(claim["state"], "posted", "{claim}");
+        // The record key's time is the claim's, to the microsecond.
+        let claimed = chrono::DateTime::parse_from_rfc3339(claims[key]["claimed_at"].as_str().unwrap()).unwrap();
         assert_eq!(
-            claim["post_id"],
-            format!("at://{}/{}/{rkey}", d.account.did, pds::POSTS)
+            tid_time(rkey),
+            chrono::DateTime::from_timestamp_micros(claimed.timestamp_micros())
         );
     }
+    // listRecords lists by record key: the posts in the order their matches were claimed.
+    let listed: Vec<String> = pds.posts(&d.account).await.into_iter().map(|(rkey, _)| rkey).collect();
+    let mut by_claim: Vec<(chrono::DateTime<chrono::FixedOffset>, &String)> = claims
+        .iter()
+        .map(|(k, c)| {
+            let claimed = chrono::DateTime::parse_from_rfc3339(c["claimed_at"].as_str().unwrap()).unwrap();
+            (claimed, &posts[k].0)
+        })
+        .collect();
+    by_claim.sort();
+    assert_eq!(
+        listed,
+        by_claim.into_iter().map(|(_, rkey)| rkey.clone()).collect::<Vec<_>>()
+    );
     // One match pinned as a reader sees it: the facet is on the link's UTF-8 bytes (138..242),
     // not its characters (132..236: each emoji is one character and four bytes).
     let zim = &posts["2026-07-17_bangladesh-v-zimbabwe_2nd-t20i"].1;
@@ -235,7 +260,7 @@ async fn three_processes_racing_on_one_store_make_one_record_per_match() {
         posted += crate::cli::number_after(&stdout, "sky: posted ", ',').unwrap();
     }
     assert_eq!(posted, 4, "{outputs:?}");
-    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d.account).await, &d.claims().await);
+    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d).await, &d.claims().await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -246,7 +271,7 @@ async fn a_create_whose_answer_was_lost_is_settled_by_claims_reconcile_with_no_s
     let (proxy, d) = behind_proxy(pds, "lost", Spoil::LoseAnswer).await;
     d.backfill(5, "posted 3, skipped 0, failed 1").await;
     // The server made all four; the bot knows of three.
-    assert_eq!(posts_by_match(pds, &d.account).await.len(), 4);
+    assert_eq!(posts_by_match(pds, &d).await.len(), 4);
     let lost = the_one(&d.claims().await, |c| c["state"] == "unknown");
     let o = d.run(&["claims", "reconcile", "--json"]).await;
     let (stdout, stderr) = text(&o);
@@ -256,7 +281,7 @@ async fn a_create_whose_answer_was_lost_is_settled_by_claims_reconcile_with_no_s
     assert_eq!(decisions[0]["key"], lost.as_str(), "{stdout}");
     assert_eq!(decisions[0]["result"], "posted", "{stdout}");
     // No second record: the four the server made, each claim posted with its record's address.
-    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d.account).await, &d.claims().await);
+    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d).await, &d.claims().await);
     // Five creates reached the server: four first ones, and the repeat it refused.
     assert_eq!(proxy.sent.load(std::sync::atomic::Ordering::SeqCst), 5);
 }
@@ -279,6 +304,6 @@ async fn a_create_at_a_taken_record_key_is_read_back_and_counted_posted_with_its
         c["detail"].as_str().is_some_and(|d| d.contains("InternalServerError"))
     });
     // The address is the record's, kept as the post's id (not only inside the detail).
-    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d.account).await, &claims);
+    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d).await, &claims);
     assert_eq!(proxy.sent.load(std::sync::atomic::Ordering::SeqCst), 5);
 }

@@ -9,7 +9,7 @@ use crate::helpers::{redis_url, unique_prefix, x_accepts, Kind};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use wiremock::matchers::{header, method, path, query_param};
+use wiremock::matchers::{body_partial_json, header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const WEBHOOK: &str = "/api/webhooks/1180000000000000000/tok-secret";
@@ -25,9 +25,11 @@ pub(crate) async fn mastodon_accepts(server: &MockServer, token: &str, times: Op
         })))
         .mount(server)
         .await;
+    // A channel that does not set `language` posts in English.
     let statuses = Mock::given(method("POST"))
         .and(path("/api/v1/statuses"))
         .and(header("authorization", format!("Bearer {token}").as_str()))
+        .and(body_partial_json(serde_json::json!({"language": "en"})))
         .respond_with(ResponseTemplate::new(200).set_body_json(
             serde_json::json!({"id": "110000000000000001", "url": "https://mastodon.example/@bot/110000000000000001"}),
         ));

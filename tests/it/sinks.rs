@@ -8,7 +8,7 @@
 use crate::helpers::{self, free_port, zim_v_ban};
 use chrono::{DateTime, Utc};
 use cricket_announcer::claim::ClaimToken;
-use cricket_announcer::post::bluesky::{is_valid_tid, record_key};
+use cricket_announcer::post::bluesky::{is_valid_tid, record_key, tid_time};
 use cricket_announcer::post::mastodon::{idempotency_key, Visibility};
 use cricket_announcer::post::telegram::ChatId;
 use cricket_announcer::post::{LengthRule, RateLimits, Receipt, Sink, SinkError, SinkKind, Verdict, DISCORD_LENGTH};
@@ -368,7 +368,7 @@ fn created(rkey: &str) -> ResponseTemplate {
 async fn bluesky_logs_in_once_and_creates_the_post_at_its_tid_with_link_facets_by_utf8_bytes() {
     let server = MockServer::start().await;
     let (token, _dir) = won().await;
-    let rkey = record_key(token.key(), BSKY_CHANNEL);
+    let rkey = record_key(token.key(), BSKY_CHANNEL, token.claim().claimed_at);
     bluesky_session(&server, "access-1", 1).await;
     Mock::given(method("POST"))
         .and(path("/xrpc/com.atproto.repo.createRecord"))
@@ -433,7 +433,7 @@ async fn bluesky_logs_in_once_and_creates_the_post_at_its_tid_with_link_facets_b
 }
 
 #[tokio::test]
-async fn bluesky_record_keys_are_valid_tids_stable_per_match_and_channel_and_different_across_channels() {
+async fn bluesky_record_keys_are_tids_of_the_claims_time_the_same_for_one_claim_and_different_across_channels() {
     let server = MockServer::start().await;
     // Three clients, three sessions.
     bluesky_session(&server, "access-1", 3).await;
@@ -448,7 +448,7 @@ async fn bluesky_record_keys_are_valid_tids_stable_per_match_and_channel_and_dif
         .post(TEXT, &token)
         .await
         .unwrap();
-    // Another process (another client) posting the same match on the same channel.
+    // Another client (a reconciler repeating the post) posting the same claim on the same channel.
     bluesky(&base(&server), NORMAL, BSKY_CHANNEL)
         .post(TEXT, &token)
         .await
@@ -476,9 +476,18 @@ async fn bluesky_record_keys_are_valid_tids_stable_per_match_and_channel_and_dif
         assert!("234567ab".contains(&rkey[..1]), "top bit 0: {rkey}");
         assert!(is_valid_tid(rkey));
     }
-    assert_eq!(rkeys[0], rkeys[1], "same match and channel: same record key");
+    assert_eq!(rkeys[0], rkeys[1], "same claim and channel: same record key");
     assert_ne!(rkeys[0], rkeys[2], "another channel: another record key");
-    assert_eq!(rkeys[0], record_key(token.key(), BSKY_CHANNEL));
+    assert_eq!(
+        rkeys[0],
+        record_key(token.key(), BSKY_CHANNEL, token.claim().claimed_at)
+    );
+    // The key's time is the claim's, to the microsecond.
+    let claimed = token.claim().claimed_at;
+    assert_eq!(
+        tid_time(&rkeys[0]),
+        chrono::DateTime::from_timestamp_micros(claimed.timestamp_micros())
+    );
 }
 
 #[tokio::test]
@@ -505,7 +514,7 @@ async fn bluesky_refreshes_an_expired_token_and_sends_the_create_once_more() {
         .mount(&server)
         .await;
     let (token, _dir) = won().await;
-    let rkey = record_key(token.key(), BSKY_CHANNEL);
+    let rkey = record_key(token.key(), BSKY_CHANNEL, token.claim().claimed_at);
     Mock::given(method("POST"))
         .and(path("/xrpc/com.atproto.repo.createRecord"))
         .and(header("authorization", "Bearer access-new"))
@@ -535,7 +544,7 @@ async fn bluesky_after_500(read: ResponseTemplate) -> (MockServer, Result<Receip
         .mount(&server)
         .await;
     let (token, _dir) = won().await;
-    let rkey = record_key(token.key(), BSKY_CHANNEL);
+    let rkey = record_key(token.key(), BSKY_CHANNEL, token.claim().claimed_at);
     Mock::given(method("GET"))
         .and(path("/xrpc/com.atproto.repo.getRecord"))
         .and(query_param("repo", DID))
