@@ -103,8 +103,18 @@ pub enum ClaimsCommand {
         #[arg(long)]
         wide: bool,
     },
-    /// Ask the platform whether the post of each unknown or stuck claim exists, and record
-    /// what it says (found: posted, with its id; not found: the time of the check). Never posts.
+    /// Settle each unknown or stuck claim with its platform, each channel the way its platform
+    /// allows, and record what it says.
+    ///
+    /// X: searches the account's recent posts for the claim's post; found: posted, with its
+    /// id; not found: the time of the check. Never posts.
+    ///
+    /// Mastodon and Bluesky: REPEAT the create under the post's own dedupe key (Mastodon's
+    /// Idempotency-Key, within the hour it is kept; Bluesky's record key), so the platform
+    /// answers with the post that exists or makes it once; the report and the log say which
+    /// (Bluesky: there already, or made now by the repeat; Mastodon cannot tell the two apart).
+    ///
+    /// Discord and Telegram: cannot be asked; their claims are listed for the operator.
     Reconcile,
     /// Delete the claim on one match key so it may be announced again. Refused unless the
     /// claim is unknown, failed or stuck, or --force is given.

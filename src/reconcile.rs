@@ -52,6 +52,40 @@ pub struct Decision {
     pub outcome: Settled,
 }
 
+/// How a reconciliation learnt that a post exists: found, or answered by a repeat of its
+/// create (which may have made it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Learnt {
+    /// Found among the account's posts (X): this reconciliation posted nothing.
+    Found,
+    /// The repeat was refused at the post's record key and the record there read back
+    /// (Bluesky): the first create had made it; this reconciliation posted nothing.
+    AlreadyThere,
+    /// The repeat made the post (Bluesky answers a create at a key that holds a record with an
+    /// error, so a success is a post made now): the first create never landed.
+    MadeByRepeat,
+    /// The repeat was answered with a post under the same `Idempotency-Key` (Mastodon): the
+    /// first post if it had landed within the hour, else one made now; Mastodon does not say
+    /// which.
+    AnsweredByRepeat,
+}
+
+impl Learnt {
+    /// In words, for the report and the log.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Learnt::Found => "found among the account's posts; nothing posted",
+            Learnt::AlreadyThere => {
+                "the repeat was refused at the post's record key and the record read back: it was there already; nothing posted"
+            }
+            Learnt::MadeByRepeat => "the first create never landed: the repeat made the post now, once",
+            Learnt::AnsweredByRepeat => {
+                "the repeat under the same Idempotency-Key was answered with the post: the first one if it had landed, else made now (Mastodon does not say which)"
+            }
+        }
+    }
+}
+
 /// The outcome of one claim's reconciliation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Settled {
@@ -59,6 +93,8 @@ pub enum Settled {
     Posted {
         /// The post's id on the platform.
         id: String,
+        /// How it was learnt, and whether this reconciliation made the post.
+        how: Learnt,
     },
     /// Not found: the claim keeps its state; the check is recorded.
     StillUnknown {
@@ -289,19 +325,28 @@ fn last_send_ended(claim: &Claim) -> DateTime<Utc> {
 async fn repeat(store: &ClaimStore, sink: &Sink, key: &MatchKey, text: &str, token: &ClaimToken) -> Settled {
     let kind = sink.kind();
     let (change, settled) = match sink.post(text, token).await {
-        Ok(receipt) => (
-            Transition::Posted {
-                post_id: Some(receipt.id.clone()),
-                detail: Some(format!("{kind}: created once by claims reconcile (same dedupe key)")),
-            },
-            Settled::Posted { id: receipt.id },
-        ),
+        Ok(receipt) => {
+            let how = match kind {
+                SinkKind::Mastodon => Learnt::AnsweredByRepeat,
+                _ => Learnt::MadeByRepeat,
+            };
+            (
+                Transition::Posted {
+                    post_id: Some(receipt.id.clone()),
+                    detail: Some(format!("{kind}, by claims reconcile: {}", how.describe())),
+                },
+                Settled::Posted { id: receipt.id, how },
+            )
+        }
         Err(SinkError::AlreadyPosted { id, detail, .. }) => (
             Transition::Posted {
                 post_id: Some(id.clone()),
                 detail: Some(format!("{kind} already held it: {detail}")),
             },
-            Settled::Posted { id },
+            Settled::Posted {
+                id,
+                how: Learnt::AlreadyThere,
+            },
         ),
         Err(e) => {
             let found = format!("{kind} did not settle it: {e}");
@@ -366,7 +411,10 @@ async fn record(store: &ClaimStore, key: &MatchKey, claim: &Claim, found: Found,
                 post_id: Some(tweet_id.clone()),
                 detail: Some("found on X by claims reconcile".into()),
             },
-            Settled::Posted { id: tweet_id },
+            Settled::Posted {
+                id: tweet_id,
+                how: Learnt::Found,
+            },
         ),
         Found::NotAmong { looked_at } => {
             let found = format!(
@@ -393,7 +441,7 @@ async fn settle(store: &ClaimStore, key: &MatchKey, claim: &Claim, change: &Tran
         },
         Err(e) => Settled::NotAsked {
             why: match &settled {
-                Settled::Posted { id } => format!(
+                Settled::Posted { id, .. } => format!(
                     "the post exists (id {id}) but the store did not take it ({e}): the claim is left as it was; run `claims reconcile` again to record it"
                 ),
                 _ => format!("could not record it: {e}"),
@@ -416,8 +464,8 @@ fn stops_asking(e: &SinkError) -> bool {
 
 fn log(key: &MatchKey, was: &str, outcome: &Settled) {
     match outcome {
-        Settled::Posted { id } => {
-            tracing::info!(match_key = %key, was, post_id = %id, "reconciled: the post exists on the platform; recorded as posted");
+        Settled::Posted { id, how } => {
+            tracing::info!(match_key = %key, was, post_id = %id, how = how.describe(), "reconciled: recorded as posted");
         }
         Settled::StillUnknown { found } => {
             tracing::info!(match_key = %key, was, found = %found, "reconciled: not found; left as it was");
@@ -517,7 +565,10 @@ mod tests {
         };
         let min = chrono::Duration::minutes;
         let decisions = [
-            decision(Settled::Posted { id: "1".into() }),
+            decision(Settled::Posted {
+                id: "1".into(),
+                how: Learnt::Found,
+            }),
             decision(Settled::Waiting { until: now + min(9) }),
             decision(Settled::Repeating {
                 by: "host:2".into(),

@@ -181,12 +181,12 @@ fn the_one(claims: &BTreeMap<String, serde_json::Value>, pick: impl Fn(&serde_js
     picked[0].clone()
 }
 
-/// A deployment posting through a proxy in front of the server, which spoils its first create
-/// as `how` says.
-async fn behind_proxy(pds: &Pds, name: &str, how: Spoil) -> (LossyProxy, Deployment) {
+/// A deployment posting through a proxy in front of the server, which spoils its first creates
+/// as `how` says, one each.
+async fn behind_proxy(pds: &Pds, name: &str, how: &[Spoil]) -> (LossyProxy, Deployment) {
     let proxy = LossyProxy::start(&pds.url, "/xrpc/com.atproto.repo.createRecord").await;
     let d = Deployment::new(pds, name, &proxy.url).await;
-    proxy.spoil(how, 1);
+    proxy.spoil(how);
     (proxy, d)
 }
 
@@ -263,26 +263,62 @@ async fn three_processes_racing_on_one_store_make_one_record_per_match() {
     assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d).await, &d.claims().await);
 }
 
+/// Two creates whose outcome the bot cannot know: one landed and its answer was lost, the other
+/// was lost on its way. `claims reconcile` repeats both at their record keys: the first is
+/// refused and read back (there already), the second made now; each said so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_create_whose_answer_was_lost_is_settled_by_claims_reconcile_with_no_second_record() {
-    let Some(pds) = pds::shared("bluesky_pds::a_create_whose_answer_was_lost") else {
+async fn creates_whose_outcome_was_lost_are_settled_by_claims_reconcile_with_no_second_record() {
+    let Some(pds) = pds::shared("bluesky_pds::creates_whose_outcome_was_lost") else {
         return;
     };
-    let (proxy, d) = behind_proxy(pds, "lost", Spoil::LoseAnswer).await;
-    d.backfill(5, "posted 3, skipped 0, failed 1").await;
-    // The server made all four; the bot knows of three.
-    assert_eq!(posts_by_match(pds, &d).await.len(), 4);
-    let lost = the_one(&d.claims().await, |c| c["state"] == "unknown");
+    let (proxy, d) = behind_proxy(pds, "lost", &[Spoil::LoseAnswer, Spoil::LoseRequest]).await;
+    d.backfill(5, "posted 2, skipped 0, failed 2").await;
+    // The server made three; the bot knows of two. Of its two unknown posts, the one the
+    // server holds landed.
+    let made = posts_by_match(pds, &d).await;
+    assert_eq!(made.len(), 3);
+    let claims = d.claims().await;
+    let unknown: Vec<&String> = claims
+        .iter()
+        .filter(|(_, c)| c["state"] == "unknown")
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(unknown.len(), 2, "{claims:?}");
+    let landed = the_one(&claims, |c| {
+        c["state"] == "unknown" && made.values().any(|(rkey, _)| c["dedupe_key"] == rkey.as_str())
+    });
     let o = d.run(&["claims", "reconcile", "--json"]).await;
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
-    let decisions: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(decisions.len(), 1, "{stdout}");
-    assert_eq!(decisions[0]["key"], lost.as_str(), "{stdout}");
-    assert_eq!(decisions[0]["result"], "posted", "{stdout}");
-    // No second record: the four the server made, each claim posted with its record's address.
-    assert_each_posted_at_its_record(&d, &posts_by_match(pds, &d).await, &d.claims().await);
-    // Five creates reached the server: four first ones, and the repeat it refused.
+    let decisions: BTreeMap<String, serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|d| (d["key"].as_str().unwrap().to_string(), d))
+        .collect();
+    assert_eq!(decisions.len(), 2, "{stdout}");
+    let posts = posts_by_match(pds, &d).await;
+    for key in unknown {
+        let (rkey, _) = &posts[key];
+        let uri = format!("at://{}/{}/{rkey}", d.account.did, pds::POSTS);
+        let how = if *key == landed {
+            "the repeat was refused at the post's record key and the record read back: it was there already; nothing posted"
+        } else {
+            "the first create never landed: the repeat made the post now, once"
+        };
+        assert_eq!(
+            decisions[key],
+            serde_json::json!({"key": key, "was": "unknown", "result": "posted", "detail": uri, "how": how}),
+        );
+        assert!(
+            stderr.lines().any(|l| l.contains("reconciled: recorded as posted")
+                && l.contains(&format!("how={how}"))
+                && l.contains(key.as_str())),
+            "{stderr}"
+        );
+    }
+    // No second record: four, each claim posted with its record's address.
+    assert_each_posted_at_its_record(&d, &posts, &d.claims().await);
+    // Five creates reached the server: three first ones (one lost on its way), two repeats.
     assert_eq!(proxy.sent.load(std::sync::atomic::Ordering::SeqCst), 5);
 }
 
@@ -293,7 +329,7 @@ async fn a_create_at_a_taken_record_key_is_read_back_and_counted_posted_with_its
     };
     // A front end that sends the first create twice: the server makes the record, then answers
     // the repeat at the same record key with its 500, which is what the bot sees.
-    let (proxy, d) = behind_proxy(pds, "taken", Spoil::SendTwice).await;
+    let (proxy, d) = behind_proxy(pds, "taken", &[Spoil::SendTwice]).await;
     let stderr = d.backfill(0, "posted 4, skipped 0, failed 0").await;
     assert!(
         stderr.contains("Bluesky says this was posted before; recorded as posted"),

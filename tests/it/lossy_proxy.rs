@@ -1,12 +1,15 @@
 //! A loopback HTTP proxy in front of a real server that can spoil the exchanges of one path:
 //! lose the answer (the request reaches the server, which acts on it, and the client's
-//! connection is closed before any answer), or send the request twice (as a retrying front end
-//! would) and give the client the second answer. Everything else passes through unchanged.
+//! connection is closed before any answer), lose the request (the connection is closed after
+//! the client sent it, and the server never sees it), or send the request twice (as a retrying
+//! front end would) and give the client the second answer. Everything else passes through
+//! unchanged.
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -17,6 +20,8 @@ pub enum Spoil {
     Nothing,
     /// Sends the request on, then closes the client's connection without an answer.
     LoseAnswer,
+    /// Closes the client's connection without sending the request on.
+    LoseRequest,
     /// Sends the request on twice and answers the second answer.
     SendTwice,
 }
@@ -25,8 +30,8 @@ pub enum Spoil {
 pub struct LossyProxy {
     /// `http://127.0.0.1:PORT`.
     pub url: String,
-    /// What is done to the path's exchanges, and how many more times.
-    plan: Arc<Mutex<(Spoil, usize)>>,
+    /// What is done to the path's next exchanges, in order.
+    plan: Arc<Mutex<VecDeque<Spoil>>>,
     /// Requests to the path the server received (each send counted).
     pub sent: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
@@ -43,7 +48,7 @@ impl LossyProxy {
     pub async fn start(upstream: &str, path: &'static str) -> LossyProxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let plan = Arc::new(Mutex::new((Spoil::Nothing, 0)));
+        let plan = Arc::new(Mutex::new(VecDeque::new()));
         let sent = Arc::new(AtomicUsize::new(0));
         let (upstream, shared_plan, shared_sent) = (upstream.to_string(), plan.clone(), sent.clone());
         // Plain bodies both ways: the client's Accept-Encoding is not passed on.
@@ -74,9 +79,9 @@ impl LossyProxy {
         LossyProxy { url, plan, sent, task }
     }
 
-    /// Spoils the next `times` exchanges on the path as `how` says.
-    pub fn spoil(&self, how: Spoil, times: usize) {
-        *self.plan.lock().unwrap() = (how, times);
+    /// Spoils the next exchanges on the path, one each, as `how` says in order.
+    pub fn spoil(&self, how: &[Spoil]) {
+        *self.plan.lock().unwrap() = how.iter().copied().collect();
     }
 }
 
@@ -96,7 +101,7 @@ async fn exchange(
     req: Request<Incoming>,
     upstream: &str,
     path: &str,
-    plan: &Mutex<(Spoil, usize)>,
+    plan: &Mutex<VecDeque<Spoil>>,
     sent: &AtomicUsize,
     client: &reqwest::Client,
 ) -> Result<Response<Full<Bytes>>, Lost> {
@@ -105,16 +110,13 @@ async fn exchange(
     let target = format!("{upstream}{}", parts.uri.path_and_query().map_or("/", |p| p.as_str()));
     let on_path = parts.uri.path() == path;
     let spoil = if on_path {
-        let mut p = plan.lock().unwrap();
-        if p.1 > 0 {
-            p.1 -= 1;
-            p.0
-        } else {
-            Spoil::Nothing
-        }
+        plan.lock().unwrap().pop_front().unwrap_or(Spoil::Nothing)
     } else {
         Spoil::Nothing
     };
+    if spoil == Spoil::LoseRequest {
+        return Err(Lost);
+    }
     let send = || {
         let mut request = client.request(parts.method.clone(), &target).body(body.clone());
         for (name, value) in &parts.headers {
@@ -134,7 +136,7 @@ async fn exchange(
     };
     let mut answer = send().await.map_err(|_| Lost)?;
     match spoil {
-        Spoil::Nothing => {}
+        Spoil::Nothing | Spoil::LoseRequest => {}
         Spoil::LoseAnswer => {
             // The server has acted on it; wait for its answer so the order is certain.
             let _ = answer.bytes().await;

@@ -320,6 +320,24 @@ async fn each_command_help_lists_only_its_options_and_short_help_fits_a_screen()
         check.contains("--redis-url"),
         "check-sources reads Redis' eviction policy: {check}"
     );
+    // What reconciling does on each platform, read before running it: X only reads, Mastodon
+    // and Bluesky repeat the create, Discord and Telegram are listed.
+    let reconcile = help(&["claims", "reconcile", "--help"]).await;
+    let says = reconcile
+        .split("Usage:")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let per_platform = [
+        "X: searches the account's recent posts for the claim's post; found: posted, with its id; not found: the time of the check. Never posts.",
+        "Mastodon and Bluesky: REPEAT the create under the post's own dedupe key",
+        "(Bluesky: there already, or made now by the repeat; Mastodon cannot tell the two apart)",
+        "Discord and Telegram: cannot be asked; their claims are listed for the operator.",
+    ];
+    let unsaid: Vec<&str> = per_platform.into_iter().filter(|p| !says.contains(p)).collect();
+    assert!(unsaid.is_empty(), "{unsaid:?} not in {reconcile}");
     let list = help(&["claims", "list", "--help"]).await;
     assert!(!list.contains("--dry-run") && !list.contains("--shorten") && !list.contains("--sources"));
     for args in [&["run", "-h"][..], &["backfill", "-h"], &["-h"]] {

@@ -244,7 +244,8 @@ async fn run_reconciles_on_its_first_cycle() {
     assert!(o.status.success(), "{log}");
     assert_eq!(
         log.lines()
-            .filter(|l| l.contains("reconciled: the post exists on the platform; recorded as posted"))
+            .filter(|l| l.contains("reconciled: recorded as posted")
+                && l.contains("how=found among the account's posts; nothing posted"))
             .count(),
         4,
         "{log}"

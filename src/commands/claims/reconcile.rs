@@ -55,7 +55,7 @@ fn print_decisions(decisions: &[Decision], json: bool, store: &str) -> std::io::
     let mut out = String::new();
     for d in decisions {
         let (result, detail) = match &d.outcome {
-            Settled::Posted { id } => ("posted", id.clone()),
+            Settled::Posted { id, .. } => ("posted", id.clone()),
             Settled::StillUnknown { found } => ("not found", found.clone()),
             Settled::Changed { state } => ("changed", format!("now {state}; left alone")),
             Settled::Waiting { until } => (
@@ -71,14 +71,22 @@ fn print_decisions(decisions: &[Decision], json: bool, store: &str) -> std::io::
             ),
             Settled::NotAsked { why } => ("not asked", why.clone()),
         };
+        // How a post was learnt of: found, or answered by a repeat that may have made it.
+        let how = match &d.outcome {
+            Settled::Posted { how, .. } => Some(how.describe()),
+            _ => None,
+        };
         if json {
-            out.push_str(
-                &serde_json::json!({ "key": d.key.as_str(), "was": d.was, "result": result, "detail": detail })
-                    .to_string(),
-            );
+            let mut row =
+                serde_json::json!({ "key": d.key.as_str(), "was": d.was, "result": result, "detail": detail });
+            if let Some(how) = how {
+                row["how"] = how.into();
+            }
+            out.push_str(&row.to_string());
             out.push('\n');
         } else {
-            out.push_str(&format!("{} ({}): {result}: {}\n", d.key, d.was, escaped(&detail)));
+            let how = how.map(|h| format!(" ({h})")).unwrap_or_default();
+            out.push_str(&format!("{} ({}): {result}: {}{how}\n", d.key, d.was, escaped(&detail)));
         }
     }
     write_stdout(&out)
