@@ -495,7 +495,10 @@ impl Announcer {
             MatchClaim::Won(token) => token,
         };
         metrics::counter!(crate::metric_names::CLAIMS, "result" => "won").increment(1);
-        tracing::info!(owner = %token.claim().owner, "claim won");
+        // Stored beside its key (another match of the fixture holds that one): later cycles
+        // read it there.
+        learn(memory, s, token.key());
+        tracing::info!(owner = %token.claim().owner, stored_under = %token.key(), "claim won");
         // The pace is checked after the claim, so skipped matches spend no slot; a
         // claim we cannot use now is released: nothing was sent.
         if let Err(not_until) = pace.check() {

@@ -367,7 +367,11 @@ impl fmt::Display for Facts {
             parts.push(format!("Super {r}"));
         }
         if let Some(g) = d.group {
-            parts.push(format!("group {g}"));
+            // A group's letter as sites print it ("group D"); stores keep it lower case.
+            parts.push(match g {
+                Group::Letter(c) => format!("group {}", c.to_ascii_uppercase()),
+                Group::Number(n) => format!("group {n}"),
+            });
         }
         if let Some(p) = d.position {
             parts.push(format!("no. {p} of its series"));

@@ -66,7 +66,8 @@ impl Identity {
         Some(Identity(format!("{FIXTURE_MARK}{moved}")))
     }
 
-    /// Reads an identity written out: `key:<match key>`, or `<site>:<id>` where the site is a
+    /// Reads an identity written out: `key:<match key>`, `fixture:<date>_<teams>` (exactly as
+    /// [`Identity::fixture_of`] writes one), or `<site>:<id>` where the site is a
     /// name of lower-case letters, digits and `-` starting with a letter (any site's, also one
     /// this release does not read) and the id is not empty. `None` for anything else, and for
     /// text with whitespace or control characters (no identity an operator can name has them).

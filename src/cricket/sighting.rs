@@ -192,4 +192,95 @@ mod tests {
             "the first listing read stands for the match"
         );
     }
+
+    /// `m` on `site` with its own page, described as `desc`, starting `minutes` after 10:30.
+    fn described(site: Site, id: &str, desc: &str, minutes: i64) -> Match {
+        let mut m = sample_match(site, id, "Sri Lanka", "England", Some(desc));
+        m.start_time = m.start_time.map(|t| t + chrono::Duration::minutes(minutes));
+        m.url = format!("https://{site}.example/{id}").parse().expect("a URL");
+        m
+    }
+
+    #[test]
+    fn three_sites_wording_one_match_differently_are_one_sighting_linking_to_the_preferred_site() {
+        let links = Links::new("espncricinfo", Links::default().fallback().clone()).expect("a preference");
+        let mut seen = Sightings::linking(links);
+        seen.add(described(Site::Cricketdata, "cd-42", "Super 8, Match 42", -30));
+        seen.add(described(Site::Cricbuzz, "87780", "Super 8 Group 2", 0));
+        seen.add(described(
+            Site::Espncricinfo,
+            "1512760",
+            "42nd Match, Super Eights, Group 2",
+            0,
+        ));
+        // Another match of the same sides that day: its number conflicts.
+        seen.add(described(
+            Site::Espncricinfo,
+            "1512761",
+            "43rd Match, Super Eights, Group 2",
+            0,
+        ));
+        let all = seen.into_vec();
+        assert_eq!(all.len(), 2);
+        let ids: Vec<&str> = all[0].ids.ids.iter().map(Identity::as_str).collect();
+        assert_eq!(
+            ids,
+            [
+                "cricketdata:cd-42",
+                "cricbuzz:87780",
+                "espncricinfo:1512760",
+                "key:2026-07-17_england-v-sri-lanka_42nd-match",
+                "key:2026-07-17_england-v-sri-lanka_super-8-group-2",
+                "fixture:2026-07-17_england-v-sri-lanka",
+            ]
+        );
+        assert_eq!(all[0].m.url.as_str(), "https://espncricinfo.example/1512760");
+        // What the three state, merged: the number is ESPNcricinfo's and CricketData's, the
+        // group Cricbuzz's and ESPNcricinfo's, the start the first listing's.
+        assert_eq!(
+            all[0].ids.facts.map(|f| f.to_string()).as_deref(),
+            Some("starts 2026-07-17 10:00 UTC, 20-over, match 42, Super 8, group 2")
+        );
+        // Each of the two ESPNcricinfo matches knows the other's id as a rival.
+        assert_eq!(all[0].ids.rivals, [Identity::source(Site::Espncricinfo, "1512761")]);
+        assert_eq!(
+            all[1].ids.rivals.iter().map(Identity::as_str).collect::<Vec<_>>(),
+            ["cricketdata:cd-42", "cricbuzz:87780", "espncricinfo:1512760"]
+        );
+    }
+
+    #[test]
+    fn a_match_only_cricketdata_lists_links_to_the_fallback_page() {
+        let mut seen = Sightings::default();
+        seen.add(described(Site::Cricketdata, "cd-42", "Super 8, Match 42", 0));
+        let all = seen.into_vec();
+        assert_eq!(
+            all[0].m.url.as_str(),
+            "https://www.cricbuzz.com/cricket-match/live-scores"
+        );
+    }
+
+    #[test]
+    fn two_ids_of_one_site_are_two_matches_whatever_their_facts() {
+        let mut seen = Sightings::default();
+        seen.add(described(Site::Cricbuzz, "1", "", 0));
+        seen.add(described(Site::Cricbuzz, "2", "", 60));
+        // Another site's listing half an hour after the first agrees with both (each is
+        // within the tolerance): it joins the first read.
+        seen.add(described(Site::Espncricinfo, "9", "", 30));
+        let all = seen.into_vec();
+        assert_eq!(all.len(), 2);
+        fn sources(s: &Sighting) -> Vec<&str> {
+            s.source_identities().map(Identity::as_str).collect()
+        }
+        assert_eq!(sources(&all[0]), ["cricbuzz:1", "espncricinfo:9"]);
+        assert_eq!(sources(&all[1]), ["cricbuzz:2"]);
+        assert_eq!(
+            all[1].ids.rivals,
+            [
+                Identity::source(Site::Cricbuzz, "1"),
+                Identity::source(Site::Espncricinfo, "9")
+            ]
+        );
+    }
 }

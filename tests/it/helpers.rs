@@ -568,9 +568,22 @@ pub async fn live_app_on(
     x: &MockServer,
     cap: u32,
 ) -> anyhow::Result<App> {
+    live_app_with(store, prefix, sources, x, cap, &[]).await
+}
+
+/// [`live_app_on`] with more flags (`--link-preference espncricinfo`).
+pub async fn live_app_with(
+    store: &[String],
+    prefix: &str,
+    sources: &[String],
+    x: &MockServer,
+    cap: u32,
+    flags: &[&str],
+) -> anyhow::Result<App> {
     let template = root().join("templates/announce.txt");
     let mut args: Vec<String> = vec!["cricket-announcer".into()];
     args.extend_from_slice(store);
+    args.extend(flags.iter().map(|f| (*f).to_string()));
     for source in sources {
         args.extend(["--source".to_string(), source.clone()]);
     }

@@ -35,6 +35,7 @@ mod rule;
 mod secrets;
 mod shorten;
 mod sinks;
+mod sites;
 mod sources;
 mod tls;
 mod upgrade;

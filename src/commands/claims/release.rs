@@ -23,6 +23,16 @@ pub(super) async fn release(
     force: bool,
     stuck_after: Duration,
 ) -> Result<Exit, Failure> {
+    // A fixture names every match of two sides on a date: releasing one of them is the
+    // operator's choice, by its key (`claims show fixture:…` lists them).
+    if asked.is_fixture() {
+        return Err(Failure::usage(format!(
+            "{} names every match of its two sides on that date; release one by its match key \
+             (`claims show {}` lists them)",
+            written.trim(),
+            written.trim()
+        )));
+    }
     // As `show`: a match key, or any identity a claim recorded.
     let Some((key, _)) = store.peek_identity(asked).await? else {
         return Err(Failure::incomplete(format!("no claim on {}", written.trim())));
