@@ -318,6 +318,12 @@ impl ReferenceStore {
         self.records.get(key)
     }
 
+    /// The key of the live record that carries `token` (where a won claim was stored: its key,
+    /// or the key beside it).
+    pub fn key_of(&self, token: u64) -> Option<&MatchKey> {
+        self.records.iter().find(|(_, r)| r.token == token).map(|(k, _)| k)
+    }
+
     /// The live entries of `fixture`'s list, in order: (key, facts as stored).
     pub fn fixture_entries(&self, fixture: &Identity) -> Vec<(MatchKey, String)> {
         self.fixtures

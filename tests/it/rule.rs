@@ -10,7 +10,7 @@ use cricket_announcer::claim::{
     Checked, ClaimState, ClaimStore, ClaimToken, MarkerOrigin, MatchClaim, ReferenceChange, ReferenceClaim,
     ReferenceStore, Transition,
 };
-use cricket_announcer::cricket::{Facts, Identities, Identity, MatchKey};
+use cricket_announcer::cricket::{Described, Facts, FormatClass, Identities, Identity, MatchKey, Start};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use std::collections::BTreeMap;
@@ -40,23 +40,44 @@ const MOST_STEPS: usize = 20;
 
 crate::helpers::store_matrix!(every_sequence_of_claims_answers_and_leaves_what_the_rule_says);
 
-/// What one sighting of a match gives the claim: its key, some source ids, its key as an
-/// identity (as every dated listing gives it), and the keys a day either side.
+/// The hours (UTC) sightings start at on their key's date: 10:00 and 11:00 are within the
+/// tolerance of each other, 14:00 is another match.
+const HOURS: [u32; 3] = [10, 11, 14];
+
+/// What one sighting of a match gives the claim: its key, some source ids, and (as every dated
+/// listing gives them) its key as an identity, its fixture and its facts (a start on its key's
+/// date at one of [`HOURS`], maybe a match number); the keys a day either side; and the source
+/// ids of other matches its sites list at the same time (rivals).
 #[derive(Debug, Clone)]
 struct Sighting {
     key: usize,
     sources: Vec<usize>,
-    key_identity: bool,
+    dated: bool,
     day_before: bool,
     day_after: bool,
+    hour: usize,
+    number: Option<u16>,
+    rivals: Vec<usize>,
 }
 
 impl Sighting {
     fn identities(&self) -> Identities {
         let key = key(KEYS[self.key]);
         let mut ids: Vec<Identity> = self.sources.iter().map(|s| helpers::id(SOURCES[*s])).collect();
-        if self.key_identity {
+        let mut facts = None;
+        if self.dated {
             ids.push(Identity::of_key(&key));
+            ids.push(Identity::fixture_of(&key).unwrap());
+            let date = chrono::NaiveDate::parse_from_str(&KEYS[self.key][..10], "%Y-%m-%d").unwrap();
+            let start = date.and_hms_opt(HOURS[self.hour], 0, 0).unwrap().and_utc();
+            facts = Some(Facts {
+                start: Some(Start::At(start)),
+                class: Some(FormatClass::Twenty),
+                described: Described {
+                    number: self.number,
+                    ..Described::default()
+                },
+            });
         }
         let mut other_keys = Vec::new();
         for (wanted, days) in [(self.day_before, -1), (self.day_after, 1)] {
@@ -68,8 +89,8 @@ impl Sighting {
             key,
             ids,
             other_keys,
-            facts: None,
-            rivals: Vec::new(),
+            facts,
+            rivals: self.rivals.iter().map(|r| helpers::id(SOURCES[*r])).collect(),
         }
     }
 }
@@ -107,14 +128,28 @@ fn sighting() -> impl Strategy<Value = Sighting> {
         prop::bool::weighted(0.8),
         any::<bool>(),
         any::<bool>(),
+        0..HOURS.len(),
+        prop::option::weighted(0.5, 1u16..=2),
+        proptest::sample::subsequence((0..SOURCES.len()).collect::<Vec<_>>(), 0..=1),
+        prop::bool::weighted(0.3),
     )
-        .prop_map(|(key, sources, key_identity, day_before, day_after)| Sighting {
-            key,
-            sources,
-            key_identity,
-            day_before,
-            day_after,
-        })
+        .prop_map(
+            |(key, sources, dated, day_before, day_after, hour, number, rivals, with_rivals)| Sighting {
+                // A rival is another match's id: never one of the sighting's own.
+                rivals: if with_rivals {
+                    rivals.into_iter().filter(|r| !sources.contains(r)).collect()
+                } else {
+                    Vec::new()
+                },
+                key,
+                sources,
+                dated,
+                day_before,
+                day_after,
+                hour,
+                number,
+            },
+        )
 }
 
 fn steps() -> impl Strategy<Value = Vec<Step>> {
@@ -177,7 +212,9 @@ async fn every_sequence_of_claims_answers_and_leaves_what_the_rule_says(kind: Ki
     let seen = seen.into_inner().unwrap();
     for what in [
         "won",
+        "won beside its key",
         "held under its own key",
+        "held via a fixture",
         "held via a source id",
         "held via another key",
         "no marker",
@@ -214,7 +251,14 @@ async fn run(stores: &[ClaimStore; 2], steps: &[Step], seen: &mut Seen) -> Resul
                 let want = model.claim_match(OWNERS[*by], &ids, *require_marker);
                 match (real, want) {
                     (MatchClaim::Won(token), ReferenceClaim::Won { token: t }) => {
-                        *seen.entry("won").or_default() += 1;
+                        let stored = model.key_of(t).expect("the model's winner");
+                        prop_assert_eq!(token.key(), stored, "step {}: won under", i);
+                        let how = if *token.key() == ids.key {
+                            "won"
+                        } else {
+                            "won beside its key"
+                        };
+                        *seen.entry(how).or_default() += 1;
                         won.push((token, t));
                     }
                     (
@@ -236,6 +280,8 @@ async fn run(stores: &[ClaimStore; 2], steps: &[Step], seen: &mut Seen) -> Resul
                         );
                         let how = if via.is_key_of(&ids.key) {
                             "held under its own key"
+                        } else if via.is_fixture() {
+                            "held via a fixture"
                         } else if via.is_key() {
                             "held via another key"
                         } else {
@@ -305,7 +351,12 @@ async fn leads_where_the_model_does(
     step: usize,
 ) -> Result<(), TestCaseError> {
     let fail = |e: cricket_announcer::claim::ClaimError| TestCaseError::fail(format!("store error: {e}"));
-    for k in KEYS.map(key) {
+    // Every key a claim may be stored under: the keys, and each key beside one (named by a
+    // source id).
+    let stored_under = KEYS
+        .iter()
+        .flat_map(|k| std::iter::once(key(k)).chain(SOURCES.iter().map(move |s| key(k).beside(s))));
+    for k in stored_under {
         let real = store.peek(&k).await.map_err(fail)?;
         prop_assert_eq!(
             real.map(|c| (c.owner, c.state, c.aliases)),
@@ -330,6 +381,16 @@ async fn leads_where_the_model_does(
             step,
             identity
         );
+    }
+    // Each fixture's live claims, with the facts listed for each.
+    for fixture in KEYS.iter().filter_map(|k| Identity::fixture_of(&key(k))) {
+        let real = store.fixture_entries(&fixture).await.map_err(fail)?;
+        let want: Vec<(MatchKey, Facts)> = model
+            .fixture_entries(&fixture)
+            .into_iter()
+            .map(|(k, f)| (k, Facts::from_stored(&f)))
+            .collect();
+        prop_assert_eq!(real, want, "after step {}: the claims on {}", step, fixture);
     }
     Ok(())
 }
