@@ -21,6 +21,36 @@ pub fn cut_to_bytes(s: &mut String, max_bytes: usize) -> bool {
     true
 }
 
+/// The most bytes of one text read from a store or a page that any output shows: a table cell
+/// (even with `--wide`), a JSON string, an error, a log field. 1 KiB holds every owner, title,
+/// detail and identity the bot writes, and an X or Mastodon post; longer text (a hostile
+/// record's 8 MiB owner, a Telegram post of 4,096 characters) is cut there and says its full
+/// length ([`bounded`]).
+pub const MAX_SHOWN_BYTES: usize = 1024;
+
+/// `raw` as any output may show it, whatever its length: itself when at most
+/// [`MAX_SHOWN_BYTES`]; else its first [`MAX_SHOWN_BYTES`] bytes (cut at a character boundary)
+/// followed by `… (N bytes in all)`. The one bound for text from a store or a page, in tables,
+/// JSON, errors and logs alike; [`shown`] also escapes it for a terminal.
+pub fn bounded(raw: &str) -> std::borrow::Cow<'_, str> {
+    if raw.len() <= MAX_SHOWN_BYTES {
+        return std::borrow::Cow::Borrowed(raw);
+    }
+    let mut end = MAX_SHOWN_BYTES;
+    while !raw.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}… ({} bytes in all)", &raw[..end], raw.len()))
+}
+
+/// `raw` as a terminal or a text log line may show it: [`bounded`], then [`escaped`].
+pub fn shown(raw: &str) -> std::borrow::Cow<'_, str> {
+    match bounded(raw) {
+        std::borrow::Cow::Borrowed(b) => escaped(b),
+        std::borrow::Cow::Owned(o) => std::borrow::Cow::Owned(escaped(&o).into_owned()),
+    }
+}
+
 /// Makes one scraped field safe for a post:
 /// - decodes HTML entities (`&amp;` → `&`);
 /// - removes control, zero-width and bidirectional-control characters;
@@ -402,6 +432,32 @@ mod tests {
     #[test]
     fn entities_controls_bidi_and_whitespace_are_cleaned() {
         assert_eq!(clean("  A &amp; B\u{202E}\u{200B}\n\t C\u{0007} "), "A & B C");
+    }
+
+    #[test]
+    fn text_over_the_shown_bound_is_cut_at_a_character_and_says_its_length() {
+        use super::{bounded, shown, MAX_SHOWN_BYTES};
+        let short = "host-1:42";
+        assert!(matches!(bounded(short), std::borrow::Cow::Borrowed(s) if s == short));
+        let exact = "a".repeat(MAX_SHOWN_BYTES);
+        assert_eq!(bounded(&exact), exact.as_str());
+        let huge = "O".repeat(8 * 1024 * 1024);
+        assert_eq!(
+            bounded(&huge),
+            format!("{}… (8388608 bytes in all)", "O".repeat(MAX_SHOWN_BYTES))
+        );
+        // A 3-byte character across the bound is kept out whole, never split.
+        let wide = format!("{}€€", "a".repeat(MAX_SHOWN_BYTES - 1));
+        assert_eq!(
+            bounded(&wide),
+            format!("{}… (1029 bytes in all)", "a".repeat(MAX_SHOWN_BYTES - 1))
+        );
+        // Escaped after the cut: a control character stays an escape, the bound still holds.
+        let controls = "\u{1b}".repeat(4096);
+        let escaped = shown(&controls);
+        assert!(escaped.starts_with("\\u{1b}\\u{1b}"), "{escaped:.20}");
+        assert!(escaped.ends_with("… (4096 bytes in all)"));
+        assert!(escaped.len() < 7 * MAX_SHOWN_BYTES);
     }
 
     #[test]

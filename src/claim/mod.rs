@@ -68,7 +68,7 @@ pub use self::outcome::{
     Adoption, Checked, ClaimToken, ListedClaim, MatchClaim, OperatorRelease, PostIntent, Released, Transition,
 };
 pub use self::postgres::PostgresClaims;
-pub use self::record::{known_time, later_by, Claim, ClaimState, Replay, ShownState};
+pub use self::record::{known_time, later_by, Claim, ClaimState, Replay, ShownState, MAX_RECORD_BYTES};
 pub use self::redis::{RedisClaims, RedisOptions};
 pub use self::redis_conn::{check_sentinel_url, cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};
 pub use self::rule::{ReferenceChange, ReferenceClaim, ReferenceRecord, ReferenceStore};

@@ -225,6 +225,14 @@ impl fmt::Debug for Claim {
 /// The most bytes of an unreadable record quoted in [`Claim::detail`].
 const UNREADABLE_QUOTE_BYTES: usize = 120;
 
+/// The largest stored value read as a claim record, bytes. Every record the bot writes is far
+/// smaller: its title is cut to [`crate::text::MAX_SHOWN_BYTES`], its post is within a sink's
+/// limit (at most 4,096 characters, 16 KiB), its detail a line; an owner name of 64 KiB still
+/// reads. A larger value was written by something
+/// else: it reads as an unreadable record, held, without being parsed, so a store of hostile
+/// 8 MiB values costs a cycle those bytes as read, not a parsed copy of each.
+pub const MAX_RECORD_BYTES: usize = 256 * 1024;
+
 impl Claim {
     pub(super) fn with_deadline(
         owner: &str,
@@ -239,7 +247,8 @@ impl Claim {
             token: new_token(),
             claimed_at: now,
             updated_at: now,
-            title: Some(title.to_string()),
+            // From a page: bounded as it would be shown, so the record stays a record.
+            title: Some(crate::text::bounded(title).into_owned()),
             aliases: aliases.to_vec(),
             post_id: None,
             detail: None,
@@ -257,37 +266,51 @@ impl Claim {
 
     /// Reads a stored record. A value that is not a claim record (written by something else, or
     /// a bare `1` from an older bot) still means "held": it becomes an `unknown` claim whose
-    /// detail quotes the value, so the caller never posts over it.
+    /// detail quotes the value, so the caller never posts over it. A value over
+    /// [`MAX_RECORD_BYTES`] is such a value, and is not parsed: its fields (an 8 MiB owner) are
+    /// never copied out of it.
     pub(super) fn from_stored(raw: &str) -> Claim {
+        if raw.len() > MAX_RECORD_BYTES {
+            return Claim::unreadable(raw, &format!("{} bytes, more than a claim record can be", raw.len()));
+        }
         serde_json::from_str(raw).unwrap_or_else(|e| {
-            let mut quote: String = raw.chars().filter(|c| !c.is_control()).collect();
-            crate::text::cut_to_bytes(&mut quote, UNREADABLE_QUOTE_BYTES);
-            Claim {
-                state: ClaimState::Unknown,
-                owner: "(unreadable record)".to_string(),
-                token: String::new(),
-                claimed_at: DateTime::<Utc>::UNIX_EPOCH,
-                updated_at: DateTime::<Utc>::UNIX_EPOCH,
-                title: None,
-                aliases: Vec::new(),
-                post_id: None,
-                // Said in the field's words, not serde's (which name Rust types).
-                detail: Some(format!(
-                    "not a claim record ({}): {quote:?}",
-                    match e.classify() {
-                        serde_json::error::Category::Data => "JSON without a claim's fields",
-                        _ => "not JSON",
-                    }
-                )),
-                attempts: None,
-                deadline: None,
-                text: None,
-                dedupe_key: None,
-                checked_at: None,
-                check: None,
-                replay: None,
-            }
+            // Said in the field's words, not serde's (which name Rust types).
+            let what = match e.classify() {
+                serde_json::error::Category::Data => "JSON without a claim's fields",
+                _ => "not JSON",
+            };
+            Claim::unreadable(raw, what)
         })
+    }
+
+    /// The `unknown` claim a value that is not a claim record reads as: held by
+    /// `(unreadable record)`, its detail saying `what` it is and quoting its start.
+    fn unreadable(raw: &str, what: &str) -> Claim {
+        // Only the start is looked at: the value may be megabytes.
+        let mut head = raw.len().min(UNREADABLE_QUOTE_BYTES * 4);
+        while !raw.is_char_boundary(head) {
+            head -= 1;
+        }
+        let mut quote: String = raw[..head].chars().filter(|c| !c.is_control()).collect();
+        crate::text::cut_to_bytes(&mut quote, UNREADABLE_QUOTE_BYTES);
+        Claim {
+            state: ClaimState::Unknown,
+            owner: "(unreadable record)".to_string(),
+            token: String::new(),
+            claimed_at: DateTime::<Utc>::UNIX_EPOCH,
+            updated_at: DateTime::<Utc>::UNIX_EPOCH,
+            title: None,
+            aliases: Vec::new(),
+            post_id: None,
+            detail: Some(format!("not a claim record ({what}): {quote:?}")),
+            attempts: None,
+            deadline: None,
+            text: None,
+            dedupe_key: None,
+            checked_at: None,
+            check: None,
+            replay: None,
+        }
     }
 
     pub(super) fn to_stored(&self) -> String {
@@ -427,6 +450,32 @@ mod tests {
         assert!(stored.contains(r#""post_id":"1800000000000000009""#), "{stored}");
         assert!(!stored.contains("tweet_id"), "{stored}");
         assert_eq!(Claim::from_stored(&stored), claim);
+    }
+
+    #[test]
+    fn a_value_over_the_record_bound_is_held_as_unreadable_without_being_parsed() {
+        let mut c = Claim::with_deadline("h:1", "A v B", &[], Utc::now(), None);
+        c.owner = "O".repeat(MAX_RECORD_BYTES);
+        let over = c.to_stored();
+        assert!(over.len() > MAX_RECORD_BYTES);
+        let read = Claim::from_stored(&over);
+        assert_eq!(
+            (read.state, read.owner.as_str(), read.token.as_str()),
+            (ClaimState::Unknown, "(unreadable record)", "")
+        );
+        let detail = read.detail.unwrap_or_default();
+        assert!(
+            detail.starts_with(&format!(
+                "not a claim record ({} bytes, more than a claim record can be): \"{{\\\"state\\\":\\\"claimed\\\"",
+                over.len()
+            )),
+            "{detail}"
+        );
+        assert!(detail.len() < 300, "{detail}");
+        // A title from a page is bounded when written: the record stays readable.
+        let long = Claim::with_deadline("h:1", &"T".repeat(1 << 20), &[], Utc::now(), None);
+        assert_eq!(Claim::from_stored(&long.to_stored()).state, ClaimState::Claimed);
+        assert!(long.title.unwrap_or_default().ends_with("… (1048576 bytes in all)"));
     }
 
     #[test]
