@@ -7,6 +7,7 @@ use crate::announcer::{AnnounceError, Outcome};
 use crate::claim::{ClaimError, ClaimState, Holder, MarkerOrigin};
 use crate::cricket::Sighting;
 use crate::metric_names as names;
+use crate::schedule::When;
 use crate::telemetry::CauseChain;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -45,15 +46,17 @@ impl<'c> Turn<'c, '_> {
     }
 }
 
-/// One match a channel's turn announces: the sighting, and the holder the batch look-up found
-/// (`None`: free, or not looked up; the claim step decides).
-struct Work<'s> {
-    sighting: &'s Sighting,
-    holder: Option<Holder>,
+/// One match a channel's turn announces: the sighting, the holder the batch look-up found
+/// (`None`: free, or not looked up; the claim step decides), and whether it is due now or waits
+/// for its window (see [`crate::schedule`]).
+pub(super) struct Work<'s> {
+    pub(super) sighting: &'s Sighting,
+    pub(super) holder: Option<Holder>,
+    pub(super) when: When,
 }
 
 /// How a channel's turn in a cycle ended.
-enum Step {
+pub(super) enum Step {
     /// Go on with the next channel.
     Next,
     /// Stop the cycle: the store failed, or lost its data, or the output is gone.
@@ -169,6 +172,7 @@ impl App {
             summary.failed += turn.counts.failed;
             summary.deferred += turn.counts.deferred;
             summary.seeded += turn.counts.seeded;
+            summary.waiting += turn.counts.waiting;
             if self.channels_file {
                 summary.channels.push(turn.counts);
             }
@@ -224,6 +228,8 @@ impl App {
                 Err(e) => return Err(store_failed(summary, &e)),
             }
         }
+        // Due now, or waiting for its window: one clock reading for the whole list.
+        let (lead, now) = (announcer.lead(), self.clock.now());
         let work = seen
             .iter()
             .filter(|s| match s.verdict.and_then(|()| channel.takes(&s.sighting.m)) {
@@ -236,6 +242,7 @@ impl App {
             .map(|s| Work {
                 sighting: &s.sighting,
                 holder: None,
+                when: lead.when(&s.sighting.m, now),
             })
             .collect();
         Ok(Some(work))
@@ -249,6 +256,9 @@ impl App {
         let counts = &mut turn.counts;
         let memory = &mut *turn.memory;
         let work = turn.work.as_mut().map(std::mem::take).unwrap_or_default();
+        // The matches whose window has not opened are never claimed: only counted (and, in a
+        // dry run, printed) once the due ones had their turn.
+        let (work, waiting) = super::window::split(work);
         let mut announced = 0usize;
         // Per channel only with a channels file: the one X channel keeps the series it always
         // had.
@@ -339,7 +349,7 @@ impl App {
                 }
             }
         }
-        Step::Next
+        self.wait_turn(channel, memory, waiting, counts, summary).await
     }
 }
 
@@ -375,7 +385,7 @@ async fn look_up(turns: &mut [Turn<'_, '_>]) -> Result<(), ClaimError> {
 }
 
 /// Counts and logs a store failure that ends the cycle.
-fn store_failed(summary: &mut Summary, e: &ClaimError) -> Step {
+pub(super) fn store_failed(summary: &mut Summary, e: &ClaimError) -> Step {
     summary.store_errors += 1;
     tracing::error!(error.cause_chain = %CauseChain(e), "store unavailable; nothing posted this cycle");
     summary.refused = Some(format!("store unavailable: {e}"));
@@ -408,10 +418,11 @@ fn record_metrics(summary: &Summary, took: Duration) {
     metrics::counter!(names::MATCHES_SEEN).increment(summary.matches_seen as u64);
     metrics::gauge!(names::MATCHES_LAST_CYCLE).set(summary.matches_seen as f64);
     metrics::gauge!(names::STUCK_CLAIMS).set(summary.stuck_claims as f64);
+    super::window::record_waiting(summary);
     metrics::counter!(names::STORE_ERRORS).increment(summary.store_errors as u64);
     metrics::histogram!(names::CYCLE_DURATION).record(took.as_secs_f64());
 }
 
-fn log_announce_error(e: &AnnounceError) {
+pub(super) fn log_announce_error(e: &AnnounceError) {
     tracing::error!(error.cause_chain = %CauseChain(e), "match not announced");
 }
