@@ -38,4 +38,5 @@ mod sinks;
 mod sources;
 mod tls;
 mod upgrade;
+mod when;
 mod wipe;
