@@ -830,6 +830,75 @@ mod tests {
     }
 
     #[test]
+    fn the_start_is_told_in_the_channels_zone_and_the_discord_default_in_each_readers_own() {
+        use crate::post::DISCORD_LENGTH;
+        use chrono::TimeZone;
+        let mut m = sample_match();
+        // 14:30 UTC on Friday 17 July 2026: Friday evening in India, Saturday in Sydney.
+        m.start_time = chrono::Utc.with_ymd_and_hms(2026, 7, 17, 14, 30, 0).single();
+        let fields = Template::from_source(
+            Path::new("inline"),
+            "{{ start }}|{{ start_utc }}|{{ start_iso }}|{{ start_unix }}|{{ timezone }}|{{ link }}".into(),
+        )
+        .unwrap();
+        let render = |zone: &str| {
+            fields
+                .render_local(
+                    &m,
+                    &link(),
+                    Zone::parse(zone).unwrap(),
+                    SinkKind::Mastodon,
+                    LengthRule::default_for(SinkKind::Mastodon),
+                )
+                .unwrap()
+        };
+        let tail = "Fri 17 Jul, 14:30 UTC|2026-07-17T14:30:00Z|1784298600|";
+        assert_eq!(
+            render("Asia/Kolkata"),
+            format!("Fri 17 Jul, 20:00 IST|{tail}Asia/Kolkata|{}", link())
+        );
+        assert_eq!(
+            render("Australia/Sydney"),
+            format!("Sat 18 Jul, 00:30 AEST|{tail}Australia/Sydney|{}", link())
+        );
+        // The shipped template in UTC is what it always was.
+        assert!(x_post(&shipped("announce.txt"), &m, &link())
+            .unwrap()
+            .contains("🕒 Fri 17 Jul, 14:30 UTC"));
+        // Discord's default: the timestamp markup each reader's client shows in their zone.
+        let discord = Template::configured_for(None, SinkKind::Discord).unwrap();
+        assert_eq!(discord.path(), Path::new(BUILT_IN_DISCORD_NAME));
+        let post = discord
+            .render_local(
+                &m,
+                &link(),
+                Zone::parse("Asia/Kolkata").unwrap(),
+                SinkKind::Discord,
+                DISCORD_LENGTH,
+            )
+            .unwrap();
+        assert_eq!(
+            post,
+            format!(
+                "Coming up: Home v Away, 1st T20I\nSeries\n📍 Ground, City\n🕒 <t:1784298600:F>\n{}",
+                link()
+            )
+        );
+        // Without a start, no time line at all; TEMPLATE_PATH wins over the Discord default.
+        m.start_time = None;
+        let post = discord
+            .render_local(&m, &link(), Zone::default(), SinkKind::Discord, DISCORD_LENGTH)
+            .unwrap();
+        assert!(!post.contains('🕒'), "{post}");
+        let chosen = Template::configured_for(
+            Some(&Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/detailed.txt")),
+            SinkKind::Discord,
+        )
+        .unwrap();
+        assert!(chosen.path().ends_with("templates/detailed.txt"));
+    }
+
+    #[test]
     fn template_syntax_and_links_in_scraped_names_render_literally_and_inert() {
         let mut m = sample_match();
         m.teams = [
