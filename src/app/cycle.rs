@@ -1,6 +1,7 @@
 //! One poll (read → filter → one batch look-up → announce each sighting in turn, within the
 //! flood cap).
 
+use super::window::{Halt, Waiting};
 use super::{App, ChannelRun, ChannelSummary, StoreReadiness, Summary};
 use crate::announcer::{holders_of_all, LookUp, Memory};
 use crate::announcer::{AnnounceError, Outcome};
@@ -49,14 +50,14 @@ impl<'c> Turn<'c, '_> {
 /// One match a channel's turn announces: the sighting, the holder the batch look-up found
 /// (`None`: free, or not looked up; the claim step decides), and whether it is due now or waits
 /// for its window (see [`crate::schedule`]).
-pub(super) struct Work<'s> {
-    pub(super) sighting: &'s Sighting,
-    pub(super) holder: Option<Holder>,
-    pub(super) when: When,
+struct Work<'s> {
+    sighting: &'s Sighting,
+    holder: Option<Holder>,
+    when: When,
 }
 
 /// How a channel's turn in a cycle ended.
-pub(super) enum Step {
+enum Step {
     /// Go on with the next channel.
     Next,
     /// Stop the cycle: the store failed, or lost its data, or the output is gone.
@@ -258,7 +259,7 @@ impl App {
         let work = turn.work.as_mut().map(std::mem::take).unwrap_or_default();
         // The matches whose window has not opened are never claimed: only counted (and, in a
         // dry run, printed) once the due ones had their turn.
-        let (work, waiting) = super::window::split(work);
+        let (work, waiting) = split_waiting(work);
         let mut announced = 0usize;
         // Per channel only with a channels file: the one X channel keeps the series it always
         // had.
@@ -349,8 +350,30 @@ impl App {
                 }
             }
         }
-        self.wait_turn(channel, memory, waiting, counts, summary).await
+        match self.wait_turn(channel, memory, waiting, counts, summary).await {
+            Ok(()) => Step::Next,
+            Err(Halt::Store(e)) => store_failed(summary, &e),
+            Err(Halt::Output) => Step::Stop,
+        }
     }
+}
+
+/// A channel's work list split into the matches due now (in their order) and those waiting
+/// for their windows (see `window.rs`).
+fn split_waiting(work: Vec<Work<'_>>) -> (Vec<Work<'_>>, Vec<Waiting<'_>>) {
+    let mut due = Vec::with_capacity(work.len());
+    let mut waiting = Vec::new();
+    for w in work {
+        match w.when {
+            When::Now => due.push(w),
+            When::At(opens) => waiting.push(Waiting {
+                sighting: w.sighting,
+                holder: w.holder,
+                opens,
+            }),
+        }
+    }
+    (due, waiting)
 }
 
 /// One batch read of every channel's holders (those with a work list), written into each
@@ -385,7 +408,7 @@ async fn look_up(turns: &mut [Turn<'_, '_>]) -> Result<(), ClaimError> {
 }
 
 /// Counts and logs a store failure that ends the cycle.
-pub(super) fn store_failed(summary: &mut Summary, e: &ClaimError) -> Step {
+fn store_failed(summary: &mut Summary, e: &ClaimError) -> Step {
     summary.store_errors += 1;
     tracing::error!(error.cause_chain = %CauseChain(e), "store unavailable; nothing posted this cycle");
     summary.refused = Some(format!("store unavailable: {e}"));
@@ -423,6 +446,6 @@ fn record_metrics(summary: &Summary, took: Duration) {
     metrics::histogram!(names::CYCLE_DURATION).record(took.as_secs_f64());
 }
 
-pub(super) fn log_announce_error(e: &AnnounceError) {
+fn log_announce_error(e: &AnnounceError) {
     tracing::error!(error.cause_chain = %CauseChain(e), "match not announced");
 }

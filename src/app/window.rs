@@ -12,28 +12,36 @@
 //! announcement when the window opens; a match found free is remembered, and not read again
 //! while it is listed.
 
-use super::cycle::{log_announce_error, store_failed, Step, Work};
 use super::{App, ChannelRun, ChannelSummary, Summary};
 use crate::announcer::{AnnounceError, Memory, Outcome};
-use crate::claim::ClaimError;
+use crate::claim::{ClaimError, Holder};
 use crate::cricket::{MatchKey, Sighting};
 use crate::metric_names as names;
 use crate::telemetry::CauseChain;
+use chrono::{DateTime, Utc};
 use std::collections::HashSet;
+
+/// A match of a channel's turn that waits for its window: the sighting, the holder the batch
+/// look-up found (`None`: free under its key), and when its window opens.
+pub(super) struct Waiting<'s> {
+    pub(super) sighting: &'s Sighting,
+    pub(super) holder: Option<Holder>,
+    pub(super) opens: DateTime<Utc>,
+}
+
+/// Why the waiting part of a turn stopped the cycle.
+pub(super) enum Halt {
+    /// The store did not answer.
+    Store(ClaimError),
+    /// The dry run's output cannot be written (said, and put in the summary's `refused`).
+    Output,
+}
 
 /// What a channel's turns learned of its waiting matches, from one cycle to the next.
 #[derive(Debug, Default)]
 pub(super) struct Waits {
     /// Waiting matches read under every identity and found free: not read again while listed.
     free: HashSet<MatchKey>,
-}
-
-/// `work`, split into the matches due now (in their order) and those waiting for their
-/// windows (the earliest opening first).
-pub(super) fn split(work: Vec<Work<'_>>) -> (Vec<Work<'_>>, Vec<Work<'_>>) {
-    let (due, mut waiting): (Vec<Work<'_>>, Vec<Work<'_>>) = work.into_iter().partition(|w| w.when.opens().is_none());
-    waiting.sort_by_key(|w| w.when.opens());
-    (due, waiting)
 }
 
 /// Sets the waiting gauge from a cycle's `summary`: per channel with a channels file (its
@@ -48,18 +56,22 @@ pub(super) fn record_waiting(summary: &Summary) {
 }
 
 impl App {
-    /// The waiting part of `channel`'s turn: each of `waiting` is counted as waiting (the
-    /// earliest opening kept in `summary.next_window`), or skipped when a claim holds it; in a
-    /// dry run its post is printed by the channel's announcer, saying when it would be made.
-    /// Nothing is claimed. `Step::Stop` when the store failed or the dry run's output is gone.
+    /// The waiting part of `channel`'s turn, the earliest opening first: each of `waiting` is
+    /// counted as waiting (the earliest opening kept in `summary.next_window`), or skipped when
+    /// a claim holds it; in a dry run its post is printed by the channel's announcer, saying
+    /// when it would be made. Nothing is claimed.
+    ///
+    /// # Errors
+    /// [`Halt`] when the store failed or the dry run's output is gone: the cycle stops.
     pub(super) async fn wait_turn(
         &self,
         channel: &ChannelRun,
         memory: &mut Memory,
-        waiting: Vec<Work<'_>>,
+        mut waiting: Vec<Waiting<'_>>,
         counts: &mut ChannelSummary,
         summary: &mut Summary,
-    ) -> Step {
+    ) -> Result<(), Halt> {
+        waiting.sort_by_key(|w| w.opens);
         let listed: HashSet<&MatchKey> = waiting.iter().map(|w| &w.sighting.ids.key).collect();
         if let Ok(mut waits) = channel.waits.lock() {
             waits.free.retain(|k| listed.contains(k));
@@ -73,34 +85,30 @@ impl App {
                     Err(e @ AnnounceError::Output(_)) => {
                         tracing::error!(error.cause_chain = %CauseChain(&e), "the dry run's output cannot be written; stopping the dry run");
                         summary.refused = Some(e.to_string());
-                        return Step::Stop;
+                        return Err(Halt::Output);
                     }
-                    Err(AnnounceError::Store { source, .. }) => return store_failed(summary, &source),
+                    Err(AnnounceError::Store { source, .. }) => return Err(Halt::Store(source)),
                     Err(e) => {
                         counts.failed += 1;
-                        log_announce_error(&e);
+                        tracing::error!(error.cause_chain = %CauseChain(&e), "match not announced");
                         continue;
                     }
                 }
             } else if item.holder.is_some() {
                 true
             } else {
-                match self.held_elsewhere(channel, item.sighting).await {
-                    Ok(held) => held,
-                    Err(e) => return store_failed(summary, &e),
-                }
+                self.held_elsewhere(channel, item.sighting).await.map_err(Halt::Store)?
             };
             if held {
                 counts.skipped += 1;
                 continue;
             }
             counts.waiting += 1;
-            if let Some(opens) = item.when.opens() {
-                tracing::debug!(match_key = %item.sighting.ids.key, channel = %channel.name(), opens = %opens, "waiting for its window");
-                summary.next_window = Some(summary.next_window.map_or(opens, |t| t.min(opens)));
-            }
+            let opens = item.opens;
+            tracing::debug!(match_key = %item.sighting.ids.key, channel = %channel.name(), opens = %opens, "waiting for its window");
+            summary.next_window = Some(summary.next_window.map_or(opens, |t| t.min(opens)));
         }
-        Step::Next
+        Ok(())
     }
 
     /// Whether the waiting sighting `s`, which the batch look-up found free under its key, is
