@@ -206,6 +206,9 @@ const SERVICE: &[&str] = &[
     "health_max_stale_cycles",
     "shutdown_grace_secs",
 ];
+/// When matches are announced, the zone their start is told in, and the time a dry run judges
+/// by.
+const SCHEDULE: &[&str] = &["announce_before", "timezone", "as_of"];
 /// What `claims` reads besides the store: when a claim counts as stuck.
 const CLAIM_POLICY: &[&str] = &["post_timeout_secs", "max_post_attempts"];
 
@@ -229,10 +232,10 @@ const SHORT_HELP: &[&str] = &[
 /// The global options each command uses, by command path (`claims list`).
 fn uses(path: &str) -> Vec<&'static str> {
     let groups: &[&[&str]] = match path {
-        "run" => &[STORE, SOURCES, FILTER, POSTING, SERVICE],
-        "backfill" => &[STORE, SOURCES, FILTER, POSTING, &["shutdown_grace_secs"]],
-        "seed" => &[STORE, SOURCES, &["dry_run", "channels_file"]],
-        "check-sources" => &[SOURCES, STORE_CHECK],
+        "run" => &[STORE, SOURCES, FILTER, POSTING, SCHEDULE, SERVICE],
+        "backfill" => &[STORE, SOURCES, FILTER, POSTING, SCHEDULE, &["shutdown_grace_secs"]],
+        "seed" => &[STORE, SOURCES, SCHEDULE, &["dry_run", "channels_file"]],
+        "check-sources" => &[SOURCES, STORE_CHECK, &["announce_before", "as_of"]],
         "claims reconcile" => &[
             STORE,
             CLAIM_POLICY,
@@ -404,5 +407,13 @@ mod tests {
         assert!(list.contains(&"state".to_string()) && list.contains(&"wide".to_string()));
         assert!(shown(&["run"]).contains(&"metrics_addr".to_string()));
         assert!(!shown(&["backfill"]).contains(&"metrics_addr".to_string()));
+        for path in [&["run"][..], &["backfill"], &["seed"]] {
+            let shown = shown(path);
+            for used in ["announce_before", "timezone", "as_of"] {
+                assert!(shown.contains(&used.to_string()), "{path:?} hides {used}");
+            }
+        }
+        assert!(check.contains(&"announce_before".to_string()) && check.contains(&"as_of".to_string()));
+        assert!(!list.contains(&"announce_before".to_string()));
     }
 }

@@ -14,6 +14,8 @@
 //!   [`metric_names`]: the metric names the cycle and the announcer record and it serves.
 //! - [`announcer`]: the per-match protocol (render → claim → shorten → post → record).
 //! - [`cricket`]: domain nouns (`Match`, `MatchKey`, `Format`, …); [`filter`]: which matches are announced.
+//! - [`schedule`]: when a match is announced (first sighting, or a lead time before its start);
+//!   [`zone`]: the time zone a post tells its start in.
 //! - [`source`]: fetching pages and the pure parsers for each layout.
 //! - [`claim`]: claim records, tokens, and the Redis (one server, Cluster, Sentinel), embedded
 //!   SQLite and PostgreSQL stores; [`reconcile`]: settling unknown posts with the platform.
@@ -42,12 +44,14 @@ pub mod metric_names;
 pub mod post;
 pub mod reconcile;
 pub mod redact;
+pub mod schedule;
 pub mod shorten;
 pub mod source;
 pub mod status;
 pub mod telemetry;
 pub mod template;
 pub mod text;
+pub mod zone;
 
 /// The User-Agent of every HTTP request: the bot's name and version.
 pub const USER_AGENT: &str = concat!(

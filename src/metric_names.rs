@@ -20,6 +20,9 @@ pub const CLAIMS: &str = "cricket_announcer_claims_total";
 pub const POSTS: &str = "cricket_announcer_posts_total";
 /// Gauge: claims seen stuck (claimed longer than the post timeout allows) in the last cycle.
 pub const STUCK_CLAIMS: &str = "cricket_announcer_stuck_claims";
+/// Gauge (label `channel` with a channels file): matches the last cycle left unclaimed because
+/// their announcement window (`ANNOUNCE_BEFORE`) had not opened.
+pub const MATCHES_WAITING: &str = "cricket_announcer_matches_waiting";
 /// Counter: store errors (the store could not answer).
 pub const STORE_ERRORS: &str = "cricket_announcer_store_errors_total";
 /// Histogram: how long one cycle took, seconds.

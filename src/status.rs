@@ -61,6 +61,10 @@ fn describe() {
     describe_counter!(names::CLAIMS, "Claim outcomes, by result: won, lost (another worker won the SET NX race), held (already claimed when the cycle looked it up; no claim attempted).");
     describe_counter!(names::POSTS, "Posts by outcome (posted, failed, deferred, would_post).");
     describe_gauge!(names::STUCK_CLAIMS, "Stuck claims seen in the last cycle.");
+    describe_gauge!(
+        names::MATCHES_WAITING,
+        "Matches the last cycle left unclaimed until their announcement window (ANNOUNCE_BEFORE) opens."
+    );
     describe_counter!(names::STORE_ERRORS, "Store errors.");
     describe_histogram!(names::CYCLE_DURATION, Unit::Seconds, "Duration of one poll cycle.");
 }

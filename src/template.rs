@@ -5,6 +5,7 @@
 use crate::cricket::Match;
 use crate::post::{LengthRule, SinkKind};
 use crate::text::clean;
+use crate::zone::Zone;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -16,6 +17,15 @@ pub const BUILT_IN: &str = include_str!("../templates/announce.txt");
 
 /// How the built-in template is named in logs and errors.
 pub const BUILT_IN_NAME: &str = "(built-in templates/announce.txt)";
+
+/// The template a Discord channel uses when neither it nor `TEMPLATE_PATH` names one:
+/// `templates/discord.txt`, [`BUILT_IN`] with the start as Discord's timestamp markup
+/// (`<t:UNIX:F>`), which each reader's client shows in the reader's own time zone and language
+/// (<https://discord.com/developers/docs/reference#message-formatting-timestamp-styles>).
+pub const BUILT_IN_DISCORD: &str = include_str!("../templates/discord.txt");
+
+/// How the built-in Discord template is named in logs and errors.
+pub const BUILT_IN_DISCORD_NAME: &str = "(built-in templates/discord.txt)";
 
 /// The largest template file accepted, bytes. A post is at most 280 characters; the shipped
 /// templates, comments included, are under 2 KiB. The bound keeps a mistaken path (a log file,
@@ -135,7 +145,10 @@ struct Fields {
     format: String,
     venue: String,
     start: String,
+    start_utc: String,
     start_iso: String,
+    start_unix: Option<i64>,
+    timezone: &'static str,
     state: &'static str,
     status: String,
     site: &'static str,
@@ -143,7 +156,8 @@ struct Fields {
 }
 
 impl Fields {
-    fn of(m: &Match, link: &Url) -> Fields {
+    /// The fields of `m`, linking to `link`, its start told in `zone`.
+    fn of(m: &Match, link: &Url, zone: Zone) -> Fields {
         let [t1, t2] = &m.teams;
         let short = |t: &crate::cricket::Team| clean(t.short_name.as_deref().unwrap_or(&t.name));
         let team1 = clean(&t1.name);
@@ -158,14 +172,14 @@ impl Fields {
             description: m.description.as_deref().map(clean).unwrap_or_default(),
             format: clean(m.format.label()),
             venue: m.venue.as_ref().map(|v| clean(&v.to_string())).unwrap_or_default(),
-            start: m
-                .start_time
-                .map(|t| t.format("%a %-d %b, %H:%M UTC").to_string())
-                .unwrap_or_default(),
+            start: m.start_time.map(|t| zone.start(t)).unwrap_or_default(),
+            start_utc: m.start_time.map(|t| Zone::default().start(t)).unwrap_or_default(),
             start_iso: m
                 .start_time
                 .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
                 .unwrap_or_default(),
+            start_unix: m.start_time.map(|t| t.timestamp()),
+            timezone: zone.name(),
             state: m.state.as_str(),
             status: m.status.as_deref().map(clean).unwrap_or_default(),
             site: m.site.as_str(),
@@ -226,6 +240,21 @@ impl Template {
         }
     }
 
+    /// The template a channel posting to `sink` uses when it names none of its own: the one at
+    /// `path` (`TEMPLATE_PATH`) when given, else the built-in one for the sink
+    /// ([`BUILT_IN_DISCORD`] for Discord, [`BUILT_IN`] for the others).
+    ///
+    /// # Errors
+    /// As for [`Template::load`].
+    pub fn configured_for(path: Option<&Path>, sink: SinkKind) -> Result<Template, TemplateError> {
+        match (path, sink) {
+            (None, SinkKind::Discord) => {
+                Template::from_source(Path::new(BUILT_IN_DISCORD_NAME), BUILT_IN_DISCORD.to_string())
+            }
+            _ => Template::configured(path),
+        }
+    }
+
     /// Compiles `source`, naming it `path` in errors; see [`Template::load`].
     ///
     /// # Errors
@@ -283,7 +312,7 @@ impl Template {
     /// [`TemplateError::Invalid`] when rendering fails (cannot happen for a template that
     /// loaded, unless it fails on particular values, e.g. a filter on an empty field).
     pub fn render(&self, m: &Match, link: &Url) -> Result<String, TemplateError> {
-        self.render_fields(&Fields::of(m, link))
+        self.render_fields(&Fields::of(m, link, Zone::default()))
     }
 
     /// Renders the post for `m` with `link` and makes sure `sink` accepts its length by its
@@ -304,12 +333,28 @@ impl Template {
         sink: SinkKind,
         rule: LengthRule,
     ) -> Result<String, RenderError> {
+        self.render_local(m, link, Zone::default(), sink, rule)
+    }
+
+    /// [`Template::render_within`] with the start told in `zone` (the fields `start` and
+    /// `timezone`; `start_utc`, `start_iso` and `start_unix` are the same in every zone).
+    ///
+    /// # Errors
+    /// As for [`Template::render_within`].
+    pub fn render_local(
+        &self,
+        m: &Match,
+        link: &Url,
+        zone: Zone,
+        sink: SinkKind,
+        rule: LengthRule,
+    ) -> Result<String, RenderError> {
         let limit = SinkLimit {
             sink: sink.platform().to_string(),
             max: rule.max(),
             unit: rule.unit().to_string(),
         };
-        self.render_for(m, link, &limit, |text| rule.fit(text))
+        self.fitted(m, link, zone, &limit, |text| rule.fit(text))
     }
 
     /// As [`Template::render_within`], for any rule `fit`: `fit(text)` is the post
@@ -327,7 +372,19 @@ impl Template {
         rule: &SinkLimit,
         fit: impl FnMut(&str) -> Result<T, usize>,
     ) -> Result<T, RenderError> {
-        self.render_fitting(m, link, fit).map_err(|e| match e {
+        self.fitted(m, link, Zone::default(), rule, fit)
+    }
+
+    /// [`Template::render_for`], the start told in `zone`.
+    fn fitted<T>(
+        &self,
+        m: &Match,
+        link: &Url,
+        zone: Zone,
+        rule: &SinkLimit,
+        fit: impl FnMut(&str) -> Result<T, usize>,
+    ) -> Result<T, RenderError> {
+        self.render_fitting(m, link, zone, fit).map_err(|e| match e {
             Unfit::Template(e) => RenderError::Template(e),
             Unfit::TooLong { title, length } => RenderError::TooLong {
                 template: self.path.display().to_string(),
@@ -343,9 +400,10 @@ impl Template {
         &self,
         m: &Match,
         link: &Url,
+        zone: Zone,
         mut fit: impl FnMut(&str) -> Result<T, usize>,
     ) -> Result<T, Unfit> {
-        let mut fields = Fields::of(m, link);
+        let mut fields = Fields::of(m, link, zone);
         // Named from the cleaned fields: scraped names may be 10 KB or hostile.
         let title = match fields.description.as_str() {
             "" => fields.title.clone(),
@@ -769,6 +827,75 @@ mod tests {
             m.identity(),
         );
         assert_eq!(err.to_string(), expected);
+    }
+
+    #[test]
+    fn the_start_is_told_in_the_channels_zone_and_the_discord_default_in_each_readers_own() {
+        use crate::post::DISCORD_LENGTH;
+        use chrono::TimeZone;
+        let mut m = sample_match();
+        // 14:30 UTC on Friday 17 July 2026: Friday evening in India, Saturday in Sydney.
+        m.start_time = chrono::Utc.with_ymd_and_hms(2026, 7, 17, 14, 30, 0).single();
+        let fields = Template::from_source(
+            Path::new("inline"),
+            "{{ start }}|{{ start_utc }}|{{ start_iso }}|{{ start_unix }}|{{ timezone }}|{{ link }}".into(),
+        )
+        .unwrap();
+        let render = |zone: &str| {
+            fields
+                .render_local(
+                    &m,
+                    &link(),
+                    Zone::parse(zone).unwrap(),
+                    SinkKind::Mastodon,
+                    LengthRule::default_for(SinkKind::Mastodon),
+                )
+                .unwrap()
+        };
+        let tail = "Fri 17 Jul, 14:30 UTC|2026-07-17T14:30:00Z|1784298600|";
+        assert_eq!(
+            render("Asia/Kolkata"),
+            format!("Fri 17 Jul, 20:00 IST|{tail}Asia/Kolkata|{}", link())
+        );
+        assert_eq!(
+            render("Australia/Sydney"),
+            format!("Sat 18 Jul, 00:30 AEST|{tail}Australia/Sydney|{}", link())
+        );
+        // The shipped template in UTC is what it always was.
+        assert!(x_post(&shipped("announce.txt"), &m, &link())
+            .unwrap()
+            .contains("🕒 Fri 17 Jul, 14:30 UTC"));
+        // Discord's default: the timestamp markup each reader's client shows in their zone.
+        let discord = Template::configured_for(None, SinkKind::Discord).unwrap();
+        assert_eq!(discord.path(), Path::new(BUILT_IN_DISCORD_NAME));
+        let post = discord
+            .render_local(
+                &m,
+                &link(),
+                Zone::parse("Asia/Kolkata").unwrap(),
+                SinkKind::Discord,
+                DISCORD_LENGTH,
+            )
+            .unwrap();
+        assert_eq!(
+            post,
+            format!(
+                "Coming up: Home v Away, 1st T20I\nSeries\n📍 Ground, City\n🕒 <t:1784298600:F>\n{}",
+                link()
+            )
+        );
+        // Without a start, no time line at all; TEMPLATE_PATH wins over the Discord default.
+        m.start_time = None;
+        let post = discord
+            .render_local(&m, &link(), Zone::default(), SinkKind::Discord, DISCORD_LENGTH)
+            .unwrap();
+        assert!(!post.contains('🕒'), "{post}");
+        let chosen = Template::configured_for(
+            Some(&Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/detailed.txt")),
+            SinkKind::Discord,
+        )
+        .unwrap();
+        assert!(chosen.path().ends_with("templates/detailed.txt"));
     }
 
     #[test]

@@ -1,10 +1,14 @@
 //! The dry run as a poster of its own: it reads every identity's claim instead of claiming, and
 //! prints the post that would be sent (text, or one JSON object per post) instead of sending it.
+//! With a lead time (see [`crate::schedule`]) it also says when each post would be made (`now`,
+//! `in 3 h 10 min, at …`) and prints a line for each match already claimed.
 
 use super::{AnnounceError, Announcer, Outcome, Output, Rendered};
-use crate::claim::Holder;
-use crate::cricket::Sighting;
+use crate::claim::{ClaimState, Holder};
+use crate::cricket::{MatchKey, Sighting};
 use crate::post::SinkKind;
+use crate::schedule::{until, When};
+use crate::text::escaped;
 use serde::Serialize;
 use std::io::Write;
 use tracing::Level;
@@ -37,7 +41,26 @@ struct DryRunLine<'a> {
     weighted_length: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     length: Option<usize>,
+    /// With a lead time: when the post would be made (`now`, `in 3 h 10 min`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    announce: Option<String>,
+    /// With a lead time, for a match that waits: when its window opens (RFC 3339, UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    announce_at: Option<String>,
     text: &'a str,
+}
+
+/// A match already claimed, as a dry run with a lead time prints it.
+#[derive(Serialize)]
+struct HeldLine<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    channel: Option<&'a str>,
+    match_key: &'a str,
+    source: String,
+    /// `already announced` (posted) or `already claimed` (any other state).
+    announce: &'static str,
+    claim_state: ClaimState,
+    owner: &'a str,
 }
 
 impl Announcer {
@@ -59,6 +82,7 @@ impl Announcer {
                 let changed = held_key.changes_to(key);
                 tracing::info!(match_key = %held_key, seen_as = %key, via = %via, changed = %changed, "dry run: would skip (held via {via})");
             }
+            self.print_held(dry, s, &held_key, &holder)?;
             return Ok(Outcome::Skipped { holder });
         }
         let post = if *shorten {
@@ -66,6 +90,9 @@ impl Announcer {
         } else {
             draft
         };
+        // When the post would be made, said only when the channel waits for windows: without a
+        // lead time every post printed is made at once, as it always was.
+        let when = self.lead.waits().then(|| self.lead.when(m, self.clock.now()));
         let mut out = out
             .lock()
             .map_err(|_| AnnounceError::Output(std::io::Error::other("output poisoned")))?;
@@ -78,6 +105,10 @@ impl Announcer {
                 state: m.state.as_str(),
                 weighted_length: weighted.then_some(post.length()),
                 length: (!weighted).then_some(post.length()),
+                announce: when.map(|w| self.timing(w, false)),
+                announce_at: when
+                    .and_then(When::opens)
+                    .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
                 text: post.text(),
             };
             let json = serde_json::to_string(&line).map_err(|e| AnnounceError::Output(e.into()))?;
@@ -85,9 +116,10 @@ impl Announcer {
         } else {
             let channel = dry.channel.as_deref().map(|c| format!("[{c}] ")).unwrap_or_default();
             let length = post.rule().describe(post.length());
+            let timing = when.map(|w| format!("; {}", self.timing(w, true))).unwrap_or_default();
             writeln!(
                 out,
-                "--- {channel}{key} ({}; {length})\n{}\n",
+                "--- {channel}{key} ({}; {length}{timing})\n{}\n",
                 m.identity(),
                 post.text()
             )
@@ -95,5 +127,66 @@ impl Announcer {
         }
         out.flush().map_err(AnnounceError::Output)?;
         Ok(Outcome::WouldPost(post))
+    }
+}
+
+impl Announcer {
+    /// When a post would be made, for people: `now`, or `in 3 h 10 min` and, with `at`, the
+    /// window's opening in the channel's zone (`in 3 h 10 min, at Sun 16 Jun, 12:30 UTC`).
+    fn timing(&self, when: When, at: bool) -> String {
+        match when {
+            When::Now => "now".into(),
+            When::At(opens) if at => format!("{}, at {}", until(self.clock.now(), opens), self.zone.start(opens)),
+            When::At(opens) => until(self.clock.now(), opens),
+        }
+    }
+
+    /// Prints that `s` is already claimed (under `key`, by `holder`), when the channel waits
+    /// for windows: `=== KEY (SOURCE): already announced (posted, owner OWNER)`, or `already
+    /// claimed` for a claim in another state (seeded, failed, unknown…). Without a lead time
+    /// a held match prints nothing, as it always did.
+    ///
+    /// # Errors
+    /// [`AnnounceError::Output`] when the output cannot be written.
+    pub(super) fn print_held(
+        &self,
+        dry: &DryRun,
+        s: &Sighting,
+        key: &MatchKey,
+        holder: &Holder,
+    ) -> Result<(), AnnounceError> {
+        if !self.lead.waits() {
+            return Ok(());
+        }
+        let announce = if holder.state == ClaimState::Posted {
+            "already announced"
+        } else {
+            "already claimed"
+        };
+        let line = if dry.json {
+            let line = HeldLine {
+                channel: dry.channel.as_deref(),
+                match_key: key.as_str(),
+                source: s.m.identity().to_string(),
+                announce,
+                claim_state: holder.state,
+                owner: &holder.owner,
+            };
+            serde_json::to_string(&line).map_err(|e| AnnounceError::Output(e.into()))?
+        } else {
+            let channel = dry.channel.as_deref().map(|c| format!("[{c}] ")).unwrap_or_default();
+            format!(
+                "=== {channel}{key} ({}): {announce} ({}, owner {})\n",
+                s.m.identity(),
+                holder.state,
+                escaped(&holder.owner)
+            )
+        };
+        let mut out = dry
+            .out
+            .lock()
+            .map_err(|_| AnnounceError::Output(std::io::Error::other("output poisoned")))?;
+        writeln!(out, "{line}").map_err(AnnounceError::Output)?;
+        out.flush().map_err(AnnounceError::Output)
     }
 }

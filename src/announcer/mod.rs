@@ -26,8 +26,10 @@ use crate::claim::{
 use crate::clock::Clock;
 use crate::cricket::{Facts, Identity, Match, MatchKey, Sighting};
 use crate::post::{LengthRule, PostPace, Receipt, Sink, SinkError, SinkKind, Verdict};
+use crate::schedule::Lead;
 use crate::shorten::Shortener;
 use crate::template::{RenderError, Template};
+use crate::zone::Zone;
 use chrono::Utc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -254,6 +256,10 @@ pub struct Announcer {
     /// What "now" is for a platform's rate-limit reset, a local pace's wait and a holder's
     /// age (see [`Announcer::with_clock`]).
     clock: Clock,
+    /// When the channel announces a match (see [`Announcer::with_lead`]).
+    lead: Lead,
+    /// The zone its posts tell the start in (see [`Announcer::in_zone`]).
+    zone: Zone,
 }
 
 impl Announcer {
@@ -276,7 +282,35 @@ impl Announcer {
             require_marker: false,
             channel: "x".into(),
             clock: Clock::system(),
+            lead: Lead::FirstSighting,
+            zone: Zone::default(),
         }
+    }
+
+    /// This announcer, announcing by `lead` (at first sighting by default). The cycle decides
+    /// which matches are due ([`Lead::when`]); the dry run's printer says of each post when it
+    /// would be made, and of each held match that it is already claimed, when the lead waits.
+    #[must_use]
+    pub fn with_lead(mut self, lead: Lead) -> Announcer {
+        self.lead = lead;
+        self
+    }
+
+    /// When this announcer announces a match (see [`Announcer::with_lead`]).
+    pub fn lead(&self) -> Lead {
+        self.lead
+    }
+
+    /// This announcer, telling each post's start in `zone` (UTC by default).
+    #[must_use]
+    pub fn in_zone(mut self, zone: Zone) -> Announcer {
+        self.zone = zone;
+        self
+    }
+
+    /// The zone this announcer's posts tell the start in.
+    pub fn zone(&self) -> Zone {
+        self.zone
     }
 
     /// This announcer, judging time by `clock` (the system's by default): a test gives it a
@@ -334,13 +368,14 @@ impl Announcer {
         }
     }
 
-    /// The post for `m` with `link`, fitted to the sink's length rule (see
-    /// [`Template::render_within`]): the one render of a post, whatever the sink.
+    /// The post for `m` with `link`, its start told in the channel's zone and fitted to the
+    /// sink's length rule (see [`Template::render_local`]): the one render of a post, whatever
+    /// the sink.
     fn render(&self, key: &MatchKey, m: &Match, link: &Url) -> Result<Rendered, AnnounceError> {
         let rule = self.length_rule();
         let text = self
             .template
-            .render_within(m, link, self.sink_kind(), rule)
+            .render_local(m, link, self.zone, self.sink_kind(), rule)
             .map_err(|source| AnnounceError::Render {
                 key: key.clone(),
                 source,
@@ -413,6 +448,9 @@ impl Announcer {
                 };
                 // Every held match is seen again each cycle: a line each would bury the news.
                 self.log_skip(&s.ids.key, &holder, message, Level::DEBUG);
+                if let Mode::DryRun(dry) = &self.mode {
+                    self.print_held(dry, s, &s.ids.key, &holder)?;
+                }
                 Ok(Outcome::Skipped { holder })
             }
             // Boxed: this future is created once per sighting, and nearly every sighting is a

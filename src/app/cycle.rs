@@ -1,12 +1,14 @@
 //! One poll (read → filter → one batch look-up → announce each sighting in turn, within the
 //! flood cap).
 
+use super::window::{Halt, Waiting};
 use super::{App, ChannelRun, ChannelSummary, StoreReadiness, Summary};
 use crate::announcer::{holders_of_all, LookUp, Memory};
 use crate::announcer::{AnnounceError, Outcome};
 use crate::claim::{ClaimError, ClaimState, Holder, MarkerOrigin};
 use crate::cricket::Sighting;
 use crate::metric_names as names;
+use crate::schedule::When;
 use crate::telemetry::CauseChain;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -45,11 +47,13 @@ impl<'c> Turn<'c, '_> {
     }
 }
 
-/// One match a channel's turn announces: the sighting, and the holder the batch look-up found
-/// (`None`: free, or not looked up; the claim step decides).
+/// One match a channel's turn announces: the sighting, the holder the batch look-up found
+/// (`None`: free, or not looked up; the claim step decides), and whether it is due now or waits
+/// for its window (see [`crate::schedule`]).
 struct Work<'s> {
     sighting: &'s Sighting,
     holder: Option<Holder>,
+    when: When,
 }
 
 /// How a channel's turn in a cycle ended.
@@ -169,6 +173,7 @@ impl App {
             summary.failed += turn.counts.failed;
             summary.deferred += turn.counts.deferred;
             summary.seeded += turn.counts.seeded;
+            summary.waiting += turn.counts.waiting;
             if self.channels_file {
                 summary.channels.push(turn.counts);
             }
@@ -224,6 +229,8 @@ impl App {
                 Err(e) => return Err(store_failed(summary, &e)),
             }
         }
+        // Due now, or waiting for its window: one clock reading for the whole list.
+        let (lead, now) = (announcer.lead(), self.clock.now());
         let work = seen
             .iter()
             .filter(|s| match s.verdict.and_then(|()| channel.takes(&s.sighting.m)) {
@@ -236,6 +243,7 @@ impl App {
             .map(|s| Work {
                 sighting: &s.sighting,
                 holder: None,
+                when: lead.when(&s.sighting.m, now),
             })
             .collect();
         Ok(Some(work))
@@ -249,6 +257,9 @@ impl App {
         let counts = &mut turn.counts;
         let memory = &mut *turn.memory;
         let work = turn.work.as_mut().map(std::mem::take).unwrap_or_default();
+        // The matches whose window has not opened are never claimed: only counted (and, in a
+        // dry run, printed) once the due ones had their turn.
+        let (work, waiting) = split_waiting(work);
         let mut announced = 0usize;
         // Per channel only with a channels file: the one X channel keeps the series it always
         // had.
@@ -339,8 +350,30 @@ impl App {
                 }
             }
         }
-        Step::Next
+        match self.wait_turn(channel, memory, waiting, counts, summary).await {
+            Ok(()) => Step::Next,
+            Err(Halt::Store(e)) => store_failed(summary, &e),
+            Err(Halt::Output) => Step::Stop,
+        }
     }
+}
+
+/// A channel's work list split into the matches due now (in their order) and those waiting
+/// for their windows (see `window.rs`).
+fn split_waiting(work: Vec<Work<'_>>) -> (Vec<Work<'_>>, Vec<Waiting<'_>>) {
+    let mut due = Vec::with_capacity(work.len());
+    let mut waiting = Vec::new();
+    for w in work {
+        match w.when {
+            When::Now => due.push(w),
+            When::At(opens) => waiting.push(Waiting {
+                sighting: w.sighting,
+                holder: w.holder,
+                opens,
+            }),
+        }
+    }
+    (due, waiting)
 }
 
 /// One batch read of every channel's holders (those with a work list), written into each
@@ -408,6 +441,7 @@ fn record_metrics(summary: &Summary, took: Duration) {
     metrics::counter!(names::MATCHES_SEEN).increment(summary.matches_seen as u64);
     metrics::gauge!(names::MATCHES_LAST_CYCLE).set(summary.matches_seen as f64);
     metrics::gauge!(names::STUCK_CLAIMS).set(summary.stuck_claims as f64);
+    super::window::record_waiting(summary);
     metrics::counter!(names::STORE_ERRORS).increment(summary.store_errors as u64);
     metrics::histogram!(names::CYCLE_DURATION).record(took.as_secs_f64());
 }

@@ -3,8 +3,9 @@
 //! [`App::backfill`] and [`App::run_until_cancelled`] are the two ways to run it. One file per
 //! job: `sources.rs` (reading and deduping the sources into sightings, and `check-sources`),
 //! `store.rs` (opening the store, its first-start marker and eviction checks), `cycle.rs` (one
-//! poll), `seed.rs` (`seed`, and its dry run), `health.rs` (`/healthz`), `summary.rs` (what a
-//! cycle did).
+//! poll), `window.rs` (the matches of a cycle that wait for their announcement window), `seed.rs`
+//! (`seed`, and its dry run), `timing.rs` (what `check-sources` says of when each match is
+//! announced), `health.rs` (`/healthz`), `summary.rs` (what a cycle did).
 
 mod cycle;
 mod error;
@@ -13,6 +14,8 @@ mod seed;
 mod sources;
 mod store;
 mod summary;
+mod timing;
+mod window;
 
 pub use error::StartError;
 pub use sources::{check_sources, source_reader, SourceCheck, SourceStatus, CHECK_SHOWS};
@@ -26,7 +29,7 @@ use crate::claim::{ClaimError, ClaimStore};
 use crate::clock::Clock;
 use crate::config::{ChannelList, Config};
 use crate::filter::Filter;
-use crate::post::PostPace;
+use crate::post::{PostPace, SinkKind};
 use crate::reconcile::{asks, earliest_wait, reconcile, Decision, RECONCILE_EVERY_CYCLES};
 use crate::shorten::Shortener;
 use crate::source::{self, SourceReader, SourceSpec};
@@ -34,7 +37,6 @@ use crate::telemetry::CauseChain;
 use crate::template::Template;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
 /// Share of the poll interval added as random jitter, so replicas do not poll in lockstep.
@@ -42,6 +44,10 @@ pub const POLL_JITTER_FRACTION: f64 = 0.1;
 /// How long `/healthz` waits for the store to answer before calling it unreachable. Short:
 /// a health probe must answer well within an orchestrator's probe timeout (often 1–5 s).
 pub const HEALTH_STORE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long after a waiting match's window opens `run` polls for it: a moment, so that the
+/// cycle's clock reading is past the opening even when the timer fires a hair early.
+pub const WINDOW_MARGIN: chrono::TimeDelta = chrono::TimeDelta::seconds(1);
 
 /// How long the first-start marker lives, as a multiple of the claim TTL. Refreshed every
 /// cycle, so it only expires when no bot has run for that long; then a re-seed is needed.
@@ -113,6 +119,9 @@ pub struct ChannelRun {
     own_marker: bool,
     /// Set once the channel's own marker was seen.
     saw_marker: std::sync::atomic::AtomicBool,
+    /// What the channel's turns learned of the matches waiting for their windows (see
+    /// `window.rs`).
+    waits: Mutex<window::Waits>,
 }
 
 impl ChannelRun {
@@ -125,6 +134,7 @@ impl ChannelRun {
             max_posts_per_cycle,
             own_marker,
             saw_marker: std::sync::atomic::AtomicBool::new(false),
+            waits: Mutex::new(window::Waits::default()),
         }
     }
 
@@ -157,13 +167,22 @@ impl App {
     /// # Errors
     /// [`StartError`] for any part that cannot be made, naming the setting that caused it.
     pub async fn build(config: &Config, out: Output) -> Result<App, StartError> {
+        App::build_on(config, out, config.clock()).await
+    }
+
+    /// [`App::build`], judging every time (the store's records, the announcers', the windows
+    /// of `ANNOUNCE_BEFORE`) and waiting between polls by `clock`: a test passes a
+    /// [`Clock::manual`] and lets days of polls pass in moments.
+    ///
+    /// # Errors
+    /// As for [`App::build`].
+    pub async fn build_on(config: &Config, out: Output, clock: Clock) -> Result<App, StartError> {
         if config.sources.specs.is_empty() {
             return Err(StartError::NoSources);
         }
         let template = Template::configured(config.text.template_path.as_deref()).map_err(StartError::Template)?;
         // One clock for every judgement of time: the store's records and the announcers'.
-        let clock = Clock::system();
-        let store = open_store(config).await?.with_clock(clock);
+        let store = open_store(config).await?.with_clock(clock.clone());
         // A claim the store drops is a match announced again: refuse before anything is claimed.
         if !config.dry_run() {
             check_eviction(&store, config.store.redis.eviction_policy_asserted).await?;
@@ -199,14 +218,28 @@ impl App {
         // posts are printed as they always were.
         let from_file = list.file().is_some();
         let mut channels = Vec::with_capacity(list.channels().len());
-        // The bot's template, compiled once, for every channel without one of its own.
+        // The bot's template, compiled once, for every channel without one of its own; a
+        // Discord channel's is the built-in one for Discord unless TEMPLATE_PATH names one.
         let shared = Arc::new(template);
+        let mut discord: Option<Arc<Template>> = None;
         for c in list.channels() {
             let template_error = |source| StartError::ChannelTemplate {
                 channel: c.name.clone(),
                 source,
             };
             let template = match (&c.template, list.file()) {
+                (None, _) if c.sink.kind() == SinkKind::Discord && config.text.template_path.is_none() => {
+                    match &discord {
+                        Some(t) => t.clone(),
+                        None => {
+                            let t = Arc::new(
+                                Template::configured_for(None, SinkKind::Discord).map_err(StartError::Template)?,
+                            );
+                            discord = Some(t.clone());
+                            t
+                        }
+                    }
+                }
                 (None, _) => shared.clone(),
                 (Some(TemplateSource::Path(path)), _) => Arc::new(Template::load(path).map_err(template_error)?),
                 (Some(TemplateSource::Inline(text)), file) => {
@@ -258,7 +291,9 @@ impl App {
             )
             .requiring_marker(!config.dry_run())
             .on_channel(&c.name)
-            .with_clock(clock);
+            .with_clock(clock.clone())
+            .with_lead(c.announce_before.unwrap_or(config.schedule.lead))
+            .in_zone(c.timezone.unwrap_or(config.schedule.zone));
             channels.push(ChannelRun::new(announcer, c.filter.clone(), cap, from_file));
         }
         if !config.dry_run() {
@@ -377,36 +412,52 @@ impl App {
     }
 
     /// Polls until `cancel` fires, or after `max_cycles` cycles when given. A cycle in
-    /// progress finishes its current match first. Cycles start on a fixed schedule of one
-    /// per poll interval, each delayed by up to [`POLL_JITTER_FRACTION`] of it at random so
-    /// replicas do not poll in lockstep; the first starts at once.
+    /// progress finishes its current match first. Cycles start on a schedule of one per poll
+    /// interval, each delayed by up to [`POLL_JITTER_FRACTION`] of it at random so replicas do
+    /// not poll in lockstep; the first starts at once. When a waiting match's announcement
+    /// window (`ANNOUNCE_BEFORE`) opens before the next poll, a cycle starts [`WINDOW_MARGIN`]
+    /// after the opening instead (with the same jitter), and the schedule goes on one interval
+    /// from there: the poll interval is the longest the loop ever sleeps. Time is the app's
+    /// clock's ([`App::build_on`]): a test's manual clock lets a day of polls pass in moments.
     ///
     /// Returns how the run ended: why, when it stopped because this bot may not post (the
     /// store was never initialised or lost its data, or posting halted: waiting would not
     /// change that, and an idle bot that looks alive hides it), and how many posts failed or
     /// ended unknown over all its cycles.
     pub async fn run_until_cancelled(&self, cancel: CancellationToken, max_cycles: Option<u64>) -> RunEnd {
-        let mut ticks = tokio::time::interval(self.poll_interval);
-        // A cycle longer than the interval (slow pages, many posts) pushes the schedule back
-        // instead of firing the missed cycles in a burst to catch up.
-        ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        // At most MAX_SECS (ten years) by configuration; the hidden POLL_INTERVAL_MS is bounded
+        // here too, so that no date arithmetic below can overflow.
+        let longest = chrono::TimeDelta::seconds(crate::config::MAX_SECS.cast_signed());
+        let interval = chrono::TimeDelta::from_std(self.poll_interval).map_or(longest, |i| i.min(longest));
+        let mut next_poll = self.clock.now();
+        let mut next_window: Option<chrono::DateTime<chrono::Utc>> = None;
         let mut done: u64 = 0;
         let mut end = RunEnd::default();
         let mut reconcile_again_at: Option<chrono::DateTime<chrono::Utc>> = None;
         loop {
+            // The next cycle: the schedule's, or a window's opening when that comes first.
+            let wake = next_window.filter(|w| *w < next_poll).unwrap_or(next_poll);
             tokio::select! {
                 _ = cancel.cancelled() => break,
-                _ = ticks.tick() => {}
+                _ = self.clock.sleep_until(wake) => {}
             }
+            // A cycle longer than the interval (slow pages, many posts) pushes the schedule
+            // back instead of running the missed cycles in a burst to catch up; a timer's
+            // few milliseconds late are no reason to move it.
+            let now = self.clock.now();
+            let late = now - wake > chrono::TimeDelta::seconds(1);
+            next_poll = if late { now } else { wake } + interval;
             if done > 0 {
                 let jitter = self.poll_interval.mul_f64(POLL_JITTER_FRACTION * rand::random::<f64>());
+                let until = self.clock.now() + chrono::TimeDelta::from_std(jitter).unwrap_or_default();
                 tokio::select! {
                     _ = cancel.cancelled() => break,
-                    _ = tokio::time::sleep(jitter) => {}
+                    _ = self.clock.sleep_until(until) => {}
                 }
             }
             let summary = self.cycle(&cancel).await;
             done += 1;
+            next_window = summary.next_window.map(|opens| opens + WINDOW_MARGIN);
             end.failed_posts = end.failed_posts.saturating_add(summary.failed);
             tracing::info!(
                 cycle = done,
@@ -418,6 +469,7 @@ impl App {
                 skipped = summary.skipped,
                 failed = summary.failed,
                 deferred = summary.deferred,
+                waiting = summary.waiting,
                 stuck_claims = summary.stuck_claims,
                 dry_run = self.dry_run,
                 "cycle done"

@@ -1,9 +1,13 @@
 //! `seed`: the cycle's reading, each match recorded as `seeded` instead of posted, then the
-//! first-start markers; in a dry run, what it would record, printed, with nothing written.
+//! first-start markers; in a dry run, what it would record, printed, with nothing written. With
+//! a lead time (`ANNOUNCE_BEFORE`), only the matches already inside their announcement window
+//! (or live) are recorded: the later ones stay unclaimed and are announced when their windows
+//! open.
 
 use super::{App, ChannelRun, ChannelSummary, Summary};
 use crate::claim::{ClaimError, MarkerOrigin, MatchClaim, Transition};
 use crate::cricket::Sighting;
+use crate::schedule::{until, When};
 use crate::telemetry::CauseChain;
 use crate::text::escaped;
 use std::io::Write;
@@ -26,12 +30,15 @@ impl From<ClaimError> for Stop {
 impl App {
     /// Records every current match (teams known) as `seeded` on every channel (or only on
     /// `only`), without posting, then marks the store (and each such channel) initialised.
-    /// Matches already claimed are left as they are.
+    /// Matches already claimed are left as they are. On a channel with a lead time, a match
+    /// whose window has not opened is not current: it is left unclaimed (counted `waiting`),
+    /// to be announced when its window opens.
     ///
     /// In a dry run (an `App` built for one) nothing is written: each match is looked up under
     /// every identity, as its claim would find it, and printed to the dry run's output as
-    /// `would record KEY  TITLE` or `already claimed KEY  TITLE (STATE, owner OWNER)` (with
-    /// `--json`, an object with `would_record` or `already_claimed`), after `[CHANNEL] ` (or
+    /// `would record KEY  TITLE`, `already claimed KEY  TITLE (STATE, owner OWNER)` or `waits KEY
+    /// TITLE (announced in 6 h, at …)` (with `--json`, an object with `would_record`,
+    /// `already_claimed` or `waits`), after `[CHANNEL] ` (or
     /// with a `channel` field) when the channels come from a channels file; the summary counts
     /// them as seeded and skipped. A closed output ends the listing quietly; one that cannot be
     /// written otherwise stops it, and the summary says why in `refused`.
@@ -66,6 +73,7 @@ impl App {
             summary.not_announceable = placeholders;
             summary.seeded += counts.seeded;
             summary.skipped += counts.skipped;
+            summary.waiting += counts.waiting;
             if !self.dry_run && summary.sources_failed == 0 && channel.own_marker {
                 channel
                     .announcer
@@ -94,8 +102,9 @@ impl App {
         Ok(summary)
     }
 
-    /// Records each of `matches` (teams known) as `seeded` on `channel`; returns how many were
-    /// left out for a placeholder team.
+    /// Records each of `matches` (teams known) that is current on `channel` (not waiting for
+    /// its window, by the channel's lead time) as `seeded`; returns how many were left out for a
+    /// placeholder team.
     pub(super) async fn seed_channel(
         &self,
         channel: &ChannelRun,
@@ -104,10 +113,16 @@ impl App {
     ) -> Result<usize, ClaimError> {
         let store = channel.announcer.store();
         let ttl = self.policy.ttl;
+        let (lead, now) = (channel.announcer.lead(), self.clock.now());
         let mut placeholders = 0;
         for sighting in matches {
             if sighting.m.has_placeholder_team() {
                 placeholders += 1;
+                continue;
+            }
+            // Not current yet: announced when its window opens, so not recorded.
+            if lead.when(&sighting.m, now) != When::Now {
+                counts.waiting += 1;
                 continue;
             }
             match store
@@ -147,6 +162,7 @@ impl App {
         let store = channel.announcer.store();
         // Named when a channels file names the channels, as the dry run's posts are.
         let named = self.channels_file.then(|| channel.name());
+        let (lead, now) = (channel.announcer.lead(), self.clock.now());
         let mut placeholders = 0;
         for s in matches {
             if s.m.has_placeholder_team() {
@@ -154,6 +170,32 @@ impl App {
                 continue;
             }
             let title = s.m.claim_title();
+            if let When::At(opens) = lead.when(&s.m, now) {
+                counts.waiting += 1;
+                let wait = until(now, opens);
+                let line = if self.json {
+                    let mut line = serde_json::json!({
+                        "waits": s.ids.key,
+                        "title": title,
+                        "announce": wait,
+                        "announce_at": opens.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                    });
+                    if let (Some(name), Some(fields)) = (named, line.as_object_mut()) {
+                        fields.insert("channel".into(), name.into());
+                    }
+                    line.to_string()
+                } else {
+                    let prefix = named.map(|n| format!("[{n}] ")).unwrap_or_default();
+                    let at = channel.announcer.zone().start(opens);
+                    format!(
+                        "{prefix}waits {}  {} (announced {wait}, at {at})",
+                        s.ids.key,
+                        escaped(&title)
+                    )
+                };
+                self.print_line(&line)?;
+                continue;
+            }
             // Held through any identity, as the claim step would find it.
             let found = store.find(&s.ids).await?;
             let key = found.as_ref().map_or(&s.ids.key, |(k, _, _)| k).clone();
@@ -186,14 +228,17 @@ impl App {
                     ),
                 }
             };
-            let mut out = self
-                .out
-                .lock()
-                .map_err(|_| Stop::Output(std::io::Error::other("output poisoned")))?;
-            writeln!(out, "{line}")
-                .and_then(|()| out.flush())
-                .map_err(Stop::Output)?;
+            self.print_line(&line)?;
         }
         Ok(placeholders)
+    }
+
+    /// Writes `line` to the dry run's output.
+    fn print_line(&self, line: &str) -> Result<(), Stop> {
+        let mut out = self
+            .out
+            .lock()
+            .map_err(|_| Stop::Output(std::io::Error::other("output poisoned")))?;
+        writeln!(out, "{line}").and_then(|()| out.flush()).map_err(Stop::Output)
     }
 }

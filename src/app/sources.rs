@@ -38,7 +38,9 @@ pub struct SourceCheck {
     pub status: SourceStatus,
     /// Matches found (0 on error).
     pub matches: usize,
-    /// The first few matches, as `title, description (state)`.
+    /// The first few matches, as `title, description (state)`; with a lead time (see
+    /// [`crate::schedule`]) followed by when each is announced (`: announce in 3 h 10 min`,
+    /// `: announce now`, `: already announced`).
     pub first: Vec<String>,
 }
 
@@ -78,34 +80,57 @@ pub const CHECK_SHOWS: usize = 3;
 pub async fn check_sources(config: &Config) -> Result<Vec<SourceCheck>, StartError> {
     let reader = source_reader(config)?;
     let results = futures_util::future::join_all(config.sources.specs.iter().map(|spec| reader.read(spec))).await;
-    Ok(config
+    let mut checks = listed(config, results);
+    if let Some(timing) = super::timing::Timing::of(config).await {
+        for (check, found) in checks.iter_mut() {
+            for (line, m) in check.first.iter_mut().zip(found.iter()) {
+                line.push_str(&format!(": {}", timing.of_match(m).await));
+            }
+        }
+    }
+    Ok(checks.into_iter().map(|(check, _)| check).collect())
+}
+
+/// Each source's check, with the matches it shows.
+fn listed(
+    config: &Config,
+    results: Vec<Result<Vec<crate::cricket::Match>, source::SourceError>>,
+) -> Vec<(SourceCheck, Vec<crate::cricket::Match>)> {
+    config
         .sources
         .specs
         .iter()
         .zip(results)
         .map(|(spec, r)| match r {
-            Ok(found) => SourceCheck {
-                source: spec.to_string(),
-                status: SourceStatus::Ok,
-                matches: found.len(),
-                first: found
-                    .iter()
-                    .take(CHECK_SHOWS)
-                    // With the description: two matches of one pair of teams differ only there.
-                    .map(|m| match m.description.as_deref() {
-                        Some(d) => format!("{}, {d} ({})", m.title(), m.state),
-                        None => format!("{} ({})", m.title(), m.state),
-                    })
-                    .collect(),
-            },
-            Err(e) => SourceCheck {
-                source: spec.to_string(),
-                status: SourceStatus::Failed(e.to_string()),
-                matches: 0,
-                first: Vec::new(),
-            },
+            Ok(mut found) => {
+                let check = SourceCheck {
+                    source: spec.to_string(),
+                    status: SourceStatus::Ok,
+                    matches: found.len(),
+                    first: found
+                        .iter()
+                        .take(CHECK_SHOWS)
+                        // With the description: two matches of one pair of teams differ only there.
+                        .map(|m| match m.description.as_deref() {
+                            Some(d) => format!("{}, {d} ({})", m.title(), m.state),
+                            None => format!("{} ({})", m.title(), m.state),
+                        })
+                        .collect(),
+                };
+                found.truncate(CHECK_SHOWS);
+                (check, found)
+            }
+            Err(e) => (
+                SourceCheck {
+                    source: spec.to_string(),
+                    status: SourceStatus::Failed(e.to_string()),
+                    matches: 0,
+                    first: Vec::new(),
+                },
+                Vec::new(),
+            ),
         })
-        .collect())
+        .collect()
 }
 
 impl App {

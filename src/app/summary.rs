@@ -1,6 +1,16 @@
 //! What one cycle (or a backfill, or a seed) did: the counts its summary line prints.
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
+
+/// Whether a count is zero: such a count is left out of the JSON summary.
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
 
 /// What one cycle (or a backfill) did. Printed as the backfill summary.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -29,6 +39,14 @@ pub struct Summary {
     pub sources_backed_off: usize,
     /// Claims seen stuck: claimed, never recorded, older than the post timeout allows.
     pub stuck_claims: usize,
+    /// Matches left unclaimed because their announcement window has not opened
+    /// (`ANNOUNCE_BEFORE`; see [`crate::schedule`]), summed over channels.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub waiting: usize,
+    /// When the first window of a waiting match opens (UTC): `run` polls then if that comes
+    /// before its next poll.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_window: Option<DateTime<Utc>>,
     /// Why nothing (more) was posted this cycle, when the bot refused to post (store not
     /// initialised, store lost its data) or stopped (the dry-run output cannot be written).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -53,6 +71,9 @@ pub struct ChannelSummary {
     pub deferred: usize,
     /// Matches recorded without posting (the channel's first cycle, or `seed`).
     pub seeded: usize,
+    /// Matches left unclaimed until their announcement window opens.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub waiting: usize,
     /// Why the channel stopped posting, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub halted: Option<String>,
@@ -78,6 +99,7 @@ impl Summary {
             (self.seeded, "seeded"),
             (self.sources_backed_off, "sources backed off"),
             (self.stuck_claims, "stuck claims"),
+            (self.waiting, "waiting for their window"),
         ] {
             if n > 0 {
                 line.push_str(&format!(", {what} {n}"));
@@ -95,7 +117,7 @@ impl Summary {
                 c.skipped,
                 c.failed
             ));
-            for (n, what) in [(c.deferred, "deferred"), (c.seeded, "seeded")] {
+            for (n, what) in [(c.deferred, "deferred"), (c.seeded, "seeded"), (c.waiting, "waiting")] {
                 if n > 0 {
                     line.push_str(&format!(", {what} {n}"));
                 }

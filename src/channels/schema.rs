@@ -5,6 +5,8 @@ use crate::filter::Filter;
 use crate::post::mastodon::Visibility;
 use crate::post::telegram::ChatId;
 use crate::post::{SinkKind, XCredentials};
+use crate::schedule::Lead;
+use crate::zone::Zone;
 use secrecy::SecretString;
 use serde::Deserialize;
 use std::num::NonZeroU32;
@@ -44,6 +46,12 @@ pub struct Channel {
     pub filter: Filter,
     /// The channel's local pace; `None` uses the bot's (`POSTS_PER_MINUTE`, `POSTS_PER_DAY`).
     pub pace: Option<Pace>,
+    /// When the channel announces a match (`announce_before`: a lead time, or `off` for first
+    /// sighting); `None` uses the bot's (`ANNOUNCE_BEFORE`).
+    pub announce_before: Option<Lead>,
+    /// The time zone the channel's posts tell the start in (`timezone`); `None` uses the
+    /// bot's (`TIMEZONE`).
+    pub timezone: Option<Zone>,
     /// The variables this channel names that were not set, read with [`Secrets::IfSet`]
     /// (names only, never values): a command that posts nothing does not need them, and the
     /// channel cannot post without them.

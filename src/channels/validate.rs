@@ -13,7 +13,9 @@ use crate::post::is_loopback;
 use crate::post::mastodon::Visibility;
 use crate::post::telegram::{check_bot_token, ChatId, DEFAULT_API_BASE};
 use crate::post::{SinkKind, XCredentials};
+use crate::schedule::Lead;
 use crate::template::MAX_TEMPLATE_BYTES;
+use crate::zone::Zone;
 use secrecy::SecretString;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -231,12 +233,22 @@ impl Check<'_> {
                 None => Filter::default().states,
             },
         };
+        let announce_before = match r.announce_before.as_deref() {
+            None => None,
+            Some(raw) => Some(Lead::parse(raw).map_err(|problem| self.field("announce_before", problem))?),
+        };
+        let timezone = match r.timezone.as_deref() {
+            None => None,
+            Some(raw) => Some(Zone::parse(raw).map_err(|problem| self.field("timezone", problem))?),
+        };
         Ok(Channel {
             name,
             sink,
             template,
             filter,
             pace: r.pace,
+            announce_before,
+            timezone,
             unset_secrets: self.unset.take(),
         })
     }

@@ -36,6 +36,8 @@ pub(super) struct RawChannel {
     // every sink
     pub(super) template: Option<String>,
     pub(super) template_path: Option<String>,
+    pub(super) announce_before: Option<String>,
+    pub(super) timezone: Option<String>,
     #[serde(default)]
     pub(super) teams: Vec<String>,
     #[serde(default)]
@@ -90,7 +92,14 @@ pub(super) fn sink_fields(kind: SinkKind) -> &'static [&'static str] {
 }
 
 /// The fields every channel takes: these, the filter's ([`crate::filter::FIELDS`]), and `pace`.
-pub(super) const COMMON_FIELDS: &[&str] = &["name", "sink", "template", "template_path"];
+pub(super) const COMMON_FIELDS: &[&str] = &[
+    "name",
+    "sink",
+    "template",
+    "template_path",
+    "announce_before",
+    "timezone",
+];
 
 /// Words in a field name that say it would hold a secret.
 pub(super) const SECRET_WORDS: &[&str] = &[

@@ -174,7 +174,7 @@ impl EmbeddedClaims {
     }
 
     pub(super) fn clock(&self) -> Clock {
-        self.clock
+        self.clock.clone()
     }
 
     /// Runs `f` on the connection on a blocking thread, so SQLite's file locks never stall the

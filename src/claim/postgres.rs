@@ -263,7 +263,7 @@ impl PostgresClaims {
     }
 
     pub(super) fn clock(&self) -> Clock {
-        self.clock
+        self.clock.clone()
     }
 
     /// Where `key` lives: a claim's key is a row of `claims` (this prefix, its match key),

@@ -185,7 +185,7 @@ impl RedisClaims {
     }
 
     pub(super) fn clock(&self) -> Clock {
-        self.clock
+        self.clock.clone()
     }
 
     /// `SET key value NX EX ttl GET`: `None` when we set it, else the value that was there

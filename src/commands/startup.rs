@@ -12,7 +12,8 @@ use std::path::Path;
 /// The configuration `cli` runs with.
 ///
 /// # Errors
-/// A usage [`Failure`] (exit 2): `--shorten` outside a dry run of `run` or `backfill`, a
+/// A usage [`Failure`] (exit 2): `--shorten` outside a dry run of `run` or `backfill`,
+/// `--as-of` outside a dry run or `check-sources`, a
 /// setting that cannot be used, or no sources for a command that reads them.
 pub(super) fn configure(cli: &Cli) -> Result<Config, Failure> {
     // `claims reconcile` reads the account's posts: it needs the posting credentials too.
@@ -28,6 +29,11 @@ pub(super) fn configure(cli: &Cli) -> Result<Config, Failure> {
     if cli.shorten && !(cli.dry_run && matches!(cli.command, Command::Run { .. } | Command::Backfill { .. })) {
         return Err(Failure::usage(
             "--shorten applies to a dry run of run or backfill only (a real post always shortens when SHORTENER is set)",
+        ));
+    }
+    if cli.settings.schedule.as_of.is_some() && !(cli.dry_run || matches!(cli.command, Command::CheckSources { .. })) {
+        return Err(Failure::usage(
+            "--as-of applies to a dry run or check-sources only (a bot that writes claims judges time by the system's clock)",
         ));
     }
     let invocation = Invocation {
@@ -105,6 +111,8 @@ pub(super) fn log_startup(command: &str, config: &Config) {
         template = %template,
         interval = interval.as_deref(),
         posting = %posting,
+        announce_before = %config.schedule.lead,
+        timezone = %config.schedule.zone,
         "starting"
     );
     // Read only when set, for a command that posts nothing (see `channels::Secrets`).

@@ -6,6 +6,7 @@
 
 mod filter;
 mod posting;
+mod schedule;
 mod service;
 mod sources;
 mod store;
@@ -15,11 +16,12 @@ mod value;
 pub use crate::filter::FormatSetting;
 pub use filter::{FilterSettings, StateSetting};
 pub use posting::{ChannelList, Posting, PostingSettings, ENVIRONMENT_CHANNEL};
+pub use schedule::{Schedule, ScheduleSettings};
 pub use service::{LogSettings, Service, ServiceSettings};
 pub use sources::{SourceSettings, Sources};
 pub use store::{Store, StoreSettings, DEFAULT_CLAIM_TTL_SECS, DEFAULT_KEY_PREFIX, MIN_CLAIM_TTL_SECS};
 pub use text::{PostText, ShortenerConfig, ShortenerSetting, TextSettings};
-pub use value::{Blankable, EnumList, EnumListParser, OrBlank, Whole};
+pub use value::{Blankable, EnumList, EnumListParser, OrBlank, Reads, Whole};
 
 use crate::filter::Filter;
 use crate::redact::ShownValue;
@@ -51,6 +53,9 @@ pub struct Settings {
     /// The template and the link shortener.
     #[command(flatten)]
     pub text: TextSettings,
+    /// When matches are announced, and the time zone posts tell their start in.
+    #[command(flatten)]
+    pub schedule: ScheduleSettings,
     /// Logs.
     #[command(flatten)]
     pub logging: LogSettings,
@@ -191,6 +196,15 @@ pub enum Problem {
     /// A `LINK_PREFERENCE` naming something that is no site with match pages.
     #[error(transparent)]
     Link(crate::cricket::LinkError),
+    /// A lead time that cannot be read (see [`crate::schedule::Lead::parse`]).
+    #[error("{0}")]
+    Lead(String),
+    /// A time zone the IANA database does not know (see [`crate::zone::Zone::parse`]).
+    #[error("{0}")]
+    Zone(String),
+    /// Not an RFC 3339 instant.
+    #[error("expected an RFC 3339 time such as 2024-06-16T06:00:00Z")]
+    NotInstant,
     /// A source that cannot be read as `KIND=LOCATION` or `LOCATION`: the source parser's own
     /// error (an unknown kind, a bad URL, a CSS profile that cannot be loaded).
     #[error(transparent)]
@@ -222,6 +236,9 @@ pub struct Config {
     pub posting: Posting,
     /// The template and the link shortener.
     pub text: PostText,
+    /// When matches are announced (the lead time), the time zone of their start, and the
+    /// instant a dry run judges time as (`--as-of`).
+    pub schedule: Schedule,
     /// What only `run` uses: the poll interval, the operator's endpoint, shutdown.
     pub service: Service,
     /// Whether posts are sent or printed.
@@ -254,6 +271,13 @@ impl Config {
     /// Whether results are printed as JSON lines (`--json`).
     pub fn json(&self) -> bool {
         self.printing == Printing::Json
+    }
+
+    /// The clock this command judges time by: the system's, or one reading `--as-of` at start.
+    pub fn clock(&self) -> crate::clock::Clock {
+        self.schedule
+            .as_of
+            .map_or_else(crate::clock::Clock::system, crate::clock::Clock::from)
     }
 }
 
@@ -325,6 +349,7 @@ impl Config {
             filter: settings.filter.validate()?,
             posting: settings.posting.validate(invocation.needs)?,
             text: settings.text.validate()?,
+            schedule: settings.schedule.validate(),
             service: settings.service.validate()?,
             sending: invocation.sending,
             printing: invocation.printing,

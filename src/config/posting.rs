@@ -199,6 +199,9 @@ impl PostingSettings {
                 ..Filter::default()
             },
             pace: None,
+            // The bot's ANNOUNCE_BEFORE and TIMEZONE.
+            announce_before: None,
+            timezone: None,
             unset_secrets,
         })
     }

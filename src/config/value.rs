@@ -116,6 +116,20 @@ impl<T: Clone + Send + Sync + 'static> TypedValueParser for Whole<T> {
     }
 }
 
+/// A value read by a function of its own (a lead time, a time zone, an instant), trimmed first:
+/// a refused one is a usage error naming the variable, as [`Whole`]'s are.
+#[derive(Clone)]
+pub struct Reads<T>(pub fn(&str) -> Result<T, Problem>);
+
+impl<T: Clone + Send + Sync + 'static> TypedValueParser for Reads<T> {
+    type Value = T;
+
+    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &OsStr) -> Result<T, clap::Error> {
+        let raw = value.to_string_lossy();
+        (self.0)(raw.trim()).map_err(|problem| refusal(cmd, arg, &raw, problem))
+    }
+}
+
 /// A usage error saying what is wrong with the value `raw` of `arg`, naming its variable as
 /// every configuration error does (`invalid CLAIM_TTL_SECS="600": …`), flag or variable alike,
 /// followed by the command's usage as clap's own usage errors are.

@@ -39,4 +39,5 @@ mod sites;
 mod sources;
 mod tls;
 mod upgrade;
+mod when;
 mod wipe;

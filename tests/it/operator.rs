@@ -269,7 +269,7 @@ async fn a_run_logs_one_startup_line_one_line_per_cycle_and_no_span_names() {
     assert_eq!(starting.len(), 1, "{stderr}");
     let expected = format!(
         "INFO starting version={} command=run store=embedded {} sources=\"{}/cricket-match/live-scores?apikey=REDACTED\" \
-         template={} interval=20ms posting=live: posts to X",
+         template={} interval=20ms posting=live: posts to X announce_before=off timezone=UTC",
         env!("CARGO_PKG_VERSION"),
         db.display(),
         site.uri(),
