@@ -214,22 +214,26 @@ async fn three_processes_on_three_channels_post_once_per_match_and_channel(kind:
         })
         .collect();
     let outputs = wait_all(children).await;
+    // Every process's stdout and log, so a failure below says what each process did.
+    let said = outputs
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let (stdout, stderr) = text(o);
+            format!("--- replica-{i} ({}):\n{stdout}{stderr}", o.status)
+        })
+        .collect::<String>();
     for o in &outputs {
-        assert!(o.status.success(), "{:?}", text(o));
+        assert!(o.status.success(), "{said}");
     }
     // Exactly one post per (match, channel): 4 on each platform, 12 in all.
+    assert_eq!(p.discord_posts().await, 4, "{said}");
     p.verify().await;
-    assert_eq!(p.discord_posts().await, 4);
     let posted: usize = outputs
         .iter()
         .map(|o| crate::cli::number_after(&text(o).0, "posted ", ',').unwrap_or(0) as usize)
         .sum();
-    assert_eq!(
-        posted,
-        12,
-        "{:?}",
-        outputs.iter().map(|o| text(o).0).collect::<Vec<_>>()
-    );
+    assert_eq!(posted, 12, "{said}");
     // Each channel holds its own claim on each match.
     for channel in ["x", "mastodon", "discord"] {
         let listed = claims_of(dir.path(), &p, &file, &store, &prefix, channel).await;
@@ -237,7 +241,7 @@ async fn three_processes_on_three_channels_post_once_per_match_and_channel(kind:
             .iter()
             .map(|k| (k.to_string(), "posted".to_string()))
             .collect();
-        assert_eq!(listed, want, "{channel}");
+        assert_eq!(listed, want, "{channel}\n{said}");
     }
 }
 
