@@ -160,12 +160,7 @@ impl App {
         // it seeds itself (see the cycle), so its marker is not written here.
         if self.store.marker().await?.is_none() {
             for channel in self.channels.iter().filter(|c| c.own_marker) {
-                channel
-                    .announcer
-                    .store()
-                    .initialise(MarkerOrigin::InitStore, self.marker_ttl())
-                    .await?;
-                channel.saw_marker.store(true, Ordering::SeqCst);
+                channel.initialise(MarkerOrigin::InitStore, self.marker_ttl()).await?;
             }
         }
         let (marker, wrote) = self
