@@ -211,18 +211,11 @@ impl App {
                     tracing::warn!(channel = %channel.name(), "new channel: recording the matches listed now without posting them (`seed --channel` does the same by hand)");
                     let sightings: Vec<Sighting> = seen.iter().map(|s| s.sighting.clone()).collect();
                     let seeded = match self.seed_channel(channel, &sightings, counts).await {
-                        Ok(_) => announcer
-                            .store()
-                            .initialise(MarkerOrigin::NewChannel, self.marker_ttl())
-                            .await
-                            .map(|_| ()),
+                        Ok(_) => channel.initialise(MarkerOrigin::NewChannel, self.marker_ttl()).await,
                         Err(e) => Err(e),
                     };
                     return match seeded {
-                        Ok(()) => {
-                            channel.saw_marker.store(true, Ordering::SeqCst);
-                            Ok(None)
-                        }
+                        Ok(()) => Ok(None),
                         Err(e) => Err(store_failed(summary, &e)),
                     };
                 }

@@ -25,7 +25,7 @@ pub use summary::{ChannelSummary, Summary};
 use crate::announcer::{Announcer, ClaimPolicy, DryRun, Memory, Mode, Output};
 use crate::backoff::Backoff;
 use crate::channels::TemplateSource;
-use crate::claim::{ClaimError, ClaimStore};
+use crate::claim::{ClaimError, ClaimStore, MarkerOrigin};
 use crate::clock::Clock;
 use crate::config::{ChannelList, Config};
 use crate::filter::Filter;
@@ -152,6 +152,17 @@ impl ChannelRun {
     /// Records that posting stopped on this channel, and why (the first reason is kept).
     fn halt(&self, why: String) {
         let _ = self.halted.set(why);
+    }
+
+    /// Writes the channel's own first-start marker (its origin `how`, living `ttl`) unless it
+    /// has one, and remembers that this process saw it.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer; then nothing is remembered.
+    async fn initialise(&self, how: MarkerOrigin, ttl: Duration) -> Result<(), ClaimError> {
+        self.announcer.store().initialise(how, ttl).await?;
+        self.saw_marker.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
     }
 
     /// Whether this channel announces `m`, by its own filter (the bot's is applied first).

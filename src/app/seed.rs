@@ -75,12 +75,7 @@ impl App {
             summary.skipped += counts.skipped;
             summary.waiting += counts.waiting;
             if !self.dry_run && summary.sources_failed == 0 && channel.own_marker {
-                channel
-                    .announcer
-                    .store()
-                    .initialise(MarkerOrigin::Seed, self.marker_ttl())
-                    .await?;
-                channel.saw_marker.store(true, Ordering::SeqCst);
+                channel.initialise(MarkerOrigin::Seed, self.marker_ttl()).await?;
             }
             if several {
                 summary.channels.push(counts);

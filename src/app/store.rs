@@ -143,30 +143,36 @@ impl App {
     /// `--init-store`: initialises the store if it has no marker (one atomic step; two
     /// processes doing it at once is safe). Returns whether this call wrote the marker.
     ///
+    /// With a channels file, on a store without the deployment's marker, each channel's own
+    /// marker is written first and the deployment's last, so that whoever finds the deployment's
+    /// marker finds every initialised channel's too. A channel without a marker on an
+    /// initialised store is taken for one added since, and its first cycle records the current
+    /// matches instead of posting them: the other order let a replica starting at the same
+    /// moment (or after an initialiser stopped half-way) do that to a channel whose marker was
+    /// still to be written, and those matches were never announced there.
+    ///
     /// # Errors
-    /// [`ClaimError`] when the store cannot answer.
+    /// [`ClaimError`] when the store cannot answer; then the deployment's marker is written only
+    /// if every channel's was, and running it again finishes the job.
     pub async fn init_store(&self) -> Result<bool, ClaimError> {
+        use std::sync::atomic::Ordering;
+        // On a store already initialised, a channel without a marker is a channel added since:
+        // it seeds itself (see the cycle), so its marker is not written here.
+        if self.store.marker().await?.is_none() {
+            for channel in self.channels.iter().filter(|c| c.own_marker) {
+                channel.initialise(MarkerOrigin::InitStore, self.marker_ttl()).await?;
+            }
+        }
         let (marker, wrote) = self
             .store
             .initialise(MarkerOrigin::InitStore, self.marker_ttl())
             .await?;
-        // With a channels file, on a first deployment, each channel's own marker too: every
-        // current match is announced on every channel. On a store already initialised, a
-        // channel without a marker is a channel added since: it seeds itself (see the cycle).
-        for channel in self.channels.iter().filter(|c| c.own_marker && wrote) {
-            channel
-                .announcer
-                .store()
-                .initialise(MarkerOrigin::InitStore, self.marker_ttl())
-                .await?;
-            channel.saw_marker.store(true, std::sync::atomic::Ordering::SeqCst);
-        }
         if wrote {
             tracing::warn!("store initialised by --init-store: every current match will be announced");
         } else {
             tracing::info!(by = %marker.by, at = %marker.at, how = %marker.how, "store already initialised");
         }
-        self.saw_marker.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.saw_marker.store(true, Ordering::SeqCst);
         Ok(wrote)
     }
 

@@ -214,22 +214,26 @@ async fn three_processes_on_three_channels_post_once_per_match_and_channel(kind:
         })
         .collect();
     let outputs = wait_all(children).await;
+    // Every process's stdout and log, so a failure below says what each process did.
+    let said = outputs
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let (stdout, stderr) = text(o);
+            format!("--- replica-{i} ({}):\n{stdout}{stderr}", o.status)
+        })
+        .collect::<String>();
     for o in &outputs {
-        assert!(o.status.success(), "{:?}", text(o));
+        assert!(o.status.success(), "{said}");
     }
     // Exactly one post per (match, channel): 4 on each platform, 12 in all.
+    assert_eq!(p.discord_posts().await, 4, "{said}");
     p.verify().await;
-    assert_eq!(p.discord_posts().await, 4);
     let posted: usize = outputs
         .iter()
         .map(|o| crate::cli::number_after(&text(o).0, "posted ", ',').unwrap_or(0) as usize)
         .sum();
-    assert_eq!(
-        posted,
-        12,
-        "{:?}",
-        outputs.iter().map(|o| text(o).0).collect::<Vec<_>>()
-    );
+    assert_eq!(posted, 12, "{said}");
     // Each channel holds its own claim on each match.
     for channel in ["x", "mastodon", "discord"] {
         let listed = claims_of(dir.path(), &p, &file, &store, &prefix, channel).await;
@@ -237,11 +241,107 @@ async fn three_processes_on_three_channels_post_once_per_match_and_channel(kind:
             .iter()
             .map(|k| (k.to_string(), "posted".to_string()))
             .collect();
-        assert_eq!(listed, want, "{channel}");
+        assert_eq!(listed, want, "{channel}\n{said}");
     }
 }
 
 crate::helpers::store_matrix!(three_processes_on_three_channels_post_once_per_match_and_channel);
+
+/// The connection of this test's bot (its application name is `schema`) that waits for a lock on
+/// PostgreSQL's `store_keys`, once there is one; fails when `bot` ends first (it never waited).
+async fn waiting_in_store_keys(schema: &str, bot: &mut tokio::process::Child) -> i32 {
+    let watch = crate::helpers::raw_postgres(schema).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let waiting = watch
+            .query_opt(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()
+                 AND wait_event_type = 'Lock' AND query LIKE '%store_keys%'",
+                &[&schema],
+            )
+            .await
+            .unwrap();
+        if let Some(row) = waiting {
+            return row.get(0);
+        }
+        assert!(
+            bot.try_wait().unwrap().is_none(),
+            "the bot ended without waiting for the lock"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bot never waited for the lock"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// A process stopped while it initialises a store, after some channels' first-start markers and
+/// before the others', leaves no channel that a later `--init-store` takes for one added since:
+/// every match is still announced on every channel. That moment is the one a replica starting
+/// beside an initialiser can meet (three `backfill --init-store` at once under load: Discord,
+/// the last channel, was recorded `seeded` by a replica that found the deployment initialised
+/// and Discord's marker not yet written, and none of its matches was posted while every process
+/// exited 0). PostgreSQL holds the moment open: an uncommitted row at Discord's marker key makes
+/// the first process wait there until it is stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_stopped_while_initialising_the_store_leaves_every_channel_to_announce() {
+    let site = page_server().await;
+    let p = Platforms::accepting(4, 4, None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let schema = crate::helpers::schema_for(&prefix);
+    // The ledger, made by a store of the test's own, so the row below can be written.
+    crate::helpers::store(Kind::Postgres, &prefix, "setup", dir.path()).await;
+    let store = crate::helpers::store_env(Kind::Postgres, &prefix, dir.path()).await;
+    let file = p.file(dir.path(), &["x", "mastodon", "discord"]);
+    let source = format!("{}/cricket-match/live-scores", site.uri());
+    let init = |instance: &str| {
+        let mut cmd = bot_with(dir.path(), &p, &file, &store, &source);
+        cmd.env("KEY_PREFIX", &*prefix)
+            .env("INSTANCE_ID", instance)
+            .args(["backfill", "--init-store"]);
+        cmd
+    };
+    let mut admin = crate::helpers::raw_postgres(&schema).await;
+    let hold = admin.transaction().await.unwrap();
+    hold.execute(
+        "INSERT INTO store_keys (key, value, expires_at) VALUES ($1, '{}', now() + interval '1 hour')",
+        &[&format!("{}ch:discord:store:initialised", &*prefix)],
+    )
+    .await
+    .unwrap();
+    let mut first = start(&mut init("first"));
+    let waiting = waiting_in_store_keys(&schema, &mut first).await;
+    // Stopped there: the process, then its statement, before the row it waits for is let go.
+    first.start_kill().unwrap();
+    let stopped = first.wait_with_output().await.unwrap();
+    let ended: bool = hold
+        .query_one("SELECT pg_terminate_backend($1, 5000)", &[&waiting])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(ended, "{:?}", text(&stopped));
+    hold.rollback().await.unwrap();
+
+    let o = init("second").output().await.unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("x: posted 4, skipped 0, failed 0; mastodon: posted 4, skipped 0, failed 0; discord: posted 4, skipped 0, failed 0"),
+        "{stdout}{stderr}"
+    );
+    assert_eq!(p.discord_posts().await, 4, "{stdout}{stderr}");
+    p.verify().await;
+    let want: Vec<(String, String)> = CRICBUZZ_KEYS
+        .iter()
+        .map(|k| (k.to_string(), "posted".to_string()))
+        .collect();
+    for channel in ["x", "mastodon", "discord"] {
+        let listed = claims_of(dir.path(), &p, &file, &store, &prefix, channel).await;
+        assert_eq!(listed, want, "{channel}");
+    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_channel_that_halts_neither_blocks_nor_repeats_the_others() {
