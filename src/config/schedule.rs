@@ -21,7 +21,7 @@ pub struct ScheduleSettings {
     #[arg(long, env = "TIMEZONE", value_parser = OrBlank(Reads(read_zone)), global = true)]
     pub timezone: Option<Blankable<Zone>>,
     /// Judge time as if it were TIME (RFC 3339, e.g. 2024-06-16T06:00:00Z): what a dry run or
-    /// check-sources would show then. Only with --dry-run or check-sources.
+    /// check-sources would show then. Only in a dry run or with check-sources.
     #[arg(long, value_name = "TIME", value_parser = Reads(read_instant), global = true)]
     pub as_of: Option<DateTime<Utc>>,
 }
