@@ -578,7 +578,7 @@ async fn three_processes_each_reading_one_site_post_the_super_eight_game_once(ki
         1,
         "{texts:?}"
     );
-    assert_eq!(texts.len(), ESPN_POSTS, "{texts:?}");
+    assert_eq!(texts.len(), ESPN_POSTS, "{texts:?}\n{stderr}");
     x.verify().await;
     // The two that lost say which listing holds the match and the facts compared (unless they
     // lost the race under the holder's own key).
