@@ -80,6 +80,9 @@ pub struct App {
     /// Set once this process has seen the first-start marker: its later absence means the
     /// store lost its data (as opposed to never having been initialised).
     saw_marker: std::sync::atomic::AtomicBool,
+    /// When this process last extended its channels' first-start markers (see
+    /// `store.rs`): never, until the first cycle that finds the store ready.
+    channel_markers_refreshed: Mutex<Option<Instant>>,
     /// One backoff per source (same order as `sources`), so a failing source is asked less
     /// often while the others are read every cycle.
     backoff: Mutex<Vec<Backoff>>,
@@ -332,6 +335,7 @@ impl App {
             out,
             json: config.json(),
             saw_marker: std::sync::atomic::AtomicBool::new(false),
+            channel_markers_refreshed: Mutex::new(None),
             backoff: Mutex::new(vec![Backoff::default(); config.sources.specs.len()]),
             last_source_read: Mutex::new(Instant::now()),
             health_max_stale_cycles: config.service.health_max_stale_cycles,

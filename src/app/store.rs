@@ -12,6 +12,11 @@ use crate::config::{ChannelList, Config, StoreConfig};
 use secrecy::ExposeSecret;
 use std::time::Duration;
 
+/// How often a process extends its channels' first-start markers: far inside their TTL
+/// (`MARKER_TTL_FACTOR` × `CLAIM_TTL_SECS`, at least three days), and rare enough that a
+/// hundred channels cost a hundred store calls an hour, not a cycle.
+const CHANNEL_MARKER_REFRESH: Duration = Duration::from_secs(3600);
+
 /// Why the bot may not post on this store now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreReadiness {
@@ -176,7 +181,42 @@ impl App {
         Ok(wrote)
     }
 
-    /// Whether posting is allowed on the store now; refreshes the marker's TTL when present.
+    /// Extends each channel's own first-start marker, at most once per
+    /// [`CHANNEL_MARKER_REFRESH`] in this process: a channel's marker lives
+    /// `MARKER_TTL_FACTOR` × `CLAIM_TTL_SECS` like the deployment's, and a marker left to
+    /// expire made the next start take a running channel for one just added, which records the
+    /// matches listed then (those waiting for `ANNOUNCE_BEFORE` too) without posting them.
+    /// A marker this process saw and finds gone (deleted by hand; the deployment's is there)
+    /// is written again, so the channel goes on posting rather than seeding itself.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    async fn refresh_channel_markers(&self) -> Result<(), ClaimError> {
+        use std::sync::atomic::Ordering;
+        {
+            let mut last = self
+                .channel_markers_refreshed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if last.is_some_and(|at| at.elapsed() < CHANNEL_MARKER_REFRESH) {
+                return Ok(());
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        for channel in self.channels.iter().filter(|c| c.own_marker) {
+            let store = channel.announcer.store();
+            if store.refresh_marker(self.marker_ttl()).await? {
+                channel.saw_marker.store(true, Ordering::SeqCst);
+            } else if channel.saw_marker.load(Ordering::SeqCst) {
+                tracing::warn!(channel = %channel.name(), "the channel's first-start marker is gone while the deployment's is there; written again, so the channel goes on posting");
+                channel.initialise(MarkerOrigin::NewChannel, self.marker_ttl()).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether posting is allowed on the store now; refreshes the marker's TTL when present,
+    /// and the channels' own markers (see [`App::refresh_channel_markers`]).
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
@@ -184,6 +224,7 @@ impl App {
         use std::sync::atomic::Ordering;
         if self.store.refresh_marker(self.marker_ttl()).await? {
             self.saw_marker.store(true, Ordering::SeqCst);
+            self.refresh_channel_markers().await?;
             return Ok(StoreReadiness::Ready);
         }
         Ok(if self.saw_marker.load(Ordering::SeqCst) {

@@ -415,6 +415,51 @@ async fn a_channel_added_to_a_running_deployment_records_what_is_current_without
     assert_eq!(mastodon_posts, 0);
 }
 
+/// A channel's own first-start marker is extended while the deployment runs, as the
+/// deployment's is: left to expire (three claim TTLs, 30 days by default), it made the next
+/// start take a running channel for one just added, recording what was listed then without
+/// posting it. The marker is set to expire in 2 s (as if a month had passed), one cycle runs,
+/// and after 3 s the next start still posts on the channel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_channels_own_marker_is_extended_so_a_restart_after_a_month_still_posts() {
+    let d = OnRedis::new(Platforms::accepting(4, 4, None).await).await;
+    let file = d.file(&["x", "mastodon"]);
+    let o = d.run(&file, &["backfill", "--init-store"]).await;
+    assert!(o.status.success(), "{:?}", text(&o));
+    let mut conn = crate::helpers::raw_redis().await;
+    let markers: Vec<String> = crate::helpers::keys(&d.prefix)
+        .await
+        .into_iter()
+        .filter(|k| k.ends_with("store:initialised"))
+        .collect();
+    // The deployment's marker and each channel's own.
+    assert_eq!(markers.len(), 3, "{markers:?}");
+    for key in &markers {
+        let _: i64 = redis::cmd("EXPIRE")
+            .arg(key)
+            .arg(2)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    let o = d.run(&file, &["backfill"]).await;
+    assert!(o.status.success(), "{:?}", text(&o));
+    let ttl_days = 3 * 864_000 / 86_400;
+    for key in &markers {
+        let ttl: i64 = redis::cmd("TTL").arg(key).query_async(&mut conn).await.unwrap();
+        assert!(ttl > (ttl_days - 1) * 86_400, "{key} lives {ttl} s more");
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let o = d.run(&file, &["backfill"]).await;
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}{stderr}");
+    assert!(!stderr.contains("new channel: recording"), "{stderr}");
+    assert!(
+        stdout.contains("x: posted 0, skipped 4, failed 0; mastodon: posted 0, skipped 4, failed 0"),
+        "{stdout}"
+    );
+}
+
 /// Every key under `prefix` with its value (Redis `DUMP`) and time to live in ms (`PTTL`).
 async fn store_snapshot(prefix: &str) -> Vec<(String, Vec<u8>, i64)> {
     let mut conn = crate::helpers::raw_redis().await;
