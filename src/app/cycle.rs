@@ -181,6 +181,24 @@ impl App {
         summary
     }
 
+    /// Whether a real run would take `channel` for one added to a running deployment: the
+    /// deployment's marker is there and the channel's own is not (read, never written).
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    async fn new_channel_in_dry_run(&self, channel: &ChannelRun) -> Result<bool, ClaimError> {
+        if channel.saw_marker.load(Ordering::SeqCst) || self.store.marker().await?.is_none() {
+            return Ok(false);
+        }
+        Ok(match channel.announcer.store().marker().await? {
+            Some(_) => {
+                channel.saw_marker.store(true, Ordering::SeqCst);
+                false
+            }
+            None => true,
+        })
+    }
+
     /// A channel's first-start check (a channel added to a running deployment records what is
     /// current instead of posting it) and its work list: the sightings the bot's filter, then
     /// its own, let it announce, in order. `Ok(None)`: the channel does not announce this cycle
@@ -194,6 +212,21 @@ impl App {
     ) -> Result<Option<Vec<Work<'s>>>, Step> {
         let announcer = &channel.announcer;
         if channel.halted().is_some() {
+            return Ok(None);
+        }
+        if self.dry_run
+            && channel.own_marker
+            && self
+                .new_channel_in_dry_run(channel)
+                .await
+                .map_err(|e| store_failed(summary, &e))?
+        {
+            // A real run's first cycle on this channel would record, not post: show that.
+            tracing::warn!(channel = %channel.name(), "new channel: a real run records the matches listed now without posting them; the dry run lists them (`would record`)");
+            let sightings: Vec<Sighting> = seen.iter().map(|s| s.sighting.clone()).collect();
+            self.preview_new_channel(channel, &sightings, counts)
+                .await
+                .map_err(|e| store_failed(summary, &e))?;
             return Ok(None);
         }
         if !self.dry_run && channel.own_marker && !channel.saw_marker.load(Ordering::SeqCst) {

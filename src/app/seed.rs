@@ -97,6 +97,31 @@ impl App {
         Ok(summary)
     }
 
+    /// A dry run's turn for a channel that a real run would take for one just added (the
+    /// deployment's marker present, the channel's own absent): what the real run's first cycle
+    /// would record without posting, printed as `seed --dry-run` prints it, instead of posts
+    /// that would never be made. A closed output ends the listing quietly; one that cannot be
+    /// written otherwise is logged.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub(super) async fn preview_new_channel(
+        &self,
+        channel: &ChannelRun,
+        matches: &[Sighting],
+        counts: &mut ChannelSummary,
+    ) -> Result<(), ClaimError> {
+        match self.preview_seed(channel, matches, counts).await {
+            Ok(_) => Ok(()),
+            Err(Stop::Store(e)) => Err(e),
+            Err(Stop::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Err(Stop::Output(e)) => {
+                tracing::error!(error.cause_chain = %CauseChain(&e), "the dry run's output cannot be written");
+                Ok(())
+            }
+        }
+    }
+
     /// Records each of `matches` (teams known) that is current on `channel` (not waiting for
     /// its window, by the channel's lead time) as `seeded`; returns how many were left out for a
     /// placeholder team.

@@ -391,6 +391,13 @@ async fn a_channel_added_to_a_running_deployment_records_what_is_current_without
     // Mastodon added: its first cycle records the current matches (as `seed` does: the eight
     // with both teams known, finished ones too) and posts none.
     let with_mastodon = d.file(&["x", "mastodon"]);
+    // A dry run first shows just that: Mastodon's eight records, no post on any channel.
+    let o = d.run(&with_mastodon, &["--dry-run", "backfill"]).await;
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}{stderr}");
+    assert_eq!(stdout.matches("[mastodon] would record ").count(), 8, "{stdout}");
+    assert!(!stdout.contains("Coming up"), "{stdout}");
+    assert!(stderr.contains("new channel: a real run records"), "{stderr}");
     let o = d.run(&with_mastodon, &["backfill"]).await;
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stdout}{stderr}");
