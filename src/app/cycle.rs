@@ -384,8 +384,11 @@ impl App {
     }
 }
 
-/// A channel's work list split into the matches due now (in their order) and those waiting
-/// for their windows (see `window.rs`).
+/// A channel's work list split into the matches due now and those waiting for their windows
+/// (see `window.rs`). The due ones go soonest first (live ones, having started, before
+/// upcoming ones; a listing without a start time last; the pages' order among equals): within
+/// the flood cap and the pace, a match starting today is not left behind a backlog of later
+/// ones (issue 36).
 fn split_waiting(work: Vec<Work<'_>>) -> (Vec<Work<'_>>, Vec<Waiting<'_>>) {
     let mut due = Vec::with_capacity(work.len());
     let mut waiting = Vec::new();
@@ -399,6 +402,7 @@ fn split_waiting(work: Vec<Work<'_>>) -> (Vec<Work<'_>>, Vec<Waiting<'_>>) {
             }),
         }
     }
+    due.sort_by_key(|w| (w.sighting.m.start_time.is_none(), w.sighting.m.start_time));
     (due, waiting)
 }
 

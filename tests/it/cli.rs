@@ -439,9 +439,14 @@ async fn dry_run_json_prints_one_object_per_post() {
     assert!(o.status.success(), "{stderr}");
     let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 5, "four posts and a summary: {stdout}");
-    assert_eq!(lines[0]["match_key"], "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i");
+    // Soonest first: the first semi-final at 10:00 UTC, then Zimbabwe v Bangladesh at 10:30.
+    assert_eq!(
+        lines[0]["match_key"],
+        "2026-07-17_blaze-women-v-surrey-women_1st-semi-final"
+    );
+    assert_eq!(lines[1]["match_key"], "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i");
     assert!(!dir.path().join("s.db").exists(), "a dry run creates no store file");
-    assert_eq!(lines[0]["weighted_length"], 157);
+    assert_eq!(lines[1]["weighted_length"], 157);
     assert_eq!(lines[4]["summary"]["posted"], 4);
     assert_eq!(
         lines[4]["dry_run"], true,

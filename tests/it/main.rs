@@ -11,6 +11,7 @@
 )]
 
 mod announce;
+mod backlog;
 mod bluesky_pds;
 mod channels;
 mod claim;
