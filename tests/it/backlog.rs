@@ -3,7 +3,7 @@
 //! (issue 36).
 
 use crate::helpers::{live_app_with, redis_url, unique_prefix};
-use crate::sites::cricbuzz_page;
+use crate::sites::{cricbuzz_page, Edit};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{method, path};
@@ -86,8 +86,7 @@ async fn a_match_listed_behind_a_backlog_of_later_ones_is_posted_in_the_next_cyc
     let backlog: Vec<_> = (0..20).map(|i| listing(i, 29 - i as i64)).collect();
     let new = listing(20, 1);
     let page = |with_new: bool| {
-        let mut picks: Vec<(&str, &dyn Fn(&mut Value))> =
-            backlog.iter().map(|l| (LISTING, l as &dyn Fn(&mut Value))).collect();
+        let mut picks: Vec<(&str, Edit<'_>)> = backlog.iter().map(|l| (LISTING, l as Edit<'_>)).collect();
         if with_new {
             picks.push((LISTING, &new));
         }
