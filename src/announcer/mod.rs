@@ -25,7 +25,7 @@ use crate::claim::{
 };
 use crate::clock::Clock;
 use crate::cricket::{Facts, Identity, Match, MatchKey, Sighting};
-use crate::post::{LengthRule, PostPace, Receipt, Sink, SinkError, SinkKind, Verdict};
+use crate::post::{Card, LengthRule, Post, PostPace, Receipt, Sink, SinkError, SinkKind, Verdict};
 use crate::schedule::Lead;
 use crate::shorten::Shortener;
 use crate::template::{RenderError, Template};
@@ -557,7 +557,9 @@ impl Announcer {
         }
         let link = self.link(m).await;
         let post = self.with_link(draft, m, &link);
-        match sink.post(post.text(), &token).await {
+        // The card shows the match page itself and the start in the channel's zone.
+        let card = Card::of(m, self.zone);
+        match sink.post(Post::with_card(post.text(), &card), &token).await {
             Ok(receipt) => {
                 receipt.log_posted();
                 let change = Transition::Posted {

@@ -1,7 +1,9 @@
 //! The Bluesky (AT Protocol) sink: an app-password session (`com.atproto.server.createSession`,
 //! kept and refreshed, never a login per post), then `com.atproto.repo.createRecord` of an
-//! `app.bsky.feed.post` at a record key derived from the claim and the channel, with link facets
-//! so the match's URL is a link; and the table of what each refusal proves.
+//! `app.bsky.feed.post` at a record key derived from the claim and the channel; the match's link
+//! shown by a short label (`cricbuzz.com/live-cricket-s…`) with a link facet to the full URL,
+//! hashtags as tag facets, the match's link card (`app.bsky.embed.external`, no thumbnail); and
+//! the table of what each refusal proves.
 //!
 //! **Create-once.** The record key is a valid TID made of the claim's time and (match key,
 //! channel) ([`record_key`]), so a second create of the same claim's post on the same account
@@ -17,13 +19,15 @@
 //! <https://docs.bsky.app/docs/advanced-guides/post-richtext>, <https://atproto.com/specs/xrpc>;
 //! the 500 on an existing key: bluesky-social/atproto#3718.
 
+use super::card::{Card, Post};
 use super::dedupe::match_channel_digest;
 use super::error::{ClientError, Refusal, SinkError};
 use super::http;
 use super::kind::SinkKind;
-use super::length::{url_spans, LengthRule};
+use super::length::LengthRule;
 use super::pace::{RateGate, RateLimits};
 use super::receipt::Receipt;
+use super::urls::{labelled, Labelled};
 use crate::claim::ClaimToken;
 use crate::cricket::MatchKey;
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -113,21 +117,117 @@ pub fn is_valid_tid(s: &str) -> bool {
     b.len() == 13 && b"234567abcdefghij".contains(&b[0]) && b.iter().all(|c| TID_ALPHABET.contains(c))
 }
 
-/// The link facets of `text`: one `app.bsky.richtext.facet#link` per URL, indexed by UTF-8 byte
-/// offsets (`byteStart` inclusive, `byteEnd` exclusive), as Bluesky requires.
+/// The longest tag a tag facet may carry, in graphemes (the lexicon's `tag`: `maxGraphemes:
+/// 64`).
+///
+/// Documentation: <https://github.com/bluesky-social/atproto/blob/main/lexicons/app/bsky/richtext/facet.json>
+const MAX_TAG_GRAPHEMES: usize = 64;
+
+/// The facets of a post's text as shown (`labelled`): one `app.bsky.richtext.facet#link` per
+/// link, over its label, whose `uri` is the full link; and one `app.bsky.richtext.facet#tag`
+/// per hashtag ([`tag_spans`]), whose `tag` is the word without its `#`. Indexed by UTF-8 byte
+/// offsets of the text as posted (`byteStart` inclusive, `byteEnd` exclusive), as Bluesky
+/// requires, in text order.
 ///
 /// Documentation: <https://docs.bsky.app/docs/advanced-guides/post-richtext>
-pub fn link_facets(text: &str) -> Vec<serde_json::Value> {
-    url_spans(text)
-        .into_iter()
-        .filter_map(|(start, end)| {
-            let uri = text.get(start..end)?;
-            Some(serde_json::json!({
-                "index": { "byteStart": start, "byteEnd": end },
-                "features": [{ "$type": "app.bsky.richtext.facet#link", "uri": uri }],
-            }))
+pub fn facets(labelled: &Labelled) -> Vec<serde_json::Value> {
+    let text = &labelled.text;
+    let mut found: Vec<(usize, serde_json::Value)> = labelled
+        .links
+        .iter()
+        .map(|l| {
+            let facet = serde_json::json!({
+                "index": { "byteStart": l.start, "byteEnd": l.end },
+                "features": [{ "$type": "app.bsky.richtext.facet#link", "uri": l.uri }],
+            });
+            (l.start, facet)
         })
-        .collect()
+        .collect();
+    for (start, end) in tag_spans(text) {
+        // A `#` inside a label (a link's fragment) belongs to the link.
+        if labelled.links.iter().any(|l| start < l.end && l.start < end) {
+            continue;
+        }
+        // The span starts with `#` or `＃`, both one character.
+        let Some(tag) = text
+            .get(start..end)
+            .and_then(|t| t.char_indices().nth(1))
+            .map(|(i, _)| &text[start + i..end])
+        else {
+            continue;
+        };
+        let facet = serde_json::json!({
+            "index": { "byteStart": start, "byteEnd": end },
+            "features": [{ "$type": "app.bsky.richtext.facet#tag", "tag": tag }],
+        });
+        found.push((start, facet));
+    }
+    found.sort_by_key(|(start, _)| *start);
+    found.into_iter().map(|(_, f)| f).collect()
+}
+
+/// The byte ranges (end exclusive) of the hashtags in `text`: a `#` (or the full-width `＃`)
+/// at the start or after white space, then a run of word characters (letters, digits, `_`)
+/// with at least one that is not a digit, at most [`MAX_TAG_GRAPHEMES`] of them, ended by
+/// white space, punctuation or the end. This is the shape the `hashtags` field writes
+/// (`#INDvAUS`); the official app's rule (`RichText.detectFacets` in `@atproto/api`) also takes
+/// a few other characters inside a tag, which no post of ours holds. A `#` that scraped text
+/// had was made a look-alike by [`crate::text::clean`] and is not one.
+pub fn tag_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut previous: Option<char> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let starts = matches!(c, '#' | '＃') && previous.is_none_or(char::is_whitespace);
+        previous = Some(c);
+        if !starts {
+            continue;
+        }
+        let mut end = at + c.len_utf8();
+        let mut count = 0;
+        let mut letters = false;
+        while let Some(&(i, w)) = chars.peek() {
+            if !(w.is_alphanumeric() || w == '_') {
+                break;
+            }
+            letters |= !w.is_numeric();
+            count += 1;
+            end = i + w.len_utf8();
+            previous = Some(w);
+            chars.next();
+        }
+        // Ended by a sentence's punctuation; a tag glued to anything else (`#a-b`) is not ours.
+        let ended = chars.peek().is_none_or(|&(_, n)| {
+            n.is_whitespace() || matches!(n, '.' | ',' | ';' | ':' | '!' | '?' | ')' | ']' | '}' | '"' | '\'')
+        });
+        if letters && count <= MAX_TAG_GRAPHEMES && ended {
+            spans.push((at, end));
+        }
+    }
+    spans
+}
+
+/// The link card of a match: an `app.bsky.embed.external` whose `uri` is the match page,
+/// `title` the match (`Zimbabwe v Bangladesh, 2nd T20I`) and `description` its series, venue and
+/// start ([`Card::summary`]).
+///
+/// No `thumb`: a thumbnail is a blob the bot would have to fetch from the score site and upload
+/// (`com.atproto.repo.uploadBlob`) before the create, inside the post's time-out; the score
+/// pages' images are site furniture rather than the match's, a failed fetch or upload would
+/// have to be told apart from a failed post, and a card without one shows the title, the
+/// description and the host. The lexicon makes `thumb` optional.
+///
+/// Documentation: <https://docs.bsky.app/docs/advanced-guides/posts#website-card-embeds>,
+/// <https://github.com/bluesky-social/atproto/blob/main/lexicons/app/bsky/embed/external.json>
+pub fn external_embed(card: &Card) -> serde_json::Value {
+    serde_json::json!({
+        "$type": "app.bsky.embed.external",
+        "external": {
+            "uri": card.page.as_str(),
+            "title": card.title,
+            "description": card.summary(),
+        },
+    })
 }
 
 /// A logged-in session.
@@ -238,10 +338,10 @@ impl BlueskyClient {
             .unwrap_or_else(|_| self.service.clone())
     }
 
-    /// Posts `text` for the match `claim` won at the record key [`claim_record_key`] of that
+    /// Posts `post` for the match `claim` won at the record key [`claim_record_key`] of that
     /// claim and this client's channel (derived from the claim, so no argument can name another
-    /// match),
-    /// with its link facets. Logs in first when there is no session; an expired or refused access
+    /// match): its text with each link shown by its label ([`labelled`]), the link and tag
+    /// [`facets`], and (when the post has its match's card) the [`external_embed`]. Logs in first when there is no session; an expired or refused access
     /// token is refreshed (or the client logs in again) and the create is sent once more, which
     /// is safe: the refusal wrote nothing, and the record key is create-once anyway.
     ///
@@ -249,20 +349,25 @@ impl BlueskyClient {
     /// [`SinkError::TooLong`] before sending; [`SinkError::Login`] when no session could be had
     /// (nothing posted); [`SinkError::AlreadyPosted`] when a record is at the key already;
     /// otherwise the answer classified by [`classify`].
-    pub(crate) async fn post(&self, text: &str, claim: &ClaimToken) -> Result<Receipt, SinkError> {
-        LengthRule::Bluesky.check(SINK, text)?;
+    pub(crate) async fn post(&self, post: Post<'_>, claim: &ClaimToken) -> Result<Receipt, SinkError> {
+        // Counted as shown: each link by its label (see `LengthRule::Bluesky`).
+        LengthRule::Bluesky.check(SINK, post.text)?;
         let rkey = claim_record_key(claim, &self.channel);
+        let shown = labelled(post.text);
         let mut record = serde_json::json!({
             "$type": POST_COLLECTION,
-            "text": text,
+            "text": shown.text,
             "createdAt": Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
         });
-        let facets = link_facets(text);
+        let facets = facets(&shown);
         if !facets.is_empty() {
             record["facets"] = serde_json::Value::Array(facets);
         }
         if let Some(l) = &self.language {
             record["langs"] = serde_json::json!([l]);
+        }
+        if let Some(card) = post.card {
+            record["embed"] = external_embed(card);
         }
         let mut session = self.session.lock().await;
         if session.is_none() {
@@ -645,17 +750,45 @@ mod tests {
     }
 
     #[test]
-    fn facets_index_utf8_bytes_end_exclusive() {
-        let text = "🏏 Zimbabwe v Bangladesh\nhttps://www.cricbuzz.com/live-cricket-scores/158062";
-        let facets = link_facets(text);
+    fn facets_index_the_labels_utf8_bytes_and_link_the_full_url() {
+        let text = "🏏 Zimbabwe v Bangladesh #ZIMvBAN\nhttps://www.cricbuzz.com/live-cricket-scores/158062 #T20I";
+        let shown = labelled(text);
         assert_eq!(
-            facets,
-            vec![serde_json::json!({
-                "index": {"byteStart": 27, "byteEnd": 78},
-                "features": [{"$type": "app.bsky.richtext.facet#link", "uri": "https://www.cricbuzz.com/live-cricket-scores/158062"}],
-            })]
+            shown.text,
+            "🏏 Zimbabwe v Bangladesh #ZIMvBAN\ncricbuzz.com/live-cricket-s… #T20I"
         );
-        assert_eq!(&text[27..78], "https://www.cricbuzz.com/live-cricket-scores/158062");
+        assert_eq!(
+            facets(&shown),
+            vec![
+                serde_json::json!({
+                    "index": {"byteStart": 27, "byteEnd": 35},
+                    "features": [{"$type": "app.bsky.richtext.facet#tag", "tag": "ZIMvBAN"}],
+                }),
+                serde_json::json!({
+                    "index": {"byteStart": 36, "byteEnd": 66},
+                    "features": [{"$type": "app.bsky.richtext.facet#link", "uri": "https://www.cricbuzz.com/live-cricket-scores/158062"}],
+                }),
+                serde_json::json!({
+                    "index": {"byteStart": 67, "byteEnd": 72},
+                    "features": [{"$type": "app.bsky.richtext.facet#tag", "tag": "T20I"}],
+                }),
+            ]
+        );
+        assert_eq!(&shown.text[27..35], "#ZIMvBAN");
+        assert_eq!(&shown.text[36..66], "cricbuzz.com/live-cricket-s…");
+        assert_eq!(&shown.text[67..72], "#T20I");
+    }
+
+    #[test]
+    fn only_a_whole_word_after_space_is_a_tag() {
+        let spans = |t: &str| -> Vec<String> { tag_spans(t).into_iter().map(|(s, e)| t[s..e].to_string()).collect() };
+        assert_eq!(spans("#INDvAUS #T20WorldCup"), ["#INDvAUS", "#T20WorldCup"]);
+        assert_eq!(spans("＃全日本 go"), ["＃全日本"]);
+        // Digits only, glued to a word, a bare sign, or scraped text's look-alike: none.
+        assert!(spans("#2026 a#b # ﹟IND").is_empty());
+        // Punctuation ends one; a dash in the middle makes no tag of the part before.
+        assert_eq!(spans("(#IND, #AUS.) #a-b"), ["#AUS"]);
+        assert!(spans(&format!("#{}", "a".repeat(65))).is_empty());
     }
 
     #[test]

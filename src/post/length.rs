@@ -3,6 +3,7 @@
 
 use super::error::SinkError;
 use super::kind::SinkKind;
+use super::urls::{labelled, url_spans};
 use std::borrow::Cow;
 use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
@@ -150,7 +151,17 @@ impl LengthRule {
         }
     }
 
-    /// The length of `text` as the rule counts it.
+    /// `text` as a reader of the sink sees it: on Bluesky each link shown by its label
+    /// ([`crate::post::link_label`]; the full link is behind it), elsewhere `text` itself.
+    pub fn shown<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match self {
+            LengthRule::Bluesky => Cow::Owned(labelled(text).text),
+            _ => Cow::Borrowed(text),
+        }
+    }
+
+    /// The length of `text` as the rule counts it (on Bluesky, of the text as shown, each link
+    /// by its label).
     pub fn length(&self, text: &str) -> usize {
         match self {
             LengthRule::XWeighted => weighted_length(text),
@@ -169,7 +180,9 @@ impl LengthRule {
                 }
                 length + text.get(rest..).unwrap_or_default().graphemes(true).count()
             }
-            LengthRule::Bluesky => text.graphemes(true).count(),
+            // Bluesky shows each link by its label (see `urls::labelled`): the label's
+            // graphemes are what the post spends.
+            LengthRule::Bluesky => labelled(text).text.graphemes(true).count(),
             LengthRule::Utf16 { .. } => text.encode_utf16().count(),
         }
     }
@@ -213,43 +226,20 @@ impl LengthRule {
                 unit: self.unit(),
             });
         }
-        if *self == LengthRule::Bluesky && text.len() > BLUESKY_MAX_BYTES {
+        let bytes = match self {
+            LengthRule::Bluesky => labelled(text).text.len(),
+            _ => text.len(),
+        };
+        if *self == LengthRule::Bluesky && bytes > BLUESKY_MAX_BYTES {
             return Err(SinkError::TooLong {
                 sink,
-                length: text.len(),
+                length: bytes,
                 max: BLUESKY_MAX_BYTES,
                 unit: "UTF-8 bytes",
             });
         }
         Ok(length)
     }
-}
-
-/// The byte ranges (start, end exclusive) of the `http://`/`https://` URLs in `text`, in order,
-/// found by twitter-text's extractor (the one Mastodon's length rule uses) without
-/// protocol-less URLs, as Mastodon counts them.
-///
-/// The extractor runs its `External` backend (pest grammar, TLDs checked by table): the default
-/// `Nom` backend of twitter-text 0.3.1 panics on some text (`":𐒰A@"` slices inside a 4-byte
-/// character in `is_rt_prefix_before`), and a post is scraped text.
-pub(crate) fn url_spans(text: &str) -> Vec<(usize, usize)> {
-    use twitter_text::extractor::{Extract, Extractor, ParserBackend};
-    let mut extractor = Extractor::with_parser_backend(ParserBackend::External);
-    extractor.set_extract_url_without_protocol(false);
-    let mut spans = Vec::new();
-    let mut cursor = 0;
-    for entity in extractor.extract_urls_with_indices(text) {
-        let value = entity.get_value();
-        // The entities come in text order; each value is a slice of the text, found from the
-        // end of the previous one, so its byte range is exact whatever the indices' unit.
-        if let Some(found) = text.get(cursor..).and_then(|rest| rest.find(value)) {
-            let start = cursor + found;
-            let end = start + value.len();
-            spans.push((start, end));
-            cursor = end;
-        }
-    }
-    spans
 }
 
 #[cfg(test)]
@@ -341,16 +331,6 @@ mod tests {
     fn utf16_rules_count_astral_characters_twice() {
         assert_eq!(DISCORD_LENGTH.length("🏏a"), 3);
         assert_eq!(TELEGRAM_LENGTH.length("日本"), 2);
-    }
-
-    #[test]
-    fn url_spans_are_byte_ranges_of_the_urls() {
-        let text = "Zimbabwe 🇿🇼 v Bangladesh https://www.cricbuzz.com/x/158062 ✓";
-        let spans = url_spans(text);
-        assert_eq!(spans.len(), 1);
-        let (s, e) = spans[0];
-        assert_eq!(&text[s..e], "https://www.cricbuzz.com/x/158062");
-        assert_eq!((s, e), (31, 64));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! and returns the same [`Receipt`] and [`SinkError`].
 
 use super::bluesky::{self, BlueskyClient};
+use super::card::Post;
 use super::discord::DiscordClient;
 use super::error::{ClientError, SinkError};
 use super::kind::SinkKind;
@@ -201,21 +202,24 @@ impl Sink {
         }
     }
 
-    /// Posts `text` on this sink for the match `claim` won: only the claim's winner posts, and
-    /// what a post derives from its match (the Mastodon `Idempotency-Key`, the Bluesky record
-    /// key) is derived from the claim and the channel the sink was built for.
+    /// Posts `post` (its text, and its match's card when it has one: Bluesky's link card,
+    /// Discord's embed, Telegram's link preview; a `&str` is a post without a card) on this sink
+    /// for the match `claim` won: only the claim's winner posts, and what a post derives from
+    /// its match (the Mastodon `Idempotency-Key`, the Bluesky record key) is derived from the
+    /// claim and the channel the sink was built for.
     ///
     /// # Errors
     /// [`SinkError`]: [`SinkError::TooLong`] before anything is sent when the text breaks
     /// [`Sink::length_rule`]; otherwise what the platform answered, classified by
     /// [`SinkError::verdict`], [`SinkError::halts_channel`] and [`SinkError::is_rate_limited`].
-    pub async fn post(&self, text: &str, claim: &ClaimToken) -> Result<Receipt, SinkError> {
+    pub async fn post<'a>(&self, post: impl Into<Post<'a>>, claim: &ClaimToken) -> Result<Receipt, SinkError> {
+        let post = post.into();
         match &self.client {
-            Client::X(c) => c.post(text, claim).await,
-            Client::Mastodon(c) => c.post(text, claim).await,
-            Client::Bluesky(c) => c.post(text, claim).await,
-            Client::Discord(c) => c.post(text, claim).await,
-            Client::Telegram(c) => c.post(text, claim).await,
+            Client::X(c) => c.post(post.text, claim).await,
+            Client::Mastodon(c) => c.post(post.text, claim).await,
+            Client::Bluesky(c) => c.post(post, claim).await,
+            Client::Discord(c) => c.post(post.text, claim).await,
+            Client::Telegram(c) => c.post(post.text, claim).await,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The bot against the reference Bluesky server (issue 34, item 6): the real binary posting the
 //! saved Cricbuzz page's four upcoming matches to `@atproto/pds` on loopback (see `pds.rs`),
 //! then what the server holds, read with `com.atproto.repo.listRecords`: one record per match,
-//! its exact text and link facet, its record key; three processes racing on one store; and an
+//! its exact text (the link shown by its label), link facet and link card, its record key; three processes racing on one store; and an
 //! answer lost on the way back (a loopback proxy in front of the server), settled by
 //! `claims reconcile` without a second record.
 
@@ -11,7 +11,8 @@ use crate::lossy_proxy::{LossyProxy, Spoil};
 use crate::pds::{self, Account, Pds};
 use cricket_announcer::cricket::MatchKey;
 use cricket_announcer::post::bluesky::{record_key, tid_time};
-use cricket_announcer::post::{LengthRule, SinkKind};
+use cricket_announcer::post::{link_label, Card, LengthRule, SinkKind};
+use cricket_announcer::zone::Zone;
 use std::collections::BTreeMap;
 use wiremock::MockServer;
 
@@ -95,9 +96,9 @@ impl Deployment {
     }
 }
 
-/// Each upcoming match of the saved page: its key and the post the bot makes of it on
-/// Bluesky (the built-in template, fitted to 300 graphemes, the match's own link).
-fn expected_posts() -> BTreeMap<String, String> {
+/// Each upcoming match of the saved page: its key, the post the bot makes of it on Bluesky
+/// (the built-in template, fitted to 300 graphemes as shown, the match's own link) and its card.
+fn expected_posts() -> BTreeMap<String, (String, Card)> {
     let template = template();
     cricbuzz_matches()
         .iter()
@@ -107,27 +108,35 @@ fn expected_posts() -> BTreeMap<String, String> {
             let text = template
                 .render_within(m, &m.url, SinkKind::Bluesky, LengthRule::Bluesky)
                 .unwrap();
-            (k, text)
+            (k, (text, Card::of(m, Zone::default())))
         })
         .collect()
 }
 
-/// The record the bot should have written for the match `key` with `text`: the text, its one
-/// link facet on the link's UTF-8 bytes, the channel's language (not set: English), and the
-/// `createdAt` the server holds (checked apart).
-fn expected_record(text: &str, created_at: &serde_json::Value) -> serde_json::Value {
+/// The record the bot should have written for the match of `card` with `text`: the text with
+/// its link shown by its label, one link facet on the label's UTF-8 bytes whose URI is the full
+/// link, the channel's language (not set: English), the match's link card, and the `createdAt`
+/// the server holds (checked apart).
+fn expected_record(text: &str, card: &Card, created_at: &serde_json::Value) -> serde_json::Value {
     let link = text.lines().last().unwrap();
     assert!(link.starts_with("https://www.cricbuzz.com/"), "{text}");
-    let start = text.rfind(link).unwrap();
+    let label = link_label(link);
+    assert_eq!(label, "cricbuzz.com/live-cricket-s…");
+    let shown = text.replace(link, &label);
+    let start = shown.rfind(&label).unwrap();
     serde_json::json!({
         "$type": pds::POSTS,
-        "text": text,
+        "text": shown,
         "createdAt": created_at,
         "langs": ["en"],
         "facets": [{
-            "index": {"byteStart": start, "byteEnd": start + link.len()},
+            "index": {"byteStart": start, "byteEnd": start + label.len()},
             "features": [{"$type": "app.bsky.richtext.facet#link", "uri": link}],
         }],
+        "embed": {
+            "$type": "app.bsky.embed.external",
+            "external": {"uri": card.page.as_str(), "title": card.title, "description": card.summary()},
+        },
     })
 }
 
@@ -191,7 +200,7 @@ async fn behind_proxy(pds: &Pds, name: &str, how: &[Spoil]) -> (LossyProxy, Depl
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_match_is_one_record_with_its_exact_text_and_link_facet_at_its_record_key() {
+async fn each_match_is_one_record_with_its_exact_text_link_facet_and_card_at_its_record_key() {
     let Some(pds) = pds::shared("bluesky_pds::each_match_is_one_record") else {
         return;
     };
@@ -203,9 +212,9 @@ async fn each_match_is_one_record_with_its_exact_text_and_link_facet_at_its_reco
     assert_each_posted_at_its_record(&d, &posts, &claims);
     let expected = expected_posts();
     assert_eq!(posts.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>());
-    for (key, text) in &expected {
+    for (key, (text, card)) in &expected {
         let (rkey, record) = &posts[key];
-        assert_eq!(*record, expected_record(text, &record["createdAt"]), "{key}");
+        assert_eq!(*record, expected_record(text, card, &record["createdAt"]), "{key}");
         let created = chrono::DateTime::parse_from_rfc3339(record["createdAt"].as_str().unwrap()).unwrap();
         assert!(created >= before - chrono::Duration::seconds(1) && created <= chrono::Utc::now());
         // The record key's time is the claim's, to the microsecond.
@@ -229,17 +238,35 @@ async fn each_match_is_one_record_with_its_exact_text_and_link_facet_at_its_reco
         listed,
         by_claim.into_iter().map(|(_, rkey)| rkey.clone()).collect::<Vec<_>>()
     );
-    // One match pinned as a reader sees it: the facet is on the link's UTF-8 bytes (138..242),
-    // not its characters (132..236: each emoji is one character and four bytes).
+    // One match pinned as a reader sees it: the link shown by its label, whose facet is on
+    // the label's UTF-8 bytes (138..168: "cricbuzz.com/live-cricket-s" and the 3-byte "…"),
+    // not its characters (132..160: each emoji is one character and four bytes), the full link
+    // behind it; and the match's card.
     let zim = &posts["2026-07-17_bangladesh-v-zimbabwe_2nd-t20i"].1;
+    let page =
+        "https://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i-bangladesh-tour-of-zimbabwe-2026";
     assert_eq!(
         zim["text"],
         "Coming up: Zimbabwe v Bangladesh, 2nd T20I\nBangladesh tour of Zimbabwe, 2026\n📍 Queens Sports Club, Bulawayo\n\
-         🕒 Fri 17 Jul, 10:30 UTC\nhttps://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i-bangladesh-tour-of-zimbabwe-2026"
+         🕒 Fri 17 Jul, 10:30 UTC\ncricbuzz.com/live-cricket-s…"
     );
     assert_eq!(
-        zim["facets"][0]["index"],
-        serde_json::json!({"byteStart": 138, "byteEnd": 242})
+        zim["facets"],
+        serde_json::json!([{
+            "index": {"byteStart": 138, "byteEnd": 168},
+            "features": [{"$type": "app.bsky.richtext.facet#link", "uri": page}],
+        }])
+    );
+    assert_eq!(
+        zim["embed"],
+        serde_json::json!({
+            "$type": "app.bsky.embed.external",
+            "external": {
+                "uri": page,
+                "title": "Zimbabwe v Bangladesh, 2nd T20I",
+                "description": "Bangladesh tour of Zimbabwe, 2026 · Queens Sports Club, Bulawayo · Fri 17 Jul, 10:30 UTC",
+            },
+        })
     );
 }
 

@@ -11,8 +11,11 @@ use cricket_announcer::claim::ClaimToken;
 use cricket_announcer::post::bluesky::{is_valid_tid, record_key, tid_time};
 use cricket_announcer::post::mastodon::{idempotency_key, Visibility};
 use cricket_announcer::post::telegram::ChatId;
-use cricket_announcer::post::{LengthRule, RateLimits, Receipt, Sink, SinkError, SinkKind, Verdict, DISCORD_LENGTH};
+use cricket_announcer::post::{
+    Card, LengthRule, Post, RateLimits, Receipt, Sink, SinkError, SinkKind, Verdict, DISCORD_LENGTH,
+};
 use cricket_announcer::template::SinkLimit;
+use cricket_announcer::zone::Zone;
 use std::time::Duration;
 use url::Url;
 use wiremock::matchers::{body_json, header, method, path, query_param};
@@ -20,6 +23,10 @@ use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 /// The post every test sends: a line of text and the match's link.
 const TEXT: &str = "Coming up: Zimbabwe 🇿🇼 v Bangladesh, 2nd T20I\nhttps://www.cricbuzz.com/live-cricket-scores/158062";
+
+/// [`TEXT`] with the hashtags line a channel with `hashtags = true` gets.
+const TAGGED: &str =
+    "Coming up: Zimbabwe 🇿🇼 v Bangladesh, 2nd T20I\nhttps://www.cricbuzz.com/live-cricket-scores/158062\n#ZIMvBAN #T20I";
 
 /// A won claim on Zimbabwe v Bangladesh, in a store that goes with the directory.
 async fn won() -> (ClaimToken, tempfile::TempDir) {
@@ -365,7 +372,8 @@ fn created(rkey: &str) -> ResponseTemplate {
 }
 
 #[tokio::test]
-async fn bluesky_logs_in_once_and_creates_the_post_at_its_tid_with_link_facets_by_utf8_bytes() {
+async fn bluesky_logs_in_once_and_creates_the_post_at_its_tid_with_the_link_as_a_label_its_facet_by_utf8_bytes_and_the_match_card(
+) {
     let server = MockServer::start().await;
     let (token, _dir) = won().await;
     let rkey = record_key(token.key(), BSKY_CHANNEL, token.claim().claimed_at);
@@ -382,7 +390,8 @@ async fn bluesky_logs_in_once_and_creates_the_post_at_its_tid_with_link_facets_b
         .mount(&server)
         .await;
     let sink = bluesky(&base(&server), NORMAL, BSKY_CHANNEL);
-    let receipt = sink.post(TEXT, &token).await.unwrap();
+    let card = Card::of(&zim_v_ban(), Zone::default());
+    let receipt = sink.post(Post::with_card(TAGGED, &card), &token).await.unwrap();
     assert_eq!(
         receipt,
         Receipt {
@@ -411,8 +420,11 @@ async fn bluesky_logs_in_once_and_creates_the_post_at_its_tid_with_link_facets_b
         "{created_at}"
     );
     // "Coming up: Zimbabwe " is 20 bytes, the flag 8, " v Bangladesh, 2nd T20I\n" 24: the
-    // URL starts at byte 52 and is 51 bytes long.
-    assert_eq!(&TEXT[52..103], "https://www.cricbuzz.com/live-cricket-scores/158062");
+    // label starts at byte 52; "cricbuzz.com/live-cricket-s" is 27 bytes and "…" 3, 28
+    // graphemes. The tags follow on the next line.
+    let shown = "Coming up: Zimbabwe 🇿🇼 v Bangladesh, 2nd T20I\ncricbuzz.com/live-cricket-s…\n#ZIMvBAN #T20I";
+    assert_eq!(&shown[52..82], "cricbuzz.com/live-cricket-s…");
+    assert_eq!((&shown[83..91], &shown[92..97]), ("#ZIMvBAN", "#T20I"));
     assert_eq!(
         body,
         serde_json::json!({
@@ -421,15 +433,65 @@ async fn bluesky_logs_in_once_and_creates_the_post_at_its_tid_with_link_facets_b
             "rkey": rkey,
             "record": {
                 "$type": "app.bsky.feed.post",
-                "text": TEXT,
+                "text": shown,
                 "createdAt": null,
-                "facets": [{
-                    "index": {"byteStart": 52, "byteEnd": 103},
-                    "features": [{"$type": "app.bsky.richtext.facet#link", "uri": "https://www.cricbuzz.com/live-cricket-scores/158062"}],
-                }],
+                "facets": [
+                    {
+                        "index": {"byteStart": 52, "byteEnd": 82},
+                        "features": [{"$type": "app.bsky.richtext.facet#link", "uri": "https://www.cricbuzz.com/live-cricket-scores/158062"}],
+                    },
+                    {
+                        "index": {"byteStart": 83, "byteEnd": 91},
+                        "features": [{"$type": "app.bsky.richtext.facet#tag", "tag": "ZIMvBAN"}],
+                    },
+                    {
+                        "index": {"byteStart": 92, "byteEnd": 97},
+                        "features": [{"$type": "app.bsky.richtext.facet#tag", "tag": "T20I"}],
+                    },
+                ],
+                "embed": {
+                    "$type": "app.bsky.embed.external",
+                    "external": {
+                        "uri": "https://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i-bangladesh-tour-of-zimbabwe-2026",
+                        "title": "Zimbabwe v Bangladesh, 2nd T20I",
+                        "description": "Bangladesh tour of Zimbabwe, 2026 · Queens Sports Club, Bulawayo · Fri 17 Jul, 10:30 UTC",
+                    },
+                },
             },
         })
     );
+}
+
+#[tokio::test]
+async fn bluesky_counts_a_posts_length_with_each_link_as_its_label() {
+    // 299 graphemes of text and the 51-byte link: 350 as written, 299 + 1 + 28 = 328 as
+    // shown, still over; 270 + 1 + 28 = 299 as shown fits, though 322 as written would not.
+    let link = "https://www.cricbuzz.com/live-cricket-scores/158062";
+    let fits = format!("{}\n{link}", "a".repeat(270));
+    assert_eq!(LengthRule::Bluesky.length(&fits), 299);
+    assert_eq!(
+        LengthRule::Bluesky.shown(&fits),
+        format!("{}\ncricbuzz.com/live-cricket-s…", "a".repeat(270))
+    );
+    let over = format!("{}\n{link}", "a".repeat(299));
+    let server = MockServer::start().await;
+    let (token, _dir) = won().await;
+    let err = bluesky(&base(&server), NORMAL, BSKY_CHANNEL)
+        .post(&over, &token)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SinkError::TooLong {
+                length: 328,
+                max: 300,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(requests(&server).await.is_empty(), "nothing sent");
 }
 
 #[tokio::test]
