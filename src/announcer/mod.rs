@@ -629,12 +629,14 @@ impl Announcer {
             tracing::error!(error.message = %error, channel = %self.channel, "{on} refused the credentials or account; posting stops for this process");
         }
         let claim_kept = match verdict {
-            // Neither a rate limit nor a refused credential says anything about this match: an
-            // attempt counted for them would give matches up (`failed`, for good) while the
-            // operator fixes a token, one restart after another.
-            Verdict::NotPosted if error.is_rate_limited() || error.halts_channel() => {
+            // Neither a rate limit, a refused credential nor an unreachable platform says
+            // anything about this match: an attempt counted for them would give matches up
+            // (`failed`, for good) while the operator fixes a token or the network comes back.
+            Verdict::NotPosted if error.is_rate_limited() || error.halts_channel() || error.never_reached() => {
                 if error.is_rate_limited() {
                     tracing::warn!(error.message = %error, "{on} answered 429; claim released without counting an attempt, posting resumes after the reset");
+                } else if error.never_reached() {
+                    tracing::warn!(error.message = %error, "{on} could not be reached, nothing was sent; claim released without counting an attempt, tried again next cycle");
                 } else {
                     tracing::warn!(error.message = %error, "claim released without counting an attempt: the refusal was of the credentials, not of this post");
                 }

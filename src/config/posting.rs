@@ -40,7 +40,8 @@ pub struct PostingSettings {
     /// Most posts in one cycle (flood cap); the rest wait, unclaimed, for later cycles.
     #[arg(long, env = "MAX_POSTS_PER_CYCLE", value_parser = Whole::count(), default_value = "5", global = true)]
     pub max_posts_per_cycle: u32,
-    /// Failures proving nothing was posted (e.g. X 400/429) after which a match is given up.
+    /// Refusals of a post proving nothing was posted (e.g. X 400) after which a match is given
+    /// up; a 429, a refused credential or an unreachable platform counts none.
     #[arg(long, env = "MAX_POST_ATTEMPTS", value_parser = Whole::count(), default_value = "3", global = true)]
     pub max_post_attempts: u32,
     /// Seconds a post to X may take; past it the outcome is unknown and the claim is kept.

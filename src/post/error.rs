@@ -205,6 +205,13 @@ impl SinkError {
         self.verdict() == Verdict::NotPosted
     }
 
+    /// True when the platform was never reached (connection refused, DNS, TLS, connect
+    /// timeout): nothing was sent, and nothing was said about this post, so no attempt is
+    /// counted (an outage of a few cycles must not give every current match up as `failed`).
+    pub fn never_reached(&self) -> bool {
+        matches!(self, SinkError::Connect { .. })
+    }
+
     /// True for a refusal for pace: release the claim without counting an attempt and post
     /// after [`SinkError::limits`]' reset.
     pub fn is_rate_limited(&self) -> bool {
