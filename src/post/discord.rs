@@ -1,12 +1,14 @@
 //! The Discord sink: a channel's webhook, executed with `?wait=true` so the answer is the created
-//! message (200) rather than an empty 204, with mentions disabled so scraped text cannot ping
-//! anyone; and the table of what each refusal proves. The webhook URL is the credential: it is
+//! message (200) rather than an empty 204, with the match's embed (title linked to the match
+//! page, series, venue and start fields, a colour per format) and mentions disabled so scraped
+//! text cannot ping anyone; and the table of what each refusal proves. The webhook URL is the credential: it is
 //! held as a secret and never printed (errors name it with its token redacted).
 //!
 //! Documentation: <https://discord.com/developers/docs/resources/webhook#execute-webhook>,
 //! <https://discord.com/developers/docs/topics/rate-limits>,
 //! <https://discord.com/developers/docs/topics/opcodes-and-status-codes#http>.
 
+use super::card::{Card, Post};
 use super::error::{ClientError, Refusal, SinkError};
 use super::http::{self, SecretEndpoint};
 use super::kind::SinkKind;
@@ -14,6 +16,7 @@ use super::length::DISCORD_LENGTH;
 use super::pace::{RateGate, RateLimits};
 use super::receipt::Receipt;
 use crate::claim::ClaimToken;
+use crate::cricket::Format;
 use reqwest::header::HeaderMap;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
@@ -81,23 +84,27 @@ impl DiscordClient {
         self.webhook.shown()
     }
 
-    /// Sends `text` as the message's `content`, with `allowed_mentions.parse` empty (no
-    /// `@everyone`, role or user ping from scraped text) and `?wait=true`, for the match `claim`
-    /// won. A webhook has no server-side dedupe (`sinks.md`): the won claim is the only guard,
-    /// so the client takes it as the proof and names its match in the log.
+    /// Sends `post` for the match `claim` won: its text as the message's `content`, the match's
+    /// [`embed`] when the post has its card, `allowed_mentions.parse` empty (no `@everyone`,
+    /// role or user ping from scraped text) and `?wait=true`. A webhook has no server-side
+    /// dedupe (`sinks.md`): the won claim is the only guard, so the client takes it as the proof
+    /// and names its match in the log.
     ///
     /// Documentation: <https://discord.com/developers/docs/resources/message#allowed-mentions-object>
     ///
     /// # Errors
     /// [`SinkError::TooLong`] before sending (over 2,000); otherwise the answer classified by
     /// [`classify`].
-    pub(crate) async fn post(&self, text: &str, claim: &ClaimToken) -> Result<Receipt, SinkError> {
-        DISCORD_LENGTH.check(SINK, text)?;
+    pub(crate) async fn post(&self, post: Post<'_>, claim: &ClaimToken) -> Result<Receipt, SinkError> {
+        DISCORD_LENGTH.check(SINK, post.text)?;
         tracing::debug!(match_key = %claim.key(), "sending the post to the Discord webhook");
-        let body = serde_json::json!({
-            "content": text,
+        let mut body = serde_json::json!({
+            "content": post.text,
             "allowed_mentions": { "parse": [] },
         });
+        if let Some(card) = post.card {
+            body["embeds"] = serde_json::json!([embed(card)]);
+        }
         let answer = self.webhook.post_json(SINK, &body).await?;
         let limits = limits(&answer.headers, &answer.body);
         self.webhook.observe(answer.status, limits.as_ref());
@@ -119,6 +126,66 @@ impl DiscordClient {
             dedupe_key: None,
             limits,
         })
+    }
+}
+
+/// The most characters of an embed's title.
+///
+/// Documentation: <https://discord.com/developers/docs/resources/message#embed-object-embed-limits>
+const EMBED_TITLE_CHARS: usize = 256;
+
+/// The embed of a match: its title (`Zimbabwe v Bangladesh, 2nd T20I`, at most 256 characters)
+/// linked to the match page, the series as its description, fields for the venue and the start
+/// (`<t:UNIX:F>`, which each reader's Discord shows in their own zone and language), and the
+/// colour of its format ([`format_colour`]). Fields the match lacks are left out. Every value is
+/// cleaned text of at most 120 characters, well within Discord's limits (description 4,096,
+/// field value 1,024, 6,000 in all).
+///
+/// Documentation: <https://discord.com/developers/docs/resources/message#embed-object>,
+/// <https://discord.com/developers/docs/reference#message-formatting-timestamp-styles>
+pub fn embed(card: &Card) -> serde_json::Value {
+    let title = if card.title.chars().count() > EMBED_TITLE_CHARS {
+        let kept: String = card.title.chars().take(EMBED_TITLE_CHARS - 1).collect();
+        format!("{kept}…")
+    } else {
+        card.title.clone()
+    };
+    let mut fields = Vec::new();
+    if !card.venue.is_empty() {
+        fields.push(serde_json::json!({ "name": "Venue", "value": card.venue, "inline": true }));
+    }
+    if let Some(start) = card.start {
+        let value = format!("<t:{}:F>", start.timestamp());
+        fields.push(serde_json::json!({ "name": "Start", "value": value, "inline": true }));
+    }
+    let mut embed = serde_json::json!({
+        "title": title,
+        "url": card.page.as_str(),
+        "color": format_colour(&card.format),
+    });
+    if !card.series.is_empty() {
+        embed["description"] = serde_json::json!(card.series);
+    }
+    if !fields.is_empty() {
+        embed["fields"] = serde_json::Value::Array(fields);
+    }
+    embed
+}
+
+/// The colour (`0xRRGGBB`) of a match's embed, by format: the red of the red ball for Tests
+/// (darker for other first-class cricket), the blue of one-day kits for ODIs (darker for List
+/// A), purple for T20Is, orange for other T20s, teal for The Hundred, grey otherwise. Our own
+/// palette: Discord only shows the colour as the embed's left edge.
+pub fn format_colour(format: &Format) -> u32 {
+    match format {
+        Format::Test => 0xC0_39_2B,
+        Format::FirstClass => 0x92_2B_21,
+        Format::Odi => 0x2E_86_C1,
+        Format::ListA => 0x1B_4F_72,
+        Format::T20i => 0x8E_44_AD,
+        Format::T20 => 0xD3_54_00,
+        Format::Hundred => 0x17_A5_89,
+        Format::Other(_) => 0x7F_8C_8D,
     }
 }
 

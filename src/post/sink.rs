@@ -218,8 +218,8 @@ impl Sink {
             Client::X(c) => c.post(post.text, claim).await,
             Client::Mastodon(c) => c.post(post.text, claim).await,
             Client::Bluesky(c) => c.post(post, claim).await,
-            Client::Discord(c) => c.post(post.text, claim).await,
-            Client::Telegram(c) => c.post(post.text, claim).await,
+            Client::Discord(c) => c.post(post, claim).await,
+            Client::Telegram(c) => c.post(post, claim).await,
         }
     }
 }

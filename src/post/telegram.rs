@@ -1,6 +1,7 @@
 //! The Telegram sink: the Bot API's `sendMessage` to one chat (a numeric id or `@channelname`),
-//! plain text (no `parse_mode`, so scraped text cannot format or inject links), and the table of
-//! what each refusal proves. The bot token is part of the URL (`/bot<token>/sendMessage`): it is
+//! in HTML parse mode with every character of the text escaped (so scraped text cannot format or
+//! inject links; the headline is made bold) and the link preview pointing at the match page; and
+//! the table of what each refusal proves. The bot token is part of the URL (`/bot<token>/sendMessage`): it is
 //! held as a secret and errors name the endpoint with it redacted.
 //!
 //! Documentation: <https://core.telegram.org/bots/api#making-requests>,
@@ -8,6 +9,7 @@
 //! <https://core.telegram.org/bots/api#responseparameters>,
 //! <https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this>.
 
+use super::card::Post;
 use super::error::{ClientError, Refusal, SinkError};
 use super::http::{self, SecretEndpoint};
 use super::kind::SinkKind;
@@ -167,17 +169,30 @@ impl TelegramClient {
         self.endpoint.shown()
     }
 
-    /// Sends `text` to the chat, as plain text, for the match `claim` won. The Bot API has no
-    /// server-side dedupe (`sinks.md`): the won claim is the only guard, so the client takes it
-    /// as the proof and names its match in the log.
+    /// Sends `post` to the chat for the match `claim` won, in HTML parse mode ([`html`]: every
+    /// character of the text escaped, its first line bold), with the link preview pointing at
+    /// the match page when the post has its card. The Bot API has no server-side dedupe
+    /// (`sinks.md`): the won claim is the only guard, so the client takes it as the proof and
+    /// names its match in the log.
+    ///
+    /// Documentation: <https://core.telegram.org/bots/api#html-style>,
+    /// <https://core.telegram.org/bots/api#linkpreviewoptions>
     ///
     /// # Errors
-    /// [`SinkError::TooLong`] before sending (over 4,096); otherwise the answer classified by
+    /// [`SinkError::TooLong`] before sending (over 4,096, counted on the text as shown: the
+    /// Bot API counts it "after entities parsing"); otherwise the answer classified by
     /// [`classify`].
-    pub(crate) async fn post(&self, text: &str, claim: &ClaimToken) -> Result<Receipt, SinkError> {
-        TELEGRAM_LENGTH.check(SINK, text)?;
+    pub(crate) async fn post(&self, post: Post<'_>, claim: &ClaimToken) -> Result<Receipt, SinkError> {
+        TELEGRAM_LENGTH.check(SINK, post.text)?;
         tracing::debug!(match_key = %claim.key(), "sending the post to the Telegram chat");
-        let body = serde_json::json!({ "chat_id": self.chat_id.json(), "text": text });
+        let mut body = serde_json::json!({
+            "chat_id": self.chat_id.json(),
+            "text": html(post.text),
+            "parse_mode": "HTML",
+        });
+        if let Some(card) = post.card {
+            body["link_preview_options"] = serde_json::json!({ "url": card.page.as_str() });
+        }
         let answer = self.endpoint.post_json(SINK, &body).await?;
         let parsed: Option<Answer> = serde_json::from_slice(&answer.body).ok();
         let parameters = parsed.as_ref().and_then(|a| a.parameters.as_ref());
@@ -240,6 +255,23 @@ impl TelegramClient {
                 limits,
             }),
         }
+    }
+}
+
+/// `text` as a `sendMessage` in HTML parse mode takes it: every `<`, `>` and `&` escaped
+/// (`&lt;`, `&gt;`, `&amp;`), so no scraped text (a team named `<b>&amp;</b>`) can make a tag,
+/// an entity or a link; then the first line, the match's headline, made bold. Links stay plain
+/// text, which Telegram makes links of.
+///
+/// Documentation: <https://core.telegram.org/bots/api#html-style> ("All `<`, `>` and `&`
+/// symbols that are not a part of a tag or an HTML entity must be replaced with the
+/// corresponding HTML entities")
+pub fn html(text: &str) -> String {
+    let escaped = html_escape::encode_text(text);
+    match escaped.split_once('\n') {
+        Some((head, rest)) if !head.trim().is_empty() => format!("<b>{head}</b>\n{rest}"),
+        None if !escaped.trim().is_empty() => format!("<b>{escaped}</b>"),
+        _ => escaped.into_owned(),
     }
 }
 

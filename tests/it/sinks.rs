@@ -764,14 +764,31 @@ fn discord(server: &Url, timeout: Duration) -> Sink {
 }
 
 #[tokio::test]
-async fn discord_executes_the_webhook_with_wait_and_no_mentions() {
+async fn discord_executes_the_webhook_with_wait_no_mentions_and_the_matchs_embed() {
     let server = MockServer::start().await;
     // The epoch reset is far past the reset-after (1 s), so it is the later one even on a slow run.
     let reset = Utc::now().timestamp() + 60;
+    let page =
+        "https://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i-bangladesh-tour-of-zimbabwe-2026";
     Mock::given(method("POST"))
         .and(path(WEBHOOK_PATH))
         .and(query_param("wait", "true"))
-        .and(body_json(serde_json::json!({"content": TEXT, "allowed_mentions": {"parse": []}})))
+        .and(body_json(serde_json::json!({
+            "content": TEXT,
+            "allowed_mentions": {"parse": []},
+            "embeds": [{
+                "title": "Zimbabwe v Bangladesh, 2nd T20I",
+                "url": page,
+                "description": "Bangladesh tour of Zimbabwe, 2026",
+                // T20I: purple.
+                "color": 0x8E_44_AD,
+                "fields": [
+                    {"name": "Venue", "value": "Queens Sports Club, Bulawayo", "inline": true},
+                    // 2026-07-17 10:30 UTC.
+                    {"name": "Start", "value": "<t:1784284200:F>", "inline": true},
+                ],
+            }],
+        })))
         .respond_with(
             ResponseTemplate::new(200)
                 .insert_header("x-ratelimit-limit", "5")
@@ -785,13 +802,46 @@ async fn discord_executes_the_webhook_with_wait_and_no_mentions() {
         .mount(&server)
         .await;
     let (token, _dir) = won().await;
-    let receipt = discord(&base(&server), NORMAL).post(TEXT, &token).await.unwrap();
+    let card = Card::of(&zim_v_ban(), Zone::default());
+    let receipt = discord(&base(&server), NORMAL)
+        .post(Post::with_card(TEXT, &card), &token)
+        .await
+        .unwrap();
     assert_eq!(
         (receipt.sink, receipt.id.as_str(), receipt.dedupe_key),
         (SinkKind::Discord, "1181000000000000001", None)
     );
     assert_eq!(receipt.limits.and_then(|l| l.remaining), Some(4));
     assert_eq!(receipt.limits.and_then(|l| l.reset), Some(epoch(reset)));
+}
+
+#[tokio::test]
+async fn discord_leaves_out_what_the_match_lacks_and_sends_no_embed_without_a_card() {
+    let server = MockServer::start().await;
+    let ok = ResponseTemplate::new(200).set_body_json(serde_json::json!({"id": "1"}));
+    Mock::given(method("POST"))
+        .respond_with(ok)
+        .expect(2)
+        .mount(&server)
+        .await;
+    let mut m = zim_v_ban();
+    (m.series, m.venue, m.start_time) = (None, None, None);
+    m.format = cricket_announcer::cricket::Format::Test;
+    let card = Card::of(&m, Zone::default());
+    let (token, _dir) = won().await;
+    let sink = discord(&base(&server), NORMAL);
+    sink.post(Post::with_card(TEXT, &card), &token).await.unwrap();
+    // A repeat by `claims reconcile` has only the claim's text.
+    sink.post(TEXT, &token).await.unwrap();
+    let bodies: Vec<serde_json::Value> = requests(&server).await.iter().map(|r| r.body_json().unwrap()).collect();
+    assert_eq!(
+        bodies[0]["embeds"],
+        serde_json::json!([{"title": "Zimbabwe v Bangladesh, 2nd T20I", "url": card.page.as_str(), "color": 0xC0_39_2B}])
+    );
+    assert_eq!(
+        bodies[1],
+        serde_json::json!({"content": TEXT, "allowed_mentions": {"parse": []}})
+    );
 }
 
 #[tokio::test]
@@ -892,11 +942,18 @@ fn telegram(server: &Url, timeout: Duration) -> Sink {
 }
 
 #[tokio::test]
-async fn telegram_sends_plain_text_to_the_chat() {
+async fn telegram_sends_escaped_html_with_a_bold_headline_and_the_match_pages_preview() {
     let server = MockServer::start().await;
+    let page =
+        "https://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i-bangladesh-tour-of-zimbabwe-2026";
     Mock::given(method("POST"))
         .and(path(BOT_PATH))
-        .and(body_json(serde_json::json!({"chat_id": -1_001_234_567_890i64, "text": TEXT})))
+        .and(body_json(serde_json::json!({
+            "chat_id": -1_001_234_567_890i64,
+            "text": "<b>Coming up: Zimbabwe 🇿🇼 v Bangladesh, 2nd T20I</b>\nhttps://www.cricbuzz.com/live-cricket-scores/158062",
+            "parse_mode": "HTML",
+            "link_preview_options": {"url": page},
+        })))
         .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
             "ok": true,
             "result": {"message_id": 4242, "chat": {"id": -1_001_234_567_890i64, "type": "channel"}, "date": 1_764_600_000, "text": TEXT},
@@ -905,7 +962,11 @@ async fn telegram_sends_plain_text_to_the_chat() {
         .mount(&server)
         .await;
     let (token, _dir) = won().await;
-    let receipt = telegram(&base(&server), NORMAL).post(TEXT, &token).await.unwrap();
+    let card = Card::of(&zim_v_ban(), Zone::default());
+    let receipt = telegram(&base(&server), NORMAL)
+        .post(Post::with_card(TEXT, &card), &token)
+        .await
+        .unwrap();
     assert_eq!(
         receipt,
         Receipt {
@@ -916,6 +977,48 @@ async fn telegram_sends_plain_text_to_the_chat() {
             limits: None
         }
     );
+}
+
+#[tokio::test]
+async fn telegram_escapes_a_hostile_team_name_so_it_makes_no_tag_or_entity() {
+    let server = MockServer::start().await;
+    let ok =
+        serde_json::json!({"ok": true, "result": {"message_id": 1, "chat": {"id": 1, "type": "channel"}, "date": 1}});
+    Mock::given(method("POST"))
+        .and(path(BOT_PATH))
+        .respond_with(ResponseTemplate::new(200).set_body_json(ok))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let mut m = zim_v_ban();
+    m.teams[0].name = "<b>&amp;</b>".into();
+    m.venue = None;
+    m.series = Some("<a href=\"https://evil.example\">Cup</a> & Co".into());
+    let text = helpers::template()
+        .render_within(
+            &m,
+            &m.url,
+            SinkKind::Telegram,
+            LengthRule::default_for(SinkKind::Telegram),
+        )
+        .unwrap();
+    let card = Card::of(&m, Zone::default());
+    let (token, _dir) = won().await;
+    telegram(&base(&server), NORMAL)
+        .post(Post::with_card(&text, &card), &token)
+        .await
+        .unwrap();
+    let body: serde_json::Value = requests(&server).await[0].body_json().unwrap();
+    // The page's `&amp;` is read as `&` (scraped text is decoded once); then every `<`, `>`
+    // and `&` goes as an entity: Telegram shows the name as written and makes no bold, no link.
+    assert_eq!(
+        body["text"].as_str().unwrap().lines().take(2).collect::<Vec<_>>(),
+        [
+            "<b>Coming up: &lt;b&gt;&amp;&lt;/b&gt; v Bangladesh, 2nd T20I</b>",
+            "&lt;a href=\"https://evil.example\"&gt;Cup&lt;/a&gt; &amp; Co",
+        ]
+    );
+    assert_eq!(body["parse_mode"], "HTML");
 }
 
 #[tokio::test]
