@@ -36,6 +36,7 @@ mod secrets;
 mod shorten;
 mod sinks;
 mod sites;
+mod skew;
 mod sources;
 mod tls;
 mod upgrade;
