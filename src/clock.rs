@@ -3,6 +3,11 @@
 //! in, so a test moves time instead of waiting for it, and so every judgement of one process
 //! reads the same clock. `run` also waits by it ([`Clock::sleep_until`]): a test's clock of its
 //! own ([`Clock::manual`]) lets a day of five-minute polls pass in moments.
+//!
+//! The times a claim record carries and the judgements made of them (stuck, a reconciler's
+//! lease, Mastodon's windows) are not read here but from the claim store's own clock
+//! (`ClaimStore::now`), one clock for every replica; only the embedded store, on one host,
+//! reads this one.
 
 use chrono::{DateTime, TimeDelta, Utc};
 use std::sync::{Arc, Mutex};
@@ -84,6 +89,18 @@ impl Clock {
             Source::Manual(time) => *time.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
         };
         read + self.offset
+    }
+
+    /// The time of a manual clock ([`Clock::manual`], its offset applied); `None` for the
+    /// system's clock. A manual clock is a simulation, and stands for every clock in it: a
+    /// Redis or PostgreSQL store handed one judges its records' times by it instead of its own
+    /// clock (`TIME`, `clock_timestamp()`), which a test cannot move. A clock that is the
+    /// system's moved by an offset is a process's skewed clock, and the store keeps its own.
+    pub fn simulated(&self) -> Option<DateTime<Utc>> {
+        match &self.source {
+            Source::System => None,
+            Source::Manual(_) => Some(self.now()),
+        }
     }
 
     /// Moves a manual clock (and its clones) `by` on; the system's clock cannot be moved, and

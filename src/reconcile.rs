@@ -23,9 +23,14 @@
 //!   looked for: it is listed for the operator.
 //!
 //! [`reconcile`] picks the way for a channel's sink: `run` and `claims reconcile` both call it.
+//!
+//! Every time judged here (stuck, a lease, Mastodon's windows) is the store's: the records'
+//! times are written by its clock, `now` is read from it ([`ClaimStore::now`]), and a claim is
+//! taken to repeat its post only while the store's clock, read in the step that takes it, is
+//! inside the repeat's window ([`Window`]). The replicas' own clocks need not agree.
 
 use crate::claim::{
-    later_by, Adoption, Checked, Claim, ClaimError, ClaimState, ClaimStore, ClaimToken, ListedClaim, Transition,
+    Adoption, Checked, Claim, ClaimError, ClaimState, ClaimStore, ClaimToken, ListedClaim, Transition, Window,
 };
 use crate::cricket::MatchKey;
 use crate::post::{Client, Found, Sink, SinkError, SinkKind, XClient};
@@ -172,7 +177,7 @@ fn way(sink: &Sink) -> Way<'_> {
 /// refusal that every later read would meet too (credentials, rate limit); the claims not
 /// asked are listed as such.
 async fn search(store: &ClaimStore, x: &XClient, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
-    let now = store.clock().now();
+    let now = store.now().await?;
     let mut decisions = Vec::new();
     let mut stop: Option<String> = None;
     for (listed, was) in unsettled(store, now, stuck_after).await? {
@@ -228,18 +233,19 @@ pub const MASTODON_SETTLE: chrono::Duration = chrono::Duration::minutes(10);
 async fn replay(store: &ClaimStore, sink: &Sink, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
     let kind = sink.kind();
     let mut decisions = Vec::new();
-    for (listed, was) in unsettled(store, store.clock().now(), stuck_after).await? {
+    for (listed, was) in unsettled(store, store.now().await?, stuck_after).await? {
         let claim = &listed.claim;
         // Read for each claim: the repeats before it may have taken minutes, and Mastodon's
-        // window closes by the clock.
-        let now = store.clock().now();
+        // window closes by the clock (the store's; the adoption judges it again, atomically).
+        let now = store.now().await?;
         // Another reconciler (a replica's `run`, an operator's `claims reconcile`) is
         // repeating it now: a second repeat at the same time could post twice.
         let repeating = claim.replay.as_ref().filter(|r| r.until > now);
-        let held_back = match kind {
-            SinkKind::Mastodon => mastodon_holds_back(claim, now, stuck_after),
-            _ => None,
+        let window = match kind {
+            SinkKind::Mastodon => mastodon_window(claim, stuck_after),
+            _ => Window::ANY,
         };
+        let held_back = outside(window, now);
         let outcome = match (repeating, &claim.text, held_back) {
             (Some(r), _, _) => Settled::Repeating {
                 by: r.by.clone(),
@@ -249,7 +255,7 @@ async fn replay(store: &ClaimStore, sink: &Sink, stuck_after: Duration) -> Resul
                 why: "the record has no post text to send again (claimed by an earlier release); check the channel by hand".into(),
             },
             (None, Some(_), Some(held_back)) => held_back,
-            (None, Some(text), None) => match store.adopt_for_replay(&listed.key, claim, stuck_after).await {
+            (None, Some(text), None) => match store.adopt_for_replay(&listed.key, claim, stuck_after, window).await {
                 Ok(Adoption::Adopted(token)) => repeat(store, sink, &listed.key, text, &token).await,
                 // Another reconciler took it between our read and our write.
                 Ok(Adoption::Changed(now)) => match now.replay {
@@ -261,6 +267,17 @@ async fn replay(store: &ClaimStore, sink: &Sink, stuck_after: Duration) -> Resul
                 },
                 Ok(Adoption::NotARecord) => Settled::NotAsked {
                     why: "not a record of this bot's (no token): check the channel by hand".into(),
+                },
+                // The store's clock, read as it took it, was outside the window (at its edge,
+                // or the claim is not stuck yet by the store's clock): nothing was taken.
+                Ok(Adoption::NotNow(held)) => match held.replay {
+                    Some(r) => Settled::Repeating { by: r.by, until: r.until },
+                    None => {
+                        let later = store.now().await.unwrap_or(now);
+                        outside(window, later).unwrap_or_else(|| Settled::Waiting {
+                            until: round_up(held.stuck_at(stuck_after)),
+                        })
+                    }
                 },
                 Err(e) => Settled::NotAsked {
                     why: format!("could not take the claim to repeat its post: {e}"),
@@ -281,16 +298,41 @@ async fn replay(store: &ClaimStore, sink: &Sink, stuck_after: Duration) -> Resul
 /// ends (at `post_bound`, its post timeout and margin) after [`MASTODON_REPLAY_WINDOW`] could
 /// find its key gone and post twice; one within [`MASTODON_SETTLE`] of the last send could
 /// arrive while the instance still saves it.
+#[cfg(test)]
 fn mastodon_holds_back(claim: &Claim, now: DateTime<Utc>, post_bound: Duration) -> Option<Settled> {
-    if later_by(now, post_bound) - claim.claimed_at > MASTODON_REPLAY_WINDOW {
+    outside(mastodon_window(claim, post_bound), now)
+}
+
+/// The store's times in which a Mastodon claim's post may be repeated: from
+/// [`MASTODON_SETTLE`] after its last send (rounded up to the second, as shown), until a
+/// repeat starting then would end (at `post_bound`, its post timeout and margin) past
+/// [`MASTODON_REPLAY_WINDOW`] from the claim. Both ends are counted from times the store's
+/// clock wrote, and judged by it.
+fn mastodon_window(claim: &Claim, post_bound: Duration) -> Window {
+    let post_bound = chrono::Duration::from_std(post_bound).unwrap_or(MASTODON_REPLAY_WINDOW);
+    Window {
+        from: Some(round_up(last_send_ended(claim) + MASTODON_SETTLE)),
+        until: claim.claimed_at.checked_add_signed(MASTODON_REPLAY_WINDOW - post_bound),
+    }
+}
+
+/// Shown to the second: rounded up, so the time shown is never before it.
+fn round_up(t: DateTime<Utc>) -> DateTime<Utc> {
+    t.duration_round_up(chrono::Duration::seconds(1)).unwrap_or(t)
+}
+
+/// Why a repeat must not be made at `now` (the store's time), outside `window`, if it must
+/// not: too late for Mastodon's hour, or still settling.
+fn outside(window: Window, now: DateTime<Utc>) -> Option<Settled> {
+    if window.until.is_some_and(|until| now >= until) {
         return Some(Settled::NotAsked {
             why: "Mastodon keeps a post's Idempotency-Key for an hour only: a repeat now could post twice; check the account by hand".into(),
         });
     }
-    // Shown to the second: rounded up, so the time shown is never before it.
-    let until = last_send_ended(claim) + MASTODON_SETTLE;
-    let until = until.duration_round_up(chrono::Duration::seconds(1)).unwrap_or(until);
-    (now < until).then_some(Settled::Waiting { until })
+    window
+        .from
+        .filter(|from| now < *from)
+        .map(|until| Settled::Waiting { until })
 }
 
 /// When the first of the posts `decisions` left [`Settled::Waiting`] may be repeated: when a
@@ -387,7 +429,7 @@ async fn unsettled(
 /// The `unknown` and stuck claims of a channel whose sink this release does not ask yet
 /// (`kind`), each listed as not asked, for the operator.
 async fn not_asked(store: &ClaimStore, kind: SinkKind, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
-    let now = store.clock().now();
+    let now = store.now().await?;
     let mut decisions = Vec::new();
     for (listed, was) in unsettled(store, now, stuck_after).await? {
         let outcome = Settled::NotAsked {

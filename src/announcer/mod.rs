@@ -493,9 +493,10 @@ impl Announcer {
                 until: Some(until),
             });
         }
-        // The claim's time (by the store's clock, which the record's times follow), chosen here
-        // so that a dedupe key made of it (Bluesky's record key) is written with the claim.
-        let claimed_at = self.store.clock().now();
+        // The claim's time, read from the store's clock (one clock for every replica: the
+        // owner's deadline and Mastodon's windows are counted from it), chosen here so that a
+        // dedupe key made of it (Bluesky's record key) is written with the claim.
+        let claimed_at = self.store.now().await.map_err(store_err)?;
         let dedupe_key = sink.dedupe_key(&s.ids.key, claimed_at);
         let token = match self
             .store

@@ -328,10 +328,13 @@ impl App {
                 }
                 Ok(Outcome::Skipped { holder }) => {
                     counts.skipped += 1;
-                    // Only a `claimed` holder can be stuck: no clock read for the others.
-                    if holder.state == ClaimState::Claimed && holder.is_stuck(self.clock.now(), self.policy.stuck_after)
-                    {
-                        summary.stuck_claims += 1;
+                    // Only a `claimed` holder can be stuck: no clock read for the others. Its
+                    // deadline is the store's time, so the store's clock judges it.
+                    if holder.state == ClaimState::Claimed {
+                        let now = announcer.store().now().await.unwrap_or_else(|_| self.clock.now());
+                        if holder.is_stuck(now, self.policy.stuck_after) {
+                            summary.stuck_claims += 1;
+                        }
                     }
                 }
                 Ok(Outcome::Deferred { .. }) => {

@@ -3,14 +3,16 @@
 //! Each primitive is one `BEGIN IMMEDIATE` transaction, which takes SQLite's write lock before
 //! reading, so processes sharing the file serialise exactly like Redis clients do. Expiry is a
 //! column (`expires_at`, Unix seconds); expired rows count as absent and are replaced by the
-//! next write.
+//! next write. The store's clock is the one host's: the [`Clock`] it is given (the system's in
+//! production; a test's own, [`Clock::manual`], moves the store's expiry and windows too).
 
 use super::decide::{decide, Decision, Reads};
 use super::error::ClaimError;
 use super::key::StoreKey;
 use super::request::{IdentityClaim, IdentityReply, Swapped};
+use super::window::Window;
 use crate::clock::Clock;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -41,32 +43,29 @@ fn err(op: &'static str) -> impl FnOnce(rusqlite::Error) -> ClaimError {
     move |source| ClaimError::Embedded { op, source }
 }
 
-fn now() -> i64 {
-    Utc::now().timestamp()
-}
-
 fn secs(ttl_secs: u64) -> i64 {
     i64::try_from(ttl_secs).unwrap_or(i64::MAX)
 }
 
-/// The live record at `key`, inside a transaction.
-fn live(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+/// The live record at `key` at `now` (Unix seconds), inside a transaction.
+fn live(conn: &Connection, key: &str, now: i64) -> rusqlite::Result<Option<String>> {
     conn.query_row(
         "SELECT record FROM claims WHERE key = ?1 AND expires_at > ?2",
-        params![key, now()],
+        params![key, now],
         |r| r.get(0),
     )
     .optional()
 }
 
-/// A transaction's reads, for [`decide`]: every value is one statement away.
-struct InTransaction<'a>(&'a Connection);
+/// A transaction's reads at a time (Unix seconds), for [`decide`]: every value is one
+/// statement away.
+struct InTransaction<'a>(&'a Connection, i64);
 
 impl Reads for InTransaction<'_> {
     type Error = rusqlite::Error;
 
     fn value(&mut self, key: &StoreKey) -> rusqlite::Result<Option<String>> {
-        live(self.0, key.as_str())
+        live(self.0, key.as_str(), self.1)
     }
 }
 
@@ -177,6 +176,11 @@ impl EmbeddedClaims {
         self.clock.clone()
     }
 
+    /// The store's time: its clock's (one host's), which judges expiry too.
+    pub(super) fn time(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
     /// Runs `f` on the connection on a blocking thread, so SQLite's file locks never stall the
     /// async runtime. Errors are reported as `op`.
     async fn blocking<T: Send + 'static>(
@@ -226,9 +230,9 @@ impl EmbeddedClaims {
         value: &str,
         ttl_secs: u64,
     ) -> Result<Option<String>, ClaimError> {
-        let (key, value) = (key.as_str().to_string(), value.to_string());
+        let (key, value, clock) = (key.as_str().to_string(), value.to_string(), self.clock.clone());
         self.tx("claim", move |c| {
-            let now = now();
+            let now = clock.now().timestamp();
             c.execute(
                 "DELETE FROM claims WHERE key = ?1 AND expires_at <= ?2",
                 params![key, now],
@@ -251,8 +255,8 @@ impl EmbeddedClaims {
     }
 
     pub(super) async fn get(&self, key: &StoreKey) -> Result<Option<String>, ClaimError> {
-        let key = key.as_str().to_string();
-        self.read("get", move |c| live(c, &key)).await
+        let (key, clock) = (key.as_str().to_string(), self.clock.clone());
+        self.read("get", move |c| live(c, &key, clock.now().timestamp())).await
     }
 
     /// Each key's live record; with `refresh_secs`, in one `BEGIN IMMEDIATE` transaction that
@@ -267,15 +271,15 @@ impl EmbeddedClaims {
         refresh_secs: Option<u64>,
     ) -> Result<Vec<Option<String>>, ClaimError> {
         let text = |keys: &[StoreKey]| -> Vec<String> { keys.iter().map(|k| k.as_str().to_string()).collect() };
-        let (keys, touch) = (text(keys), text(touch));
-        let read_all = |c: &Connection, keys: &[String]| -> rusqlite::Result<Vec<Option<String>>> {
-            keys.iter().map(|k| live(c, k)).collect()
+        let (keys, touch, clock) = (text(keys), text(touch), self.clock.clone());
+        let read_all = |c: &Connection, keys: &[String], now: i64| -> rusqlite::Result<Vec<Option<String>>> {
+            keys.iter().map(|k| live(c, k, now)).collect()
         };
         match refresh_secs {
             Some(ttl_secs) => {
                 self.tx("peek", move |c| {
-                    let held: Vec<Option<String>> = read_all(c, &keys)?;
-                    let now = now();
+                    let now = clock.now().timestamp();
+                    let held: Vec<Option<String>> = read_all(c, &keys, now)?;
                     for (key, record) in keys.iter().zip(&held) {
                         if record.is_some() {
                             c.execute(
@@ -294,7 +298,10 @@ impl EmbeddedClaims {
                 })
                 .await
             }
-            None => self.read("peek", move |c| read_all(c, &keys)).await,
+            None => {
+                self.read("peek", move |c| read_all(c, &keys, clock.now().timestamp()))
+                    .await
+            }
         }
     }
 
@@ -302,9 +309,10 @@ impl EmbeddedClaims {
     /// claim rule (`rule.rs`), decided over the values the transaction reads (`decide.rs`),
     /// then written in the same transaction.
     pub(super) async fn claim_identities(&self, c: &IdentityClaim) -> Result<IdentityReply, ClaimError> {
-        let c = c.clone();
+        let (c, clock) = (c.clone(), self.clock.clone());
         self.tx("claim", move |tx| {
-            let expires_at = now().saturating_add(secs(c.ttl_secs));
+            let now = clock.now().timestamp();
+            let expires_at = now.saturating_add(secs(c.ttl_secs));
             let upsert = |key: &StoreKey, value: &str| {
                 tx.execute(
                     "INSERT INTO claims (key, record, expires_at) VALUES (?1, ?2, ?3)
@@ -312,7 +320,7 @@ impl EmbeddedClaims {
                     params![key.as_str(), value, expires_at],
                 )
             };
-            let decision = decide(&c, &mut InTransaction(tx))?;
+            let decision = decide(&c, &mut InTransaction(tx, now))?;
             let (reply, record, writes) = match decision {
                 Decision::NoMarker => return Ok(IdentityReply::NoMarker),
                 Decision::Held(found, writes) => (IdentityReply::Held(found), None, writes),
@@ -337,11 +345,16 @@ impl EmbeddedClaims {
 
     /// Replaces the live value at `key` with `new` only while it is exactly `old`.
     pub(super) async fn replace_if_equal(&self, key: &StoreKey, old: &str, new: &str) -> Result<bool, ClaimError> {
-        let (key, old, new) = (key.as_str().to_string(), old.to_string(), new.to_string());
+        let (key, old, new, clock) = (
+            key.as_str().to_string(),
+            old.to_string(),
+            new.to_string(),
+            self.clock.clone(),
+        );
         self.tx("record identities", move |c| {
             let n = c.execute(
                 "UPDATE claims SET record = ?3 WHERE key = ?1 AND record = ?2 AND expires_at > ?4",
-                params![key, old, new, now()],
+                params![key, old, new, clock.now().timestamp()],
             )?;
             Ok(n == 1)
         })
@@ -349,9 +362,9 @@ impl EmbeddedClaims {
     }
 
     pub(super) async fn expire(&self, key: &StoreKey, ttl_secs: u64) -> Result<bool, ClaimError> {
-        let key = key.as_str().to_string();
+        let (key, clock) = (key.as_str().to_string(), self.clock.clone());
         self.tx("expire", move |c| {
-            let now = now();
+            let now = clock.now().timestamp();
             let n = c.execute(
                 "UPDATE claims SET expires_at = ?3 WHERE key = ?1 AND expires_at > ?2",
                 params![key, now, now.saturating_add(secs(ttl_secs))],
@@ -362,10 +375,10 @@ impl EmbeddedClaims {
     }
 
     pub(super) async fn ttl(&self, key: &StoreKey) -> Result<Option<Duration>, ClaimError> {
-        let key = key.as_str().to_string();
+        let (key, clock) = (key.as_str().to_string(), self.clock.clone());
         let left: Option<i64> = self
             .tx("ttl", move |c| {
-                let now = now();
+                let now = clock.now().timestamp();
                 c.query_row(
                     "SELECT expires_at - ?2 FROM claims WHERE key = ?1 AND expires_at > ?2",
                     params![key, now],
@@ -378,14 +391,15 @@ impl EmbeddedClaims {
     }
 
     pub(super) async fn incr(&self, key: &StoreKey, ttl_secs: u64) -> Result<u64, ClaimError> {
-        let key = key.as_str().to_string();
+        let (key, clock) = (key.as_str().to_string(), self.clock.clone());
         self.tx("count attempt", move |c| {
-            let current: u64 = live(c, &key)?.and_then(|r| r.trim().parse().ok()).unwrap_or(0);
+            let now = clock.now().timestamp();
+            let current: u64 = live(c, &key, now)?.and_then(|r| r.trim().parse().ok()).unwrap_or(0);
             let next = current.saturating_add(1);
             c.execute(
                 "INSERT INTO claims (key, record, expires_at) VALUES (?1, ?2, ?3)
                  ON CONFLICT(key) DO UPDATE SET record = excluded.record, expires_at = excluded.expires_at",
-                params![key, next.to_string(), now().saturating_add(secs(ttl_secs))],
+                params![key, next.to_string(), now.saturating_add(secs(ttl_secs))],
             )?;
             Ok(next)
         })
@@ -400,7 +414,8 @@ impl EmbeddedClaims {
         .await
     }
 
-    /// Applies `new` (or deletes, when `None`) if the live record carries `token`.
+    /// Applies `new` (or deletes, when `None`) if the live record carries `token` and the
+    /// store's clock, read inside the write transaction, is inside `window`.
     /// Returns the same `(status, current)` as the Redis scripts.
     async fn checked(
         &self,
@@ -408,14 +423,19 @@ impl EmbeddedClaims {
         key: &StoreKey,
         token: &str,
         new: Option<String>,
+        window: Window,
     ) -> Result<Swapped, ClaimError> {
-        let (key, token) = (key.as_str().to_string(), token.to_string());
+        let (key, token, clock) = (key.as_str().to_string(), token.to_string(), self.clock.clone());
         self.tx(op, move |c| {
-            let Some(current) = live(c, &key)? else {
+            let now = clock.now();
+            let Some(current) = live(c, &key, now.timestamp())? else {
                 return Ok(Swapped::Gone);
             };
             if token.is_empty() || token_of(&current).as_deref() != Some(token.as_str()) {
                 return Ok(Swapped::NotOurs(current));
+            }
+            if !window.holds(now) {
+                return Ok(Swapped::NotNow(current));
             }
             match new {
                 Some(v) => c.execute("UPDATE claims SET record = ?2 WHERE key = ?1", params![key, v])?,
@@ -427,17 +447,38 @@ impl EmbeddedClaims {
     }
 
     pub(super) async fn compare_and_set(&self, key: &StoreKey, token: &str, new: &str) -> Result<Swapped, ClaimError> {
-        self.checked("transition", key, token, Some(new.to_string())).await
+        self.checked("transition", key, token, Some(new.to_string()), Window::ANY)
+            .await
+    }
+
+    pub(super) async fn compare_and_set_within(
+        &self,
+        key: &StoreKey,
+        token: &str,
+        new: &str,
+        window: Window,
+    ) -> Result<Swapped, ClaimError> {
+        self.checked("transition", key, token, Some(new.to_string()), window)
+            .await
     }
 
     pub(super) async fn compare_and_delete(&self, key: &StoreKey, token: &str) -> Result<Swapped, ClaimError> {
-        self.checked("release", key, token, None).await
+        self.checked("release", key, token, None, Window::ANY).await
+    }
+
+    pub(super) async fn compare_and_delete_within(
+        &self,
+        key: &StoreKey,
+        token: &str,
+        window: Window,
+    ) -> Result<Swapped, ClaimError> {
+        self.checked("release", key, token, None, window).await
     }
 
     pub(super) async fn scan(&self, prefix: &str) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
-        let prefix = prefix.to_string();
+        let (prefix, clock) = (prefix.to_string(), self.clock.clone());
         self.tx("list", move |c| {
-            let now = now();
+            let now = clock.now().timestamp();
             let mut stmt = c.prepare("SELECT key, record, expires_at FROM claims WHERE expires_at > ?1")?;
             let rows = stmt
                 .query_map([now], |r| {

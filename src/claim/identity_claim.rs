@@ -54,7 +54,10 @@ impl ClaimStore {
         require_marker: bool,
     ) -> Result<MatchClaim, ClaimError> {
         let aliases: Vec<String> = ids.ids.iter().map(ToString::to_string).collect();
-        let claimed_at = post.map_or_else(|| self.clock().now(), |p| p.claimed_at);
+        let claimed_at = match post {
+            Some(p) => p.claimed_at,
+            None => self.now().await?,
+        };
         let mut record = Claim::with_deadline(self.owner(), title, &aliases, claimed_at, Some(gives_up_after));
         record.text = post.map(|p| p.text.to_string());
         record.dedupe_key = post.and_then(|p| p.dedupe_key.map(str::to_string));

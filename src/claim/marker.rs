@@ -94,7 +94,7 @@ impl ClaimStore {
     pub async fn initialise(&self, how: MarkerOrigin, ttl: Duration) -> Result<(Marker, bool), ClaimError> {
         let marker = Marker {
             by: self.owner().to_string(),
-            at: self.clock().now(),
+            at: self.now().await?,
             how,
         };
         let stored = serde_json::to_string(&marker).unwrap_or_default();

@@ -14,7 +14,8 @@
 //! - `owner.rs`: what the winner does with its token (record, release, refresh);
 //! - `reads.rs`: reading a claim by key or identity, listing; `batch.rs`: the cycle's
 //!   batch look-up of holders;
-//! - `operator.rs`: changes by others than the winner (operators, `claims reconcile`);
+//! - `operator.rs`: changes by others than the winner (operators, `claims reconcile`),
+//!   each inside its window of the store's clock (`window.rs`);
 //!   `marker.rs`: the first-start marker; `upgrade.rs`: stores written by earlier releases;
 //! - `record.rs` (what a claim says, stored as JSON), `holder.rs` (the fast reading of who
 //!   holds one), `key.rs` (the store's keys), `label.rs` (closed sets and their words),
@@ -55,6 +56,7 @@ mod request;
 mod rule;
 mod tls;
 mod upgrade;
+mod window;
 
 pub use self::batch::BatchRead;
 pub use self::durability::{EvictionRefusal, EvictionSafety, NO_EVICTION, REPLICA_ACK_TIMEOUT};
@@ -73,6 +75,7 @@ pub use self::redis::{RedisClaims, RedisOptions};
 pub use self::redis_conn::{check_sentinel_url, cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};
 pub use self::rule::{ReferenceChange, ReferenceClaim, ReferenceRecord, ReferenceStore};
 pub use self::tls::{split_sslmode, SslMode, TlsError};
+pub use self::window::Window;
 
 use crate::clock::Clock;
 use crate::cricket::{Identity, MatchKey};
@@ -116,11 +119,13 @@ impl ClaimStore {
         each!(self, s => s.owner())
     }
 
-    /// This store, writing and judging its records' times by `clock` (the system's by default):
-    /// the times a record carries (claimed, updated, the owner's deadline, a replay's lease, the
-    /// marker's), and whether a claim is stuck when an operator releases it. A test gives one
-    /// process's store a clock ahead instead of waiting for a deadline to pass. The store's own
-    /// expiry of a TTL is the store's: Redis and PostgreSQL judge it on their own clocks.
+    /// This store, with `clock` as the process's clock (the system's by default). Redis and
+    /// PostgreSQL write and judge their records' times (claimed, updated, the owner's deadline,
+    /// a replay's lease, the marker's; whether a claim is stuck, a lease over, a Mastodon
+    /// repeat in its window) by their own clock ([`ClaimStore::now`]), whatever this one
+    /// reads: a replica whose clock is off changes nothing of it. Only a manual clock
+    /// ([`Clock::manual`], a test's simulation) stands in for theirs. The embedded store, on
+    /// one host, judges by `clock`, its expiry included.
     #[must_use]
     pub fn with_clock(&self, clock: Clock) -> ClaimStore {
         match self {
@@ -130,10 +135,26 @@ impl ClaimStore {
         }
     }
 
-    /// The clock this store writes and judges its records' times by (see
-    /// [`ClaimStore::with_clock`]).
+    /// The process's clock this store was given (see [`ClaimStore::with_clock`]); the
+    /// records' times are the store's, [`ClaimStore::now`].
     pub fn clock(&self) -> Clock {
         each!(self, s => s.clock())
+    }
+
+    /// The store's time (UTC), which every time a claim record carries is written by and every
+    /// judgement of them is made by: Redis `TIME` (on the node holding this prefix's keys),
+    /// PostgreSQL `clock_timestamp()`, the embedded store's clock (the host's). One clock for
+    /// every replica, so their own clocks need not agree. In a simulation (a manual
+    /// [`Clock`]), the simulated time.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn now(&self) -> Result<chrono::DateTime<chrono::Utc>, ClaimError> {
+        match self {
+            ClaimStore::Redis(s) => s.time().await,
+            ClaimStore::Embedded(s) => Ok(s.time()),
+            ClaimStore::Postgres(s) => s.time().await,
+        }
     }
 
     fn key(&self, key: &MatchKey) -> StoreKey {

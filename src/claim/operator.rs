@@ -1,10 +1,15 @@
 //! What is done to a claim by someone other than its winner, each by compare-and-set on the
 //! token read: an operator's release (`claims release`), and `claims reconcile` settling a
-//! claim with what the platform says or taking it to repeat its post.
+//! claim with what the platform says or taking it to repeat its post. Taking a claim from its
+//! owner (a release of a stuck claim, a repeat) is judged by the store's clock in the step
+//! that takes it ([`Window`]), and the times written are the store's: a replica's own clock,
+//! however far off, takes nothing early.
 
 use super::error::ClaimError;
 use super::outcome::{Adoption, Checked, ClaimToken, OperatorRelease, Transition};
 use super::record::{later_by, new_token, Claim, ClaimState, Replay};
+use super::request::Swapped;
+use super::window::Window;
 use super::ClaimStore;
 use crate::cricket::MatchKey;
 use std::time::Duration;
@@ -21,7 +26,7 @@ impl ClaimStore {
             // Not a record of this bot's: nothing to compare, nothing to change.
             return Ok(Checked::NotOurs(read.clone()));
         }
-        let new = change.apply(read.clone(), self.clock().now());
+        let new = change.apply(read.clone(), self.now().await?);
         let swapped = each!(self, s => s.compare_and_set(&self.key(key), &read.token, &new.to_stored()).await)?;
         Ok(swapped.checked(|_| new))
     }
@@ -38,6 +43,11 @@ impl ClaimStore {
     /// longer record its own outcome (its token is gone): only claims `unknown` or stuck are
     /// taken, whose owner has given up.
     ///
+    /// The store takes it only while its clock reads inside `window` (the platform's bounds on
+    /// a repeat, e.g. Mastodon's) and, for a `claimed` record, once it is stuck (its owner's
+    /// deadline, or `lease` after its claim for a record without one), and once another
+    /// reconciler's lease has ended; judged in the same step as the compare-and-set.
+    ///
     /// # Errors
     /// [`ClaimError`] when the store cannot answer; then nothing was written.
     pub async fn adopt_for_replay(
@@ -45,25 +55,37 @@ impl ClaimStore {
         key: &MatchKey,
         read: &Claim,
         lease: Duration,
+        window: Window,
     ) -> Result<Adoption, ClaimError> {
         if read.token.is_empty() {
             return Ok(Adoption::NotARecord);
         }
-        let now = self.clock().now();
+        let now = self.now().await?;
         let mut new = read.clone();
         new.token = new_token();
         new.replay = Some(Replay {
             by: self.owner().to_string(),
             until: later_by(now, lease),
         });
-        let swapped = each!(self, s => s.compare_and_set(&self.key(key), &read.token, &new.to_stored()).await)?;
-        Ok(match swapped.checked(|_| new) {
-            Checked::Applied(claim) => Adoption::Adopted(ClaimToken {
+        let from = [
+            window.from,
+            (read.state == ClaimState::Claimed).then(|| read.stuck_at(lease)),
+            read.replay.as_ref().map(|r| r.until),
+        ]
+        .into_iter()
+        .flatten()
+        .max();
+        let window = Window { from, ..window };
+        let swapped =
+            each!(self, s => s.compare_and_set_within(&self.key(key), &read.token, &new.to_stored(), window).await)?;
+        Ok(match swapped {
+            Swapped::Applied(_) => Adoption::Adopted(ClaimToken {
                 key: key.clone(),
-                claim,
+                claim: new,
             }),
-            Checked::NotOurs(now) => Adoption::Changed(now),
-            Checked::Gone => Adoption::Gone,
+            Swapped::NotOurs(now) => Adoption::Changed(Claim::from_stored(&now)),
+            Swapped::NotNow(now) => Adoption::NotNow(Claim::from_stored(&now)),
+            Swapped::Gone => Adoption::Gone,
         })
     }
 
@@ -86,12 +108,22 @@ impl ClaimStore {
         if claim.token.is_empty() {
             return Ok(OperatorRelease::NotARecord(claim));
         }
-        let releasable = matches!(claim.state, ClaimState::Unknown | ClaimState::Failed)
-            || claim.is_stuck(self.clock().now(), stuck_after);
-        if !(releasable || force) {
-            return Ok(OperatorRelease::Refused(claim));
+        // A `claimed` record is released (unforced) only once stuck, as the store's clock tells
+        // in the step that deletes it: a healthy owner may still be posting.
+        let window = match claim.state {
+            ClaimState::Claimed if !force => Window {
+                from: Some(claim.stuck_at(stuck_after) + chrono::TimeDelta::microseconds(1)),
+                until: None,
+            },
+            ClaimState::Unknown | ClaimState::Failed => Window::ANY,
+            _ if force => Window::ANY,
+            _ => return Ok(OperatorRelease::Refused(claim)),
+        };
+        let swapped = each!(self, s => s.compare_and_delete_within(&self.key(key), &claim.token, window).await)?;
+        if let Swapped::NotNow(c) = swapped {
+            // Not stuck yet by the store's clock: nothing deleted, the counter stays too.
+            return Ok(OperatorRelease::Refused(Claim::from_stored(&c)));
         }
-        let swapped = each!(self, s => s.compare_and_delete(&self.key(key), &claim.token).await)?;
         each!(self, s => s.delete(&self.attempts_key(key)).await)?;
         Ok(match swapped.checked(|_| claim) {
             Checked::Applied(c) => OperatorRelease::Released(c),

@@ -132,8 +132,9 @@ pub struct PostIntent<'a> {
     /// The sink's server-side dedupe key for it, when the sink has one (derived from the
     /// match, the channel and, for Bluesky, `claimed_at`).
     pub dedupe_key: Option<&'a str>,
-    /// The time the claim records as its own (`claimed_at`): chosen before the claim, so that
-    /// a dedupe key made of it (Bluesky's record key) can be written with the claim.
+    /// The time the claim records as its own (`claimed_at`), read from the store's clock
+    /// ([`ClaimStore::now`](super::ClaimStore::now)): chosen before the claim, so that a dedupe key made of it
+    /// (Bluesky's record key) can be written with the claim.
     pub claimed_at: DateTime<Utc>,
 }
 
@@ -162,6 +163,10 @@ pub enum Adoption {
     Gone,
     /// The value is not a record of this bot's (it has no token): it cannot be taken.
     NotARecord,
+    /// The store's clock read outside the window the repeat may be made in (not stuck yet,
+    /// still settling, another reconciler's lease running, or too late): nothing was written.
+    /// Holds the record as it is now.
+    NotNow(Claim),
 }
 
 /// A claim as listed for operators: its key, its record and its remaining TTL.

@@ -15,7 +15,7 @@ impl ClaimStore {
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
     pub async fn transition(&self, token: &ClaimToken, change: &Transition) -> Result<Checked, ClaimError> {
-        let new = change.apply(token.claim.clone(), self.clock().now());
+        let new = change.apply(token.claim.clone(), self.now().await?);
         let swapped =
             each!(self, s => s.compare_and_set(&self.key(&token.key), &token.claim.token, &new.to_stored()).await)?;
         Ok(swapped.checked(|_| new))
@@ -50,7 +50,7 @@ impl ClaimStore {
             let change = Transition::Failed {
                 reason: format!("gave up after {attempts} attempts: {reason}"),
             };
-            let mut new = change.apply(token.claim.clone(), self.clock().now());
+            let mut new = change.apply(token.claim.clone(), self.now().await?);
             new.attempts = Some(attempts);
             let swapped =
                 each!(self, s => s.compare_and_set(&self.key(&token.key), &token.claim.token, &new.to_stored()).await)?;

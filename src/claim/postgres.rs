@@ -27,7 +27,9 @@ use super::error::{ClaimError, PostgresError};
 use super::key::StoreKey;
 use super::request::{Found, IdentityClaim, IdentityReply, Swapped};
 use super::tls::SslMode;
+use super::window::Window;
 use crate::clock::Clock;
+use chrono::{DateTime, Utc};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use std::future::Future;
 use std::sync::Arc;
@@ -92,6 +94,10 @@ async fn bounded<T>(op: &'static str, f: impl Future<Output = Result<T, Postgres
         Err(_) => Err(err(op)(PostgresError::Timeout(RESPONSE_TIMEOUT))),
     }
 }
+
+/// The server's clock as it reads when the statement runs (not the transaction's start, as
+/// `now()` is), in Unix microseconds.
+const CLOCK_MICROS: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
 
 /// A claim row is live (the claim exists) while it is not released and not past its TTL.
 const LIVE: &str = "state <> 'released' AND expires_at > now()";
@@ -582,8 +588,26 @@ impl PostgresClaims {
         .await
     }
 
+    /// The store's time: the server's `clock_timestamp()` (a manual clock's time instead, in
+    /// a simulation: [`Clock::simulated`]).
+    pub(super) async fn time(&self) -> Result<DateTime<Utc>, ClaimError> {
+        if let Some(now) = self.clock.simulated() {
+            return Ok(now);
+        }
+        let micros: i64 = bounded("read the time", async {
+            let client = self.pool.get().await?;
+            Ok(client.query_one(CLOCK_MICROS, &[]).await?.get(0))
+        })
+        .await?;
+        DateTime::from_timestamp_micros(micros).ok_or_else(|| ClaimError::Protocol {
+            op: "read the time",
+            detail: format!("clock_timestamp() answered {micros} µs"),
+        })
+    }
+
     /// Applies the record `new` (or marks the row released, when `None`) if the live row carries
-    /// `token`, in one short transaction holding the row lock. Returns the same
+    /// `token` and the server's clock, read in the same transaction once the row is locked, is
+    /// inside `window`: one short transaction holding the row lock. Returns the same
     /// [`Swapped`] as the Redis scripts do.
     async fn checked(
         &self,
@@ -591,6 +615,7 @@ impl PostgresClaims {
         key: &StoreKey,
         token: &str,
         new: Option<&str>,
+        window: Window,
     ) -> Result<Swapped, ClaimError> {
         let Place::Claim(m) = Self::place(key) else {
             return Err(not_a_claim_operation(op));
@@ -615,6 +640,17 @@ impl PostgresClaims {
             if token.is_empty() || held.as_deref() != Some(token) {
                 tx.commit().await?;
                 return Ok(Swapped::NotOurs(current));
+            }
+            if window != Window::ANY {
+                let now = match self.clock.simulated() {
+                    Some(t) => t.timestamp_micros(),
+                    None => tx.query_one(CLOCK_MICROS, &[]).await?.get(0),
+                };
+                let inside = DateTime::from_timestamp_micros(now).is_some_and(|now| window.holds(now));
+                if !inside {
+                    tx.commit().await?;
+                    return Ok(Swapped::NotNow(current));
+                }
             }
             match new {
                 Some(record) => {
@@ -642,11 +678,30 @@ impl PostgresClaims {
     }
 
     pub(super) async fn compare_and_set(&self, key: &StoreKey, token: &str, new: &str) -> Result<Swapped, ClaimError> {
-        self.checked("transition", key, token, Some(new)).await
+        self.checked("transition", key, token, Some(new), Window::ANY).await
+    }
+
+    pub(super) async fn compare_and_set_within(
+        &self,
+        key: &StoreKey,
+        token: &str,
+        new: &str,
+        window: Window,
+    ) -> Result<Swapped, ClaimError> {
+        self.checked("transition", key, token, Some(new), window).await
     }
 
     pub(super) async fn compare_and_delete(&self, key: &StoreKey, token: &str) -> Result<Swapped, ClaimError> {
-        self.checked("release", key, token, None).await
+        self.checked("release", key, token, None, Window::ANY).await
+    }
+
+    pub(super) async fn compare_and_delete_within(
+        &self,
+        key: &StoreKey,
+        token: &str,
+        window: Window,
+    ) -> Result<Swapped, ClaimError> {
+        self.checked("release", key, token, None, window).await
     }
 
     /// Every live key starting with `prefix` (claims of any bot prefix, and other keys), with

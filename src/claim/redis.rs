@@ -8,8 +8,10 @@ use super::error::ClaimError;
 use super::key::{RecordName, StoreKey};
 use super::redis_conn::{self, Deployment, RedisConn, SentinelConn, SENTINEL_SCHEMES};
 use super::request::{Found, IdentityClaim, IdentityReply, StoredLookup, Swapped};
+use super::window::Window;
 use crate::clock::Clock;
 use crate::cricket::facts;
+use chrono::{DateTime, Utc};
 use redis::aio::ConnectionManager;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
 use redis::{AsyncCommands, ExistenceCheck, Script, SetExpiry, SetOptions};
@@ -51,6 +53,9 @@ pub struct RedisClaims {
     compare_and_delete: Arc<Script>,
     claim_match: Arc<Script>,
     replace: Arc<Script>,
+    /// `TIME`, run as a script on a key of this prefix: on a cluster it reaches the node that
+    /// holds the prefix's slot, whose clock the claim scripts judge by.
+    time: Arc<Script>,
     /// See [`RedisOptions::min_replicas`].
     min_replicas: Option<u32>,
 }
@@ -150,6 +155,7 @@ impl RedisClaims {
             compare_and_delete: Arc::new(Script::new(include_str!("lua/release.lua"))),
             claim_match: Arc::new(Script::new(CLAIM_MATCH)),
             replace: Arc::new(Script::new(include_str!("lua/replace.lua"))),
+            time: Arc::new(Script::new("return redis.call('TIME')")),
             min_replicas: options.min_replicas,
         })
     }
@@ -502,13 +508,57 @@ impl RedisClaims {
         self.conn.clone().del(key).await.map_err(err("delete"))
     }
 
+    /// The store's time: Redis `TIME` on the node that holds this prefix's keys (a manual
+    /// clock's time instead, in a simulation: [`Clock::simulated`]).
+    pub(super) async fn time(&self) -> Result<DateTime<Utc>, ClaimError> {
+        if let Some(now) = self.clock.simulated() {
+            return Ok(now);
+        }
+        let (secs, micros): (i64, i64) = self
+            .time
+            .key(StoreKey::marker(&self.prefix))
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(err("read the time"))?;
+        DateTime::from_timestamp_micros(secs.saturating_mul(1_000_000).saturating_add(micros)).ok_or_else(|| {
+            ClaimError::Protocol {
+                op: "read the time",
+                detail: format!("TIME answered {secs} s {micros} µs"),
+            }
+        })
+    }
+
+    /// The simulated time the scripts judge by instead of `TIME`, as they read it ('' for none).
+    fn simulated_micros(&self) -> String {
+        self.clock
+            .simulated()
+            .map(|t| t.timestamp_micros().to_string())
+            .unwrap_or_default()
+    }
+
     /// Lua compare-and-set on the record's token, keeping the TTL.
     pub(super) async fn compare_and_set(&self, key: &StoreKey, token: &str, new: &str) -> Result<Swapped, ClaimError> {
+        self.compare_and_set_within(key, token, new, Window::ANY).await
+    }
+
+    /// Lua compare-and-set on the record's token, keeping the TTL, while `TIME` is inside
+    /// `window` (judged in the script).
+    pub(super) async fn compare_and_set_within(
+        &self,
+        key: &StoreKey,
+        token: &str,
+        new: &str,
+        window: Window,
+    ) -> Result<Swapped, ClaimError> {
+        let (from, until) = window.micros();
         let (status, current): (i64, Vec<u8>) = self
             .compare_and_set
             .key(key)
             .arg(token)
             .arg(new)
+            .arg(from)
+            .arg(until)
+            .arg(self.simulated_micros())
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err("transition"))?;
@@ -517,10 +567,25 @@ impl RedisClaims {
 
     /// Lua compare-and-delete on the record's token.
     pub(super) async fn compare_and_delete(&self, key: &StoreKey, token: &str) -> Result<Swapped, ClaimError> {
+        self.compare_and_delete_within(key, token, Window::ANY).await
+    }
+
+    /// Lua compare-and-delete on the record's token, while `TIME` is inside `window` (judged
+    /// in the script).
+    pub(super) async fn compare_and_delete_within(
+        &self,
+        key: &StoreKey,
+        token: &str,
+        window: Window,
+    ) -> Result<Swapped, ClaimError> {
+        let (from, until) = window.micros();
         let (status, current): (i64, Vec<u8>) = self
             .compare_and_delete
             .key(key)
             .arg(token)
+            .arg(from)
+            .arg(until)
+            .arg(self.simulated_micros())
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err("release"))?;

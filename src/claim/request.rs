@@ -183,8 +183,8 @@ pub(crate) struct Found {
 }
 
 /// What a store's compare-and-set or compare-and-delete on a record's token did. Every store
-/// answers with one of these; Redis' scripts answer a status (1 applied, 0 not ours, -1 gone)
-/// and the record as it was, which [`Swapped::from_script`] reads.
+/// answers with one of these; Redis' scripts answer a status (1 applied, 0 not ours, -1 gone,
+/// 2 outside its window) and the record as it was, which [`Swapped::from_script`] reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Swapped {
     /// The record carried the token and was replaced or deleted; here is what it was.
@@ -193,6 +193,10 @@ pub(crate) enum Swapped {
     NotOurs(String),
     /// No live record under the key.
     Gone,
+    /// The record carried the token, but the store's clock read outside the change's
+    /// [`super::window::Window`] (too early: not stuck yet, still settling; or too late);
+    /// here it is, unchanged.
+    NotNow(String),
 }
 
 impl Swapped {
@@ -205,6 +209,7 @@ impl Swapped {
             1 => Ok(Swapped::Applied(record)),
             0 => Ok(Swapped::NotOurs(record)),
             -1 => Ok(Swapped::Gone),
+            2 => Ok(Swapped::NotNow(record)),
             other => Err(ClaimError::Protocol {
                 op,
                 detail: format!("store answered status {other}"),
@@ -213,10 +218,12 @@ impl Swapped {
     }
 
     /// As the caller sees it: when applied, the record `applied` makes of the one replaced.
+    /// A record left alone because the time was outside the change's window reads as one not
+    /// ours to change now (only changes with a window, which callers read themselves, meet it).
     pub(super) fn checked(self, applied: impl FnOnce(String) -> Claim) -> Checked {
         match self {
             Swapped::Applied(before) => Checked::Applied(applied(before)),
-            Swapped::NotOurs(now) => Checked::NotOurs(Claim::from_stored(&now)),
+            Swapped::NotOurs(now) | Swapped::NotNow(now) => Checked::NotOurs(Claim::from_stored(&now)),
             Swapped::Gone => Checked::Gone,
         }
     }

@@ -469,9 +469,11 @@ async fn a_claim_left_claimed_past_the_post_timeout_is_stuck_and_only_then_relea
         p.b.operator_release(&stuck, false, stuck_after).await.unwrap(),
         OperatorRelease::Refused(_)
     ));
-    // Two seconds later, by the operator's clock: time is moved, not waited for.
-    let later =
-        p.b.with_clock(Clock::system().ahead(chrono::TimeDelta::milliseconds(2_100)));
+    // Two seconds later: time is moved, not waited for. The store's clock judges (a replica's
+    // clock ahead changes nothing, tests/it/skew.rs), so the test's own clock stands in for it.
+    let later = p.b.with_clock(Clock::manual(
+        chrono::Utc::now() + chrono::TimeDelta::milliseconds(2_100),
+    ));
     let now = later.clock().now();
     let states: Vec<_> = later
         .list()

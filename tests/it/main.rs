@@ -37,6 +37,7 @@ mod secrets;
 mod shorten;
 mod sinks;
 mod sites;
+mod skew;
 mod sources;
 mod tls;
 mod upgrade;

@@ -260,7 +260,7 @@ crate::helpers::store_matrix!(only_one_reconciler_takes_a_claim_to_repeat_its_po
 /// a lease naming it), the other is refused and sees who has it; the claim's owner can no
 /// longer record over it; the repeat's outcome, recorded, ends the lease.
 async fn only_one_reconciler_takes_a_claim_to_repeat_its_post(kind: Kind) {
-    use cricket_announcer::claim::{Adoption, Checked, ClaimState, MatchClaim, Transition};
+    use cricket_announcer::claim::{Adoption, Checked, ClaimState, MatchClaim, Transition, Window};
     use cricket_announcer::cricket::{Identities, Identity, MatchKey};
     const DAY: Duration = Duration::from_secs(86_400);
     let dir = tempfile::tempdir().unwrap();
@@ -294,14 +294,14 @@ async fn only_one_reconciler_takes_a_claim_to_repeat_its_post(kind: Kind) {
     assert_eq!((read.state, read.replay.as_ref()), (ClaimState::Unknown, None));
 
     let lease = Duration::from_secs(60);
-    let Adoption::Adopted(taken) = one.adopt_for_replay(&key, &read, lease).await.unwrap() else {
+    let Adoption::Adopted(taken) = one.adopt_for_replay(&key, &read, lease, Window::ANY).await.unwrap() else {
         panic!("the first reconciler takes it")
     };
     let replay = taken.claim().replay.clone().unwrap();
     assert_eq!(replay.by, "reconciler-1");
     assert!(replay.until > chrono::Utc::now() + chrono::Duration::seconds(50));
     // The second, with the record as it read it before: refused, and shown who has it.
-    match two.adopt_for_replay(&key, &read, lease).await.unwrap() {
+    match two.adopt_for_replay(&key, &read, lease, Window::ANY).await.unwrap() {
         Adoption::Changed(now) => {
             assert_eq!(now.state, ClaimState::Unknown);
             assert_eq!(now.replay.map(|r| r.by).as_deref(), Some("reconciler-1"));

@@ -3,7 +3,6 @@
 use super::super::exit::{Exit, Failure};
 use super::super::output::{store_label, write_stdout};
 use super::table::print_claims;
-use chrono::Utc;
 use cricket_announcer::claim::{ClaimStore, ListedClaim, ShownState};
 use cricket_announcer::config::Config;
 use std::time::Duration;
@@ -20,7 +19,8 @@ pub(super) async fn list(
     wide: bool,
     stuck_after: Duration,
 ) -> Result<Exit, Failure> {
-    let now = Utc::now();
+    // Stuck is judged by the store's clock, which wrote the records' deadlines.
+    let now = store.now().await?;
     let claims: Vec<ListedClaim> = store
         .list()
         .await?
@@ -32,6 +32,6 @@ pub(super) async fn list(
         write_stdout(&format!("no claims{which} (store {})\n", store_label(config)))?;
         return Ok(Exit::Done);
     }
-    print_claims(&claims, config.json(), stuck_after, wide)?;
+    print_claims(&claims, config.json(), stuck_after, wide, now)?;
     Ok(Exit::Done)
 }

@@ -3,7 +3,6 @@
 
 use super::super::exit::{Exit, Failure};
 use super::super::output::write_stdout;
-use chrono::Utc;
 use cricket_announcer::claim::{ClaimState, ClaimStore, OperatorRelease};
 use cricket_announcer::cricket::Identity;
 use cricket_announcer::text::escaped;
@@ -37,7 +36,10 @@ pub(super) async fn release(
     let Some((key, _)) = store.peek_identity(asked).await? else {
         return Err(Failure::incomplete(format!("no claim on {}", written.trim())));
     };
-    match store.operator_release(&key, force, stuck_after).await? {
+    let released = store.operator_release(&key, force, stuck_after).await?;
+    // Stuck and deadlines as the store's clock tells them, which judged the release.
+    let now = store.now().await?;
+    match released {
         OperatorRelease::Released(c) => {
             // A posted match that is still listed will be announced again.
             let warning = if c.state == ClaimState::Posted {
@@ -47,7 +49,7 @@ pub(super) async fn release(
             };
             write_stdout(&format!(
                 "released {key} (was {}, owner {}){warning}\n",
-                c.display_state(Utc::now(), stuck_after),
+                c.display_state(now, stuck_after),
                 escaped(&c.owner)
             ))?;
             Ok(Exit::Done)
@@ -56,7 +58,7 @@ pub(super) async fn release(
             // A live claim becomes releasable at its owner's deadline: say when.
             let when = if c.state == ClaimState::Claimed {
                 let at = c.stuck_at(stuck_after);
-                let wait = (at - Utc::now()).num_seconds().max(0);
+                let wait = (at - now).num_seconds().max(0);
                 format!(
                     "; its owner gives up at {} (in {wait} s), then it is stuck and can be released",
                     at.format("%Y-%m-%dT%H:%M:%SZ")
@@ -67,7 +69,7 @@ pub(super) async fn release(
             let _ = writeln!(
                 std::io::stderr(),
                 "refused: {key} is {} (owner {}); only unknown, failed or stuck claims are released without --force{when}",
-                c.display_state(Utc::now(), stuck_after),
+                c.display_state(now, stuck_after),
                 escaped(&c.owner)
             );
             Ok(Exit::Refused)

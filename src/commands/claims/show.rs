@@ -43,7 +43,7 @@ pub(super) async fn show(
         if claims.is_empty() {
             return Err(none());
         }
-        print_claims(&claims, config.json(), stuck_after, wide)?;
+        print_claims(&claims, config.json(), stuck_after, wide, store.now().await?)?;
         if !config.json() {
             write_stdout(&fixture_lines(store, asked, None).await?)?;
         }
@@ -67,6 +67,7 @@ pub(super) async fn show(
         config.json(),
         stuck_after,
         wide,
+        store.now().await?,
     )?;
     if !config.json() {
         // Every identity the claim holds the match under (its sources' ids, its keys, its

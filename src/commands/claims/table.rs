@@ -2,13 +2,14 @@
 
 use super::super::output::write_stdout;
 use crate::tables::{self, Column};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use cricket_announcer::claim::{known_time, Claim, ListedClaim};
 use cricket_announcer::text::escaped;
 use std::time::Duration;
 
 /// Prints `claims` as a table fitting 100 columns (every field in full when `wide`), or one
-/// JSON object per line; a claim claimed for longer than `stuck_after` shows as stuck.
+/// JSON object per line; a claim past its owner's deadline (or claimed for longer than
+/// `stuck_after`) at `now`, the store's time (`ClaimStore::now`), shows as stuck.
 ///
 /// # Errors
 /// The output cannot be written (a closed stdout is not an error).
@@ -17,8 +18,8 @@ pub(super) fn print_claims(
     json: bool,
     stuck_after: Duration,
     wide: bool,
+    now: DateTime<Utc>,
 ) -> std::io::Result<()> {
-    let now = Utc::now();
     if json {
         let mut text = String::new();
         for c in claims {
@@ -44,7 +45,7 @@ pub(super) fn print_claims(
                 known_time(c.claim.claimed_at)
                     .map_or_else(|| "-".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string()),
                 c.ttl.map(|t| t.as_secs().to_string()).unwrap_or_else(|| "-".into()),
-                escaped(&detail_cell(&c.claim)).into_owned(),
+                escaped(&detail_cell(&c.claim, now)).into_owned(),
             ]
         })
         .collect();
@@ -61,12 +62,12 @@ pub(super) fn print_claims(
 
 /// The TWEET / DETAIL cell: the post's id; else, while a `claims reconcile` repeats its post,
 /// who and until when; else, once `claims reconcile` checked it, when and what it found; else
-/// the record's detail.
-fn detail_cell(claim: &Claim) -> String {
+/// the record's detail. A repeat's lease is judged at `now`, the store's time.
+fn detail_cell(claim: &Claim, now: DateTime<Utc>) -> String {
     if let Some(id) = &claim.post_id {
         return id.clone();
     }
-    if let Some(replay) = claim.replay.as_ref().filter(|r| r.until > Utc::now()) {
+    if let Some(replay) = claim.replay.as_ref().filter(|r| r.until > now) {
         return format!(
             "being repeated by {} until {}",
             replay.by,
