@@ -118,6 +118,7 @@ impl DiscordClient {
             url: None,
             dedupe_key: None,
             limits,
+            cid: None,
         })
     }
 }

@@ -177,7 +177,17 @@ impl TelegramClient {
     pub(crate) async fn post(&self, text: &str, claim: &ClaimToken) -> Result<Receipt, SinkError> {
         TELEGRAM_LENGTH.check(SINK, text)?;
         tracing::debug!(match_key = %claim.key(), "sending the post to the Telegram chat");
-        let body = serde_json::json!({ "chat_id": self.chat_id.json(), "text": text });
+        let mut body = serde_json::json!({ "chat_id": self.chat_id.json(), "text": text });
+        // A result under its announcement: `reply_parameters`, sent even when the announcement
+        // was deleted since (<https://core.telegram.org/bots/api#replyparameters>).
+        if let Some(id) = claim
+            .claim()
+            .reply_to
+            .as_ref()
+            .and_then(|p| p.post_id.parse::<i64>().ok())
+        {
+            body["reply_parameters"] = serde_json::json!({ "message_id": id, "allow_sending_without_reply": true });
+        }
         let answer = self.endpoint.post_json(SINK, &body).await?;
         let parsed: Option<Answer> = serde_json::from_slice(&answer.body).ok();
         let parameters = parsed.as_ref().and_then(|a| a.parameters.as_ref());
@@ -201,6 +211,7 @@ impl TelegramClient {
                 url: None,
                 dedupe_key: None,
                 limits,
+                cid: None,
             }),
             Some(Answer {
                 ok: false,

@@ -37,6 +37,7 @@ mod shorten;
 mod sinks;
 mod sites;
 mod sources;
+mod story;
 mod tls;
 mod upgrade;
 mod when;
