@@ -208,7 +208,7 @@ const SERVICE: &[&str] = &[
 ];
 /// When matches are announced, the zone their start is told in, and the time a dry run judges
 /// by.
-const SCHEDULE: &[&str] = &["announce_before", "timezone", "as_of"];
+const SCHEDULE: &[&str] = &["announce_before", "timezone", "as_of", "events", "result_max_age"];
 /// What `claims` reads besides the store: when a claim counts as stuck.
 const CLAIM_POLICY: &[&str] = &["post_timeout_secs", "max_post_attempts"];
 

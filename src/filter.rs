@@ -66,6 +66,18 @@ impl Filter {
         if !self.states.contains(&m.state) {
             return Err("state not announced");
         }
+        self.check_any_state(m)
+    }
+
+    /// [`Filter::check`] but for the states: whether a match's result is posted (a result is of
+    /// a finished match, whatever the states announced).
+    ///
+    /// # Errors
+    /// The rule that rejected the match, as a short phrase.
+    pub fn check_any_state(&self, m: &Match) -> Result<(), &'static str> {
+        if m.has_placeholder_team() {
+            return Err("teams not known yet");
+        }
         let team_hit = |list: &[String]| {
             m.teams
                 .iter()

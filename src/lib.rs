@@ -13,7 +13,8 @@
 //! - [`status`]: the operator's endpoint (`METRICS_ADDR`): Prometheus metrics and `/healthz`;
 //!   [`metric_names`]: the metric names the cycle and the announcer record and it serves.
 //! - [`announcer`]: the per-match protocol (render → claim → shorten → post → record).
-//! - [`cricket`]: domain nouns (`Match`, `MatchKey`, `Format`, …); [`filter`]: which matches are announced.
+//! - [`cricket`]: domain nouns (`Match`, `MatchKey`, `Format`, …); [`filter`]: which matches are announced;
+//!   [`event`]: the posts a channel makes of a match (its announcement, its result).
 //! - [`schedule`]: when a match is announced (first sighting, or a lead time before its start);
 //!   [`zone`]: the time zone a post tells its start in.
 //! - [`source`]: fetching pages and the pure parsers for each layout.
@@ -38,6 +39,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod cricket;
+pub mod event;
 pub mod filter;
 pub mod http_client;
 pub mod metric_names;

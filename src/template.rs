@@ -2,7 +2,7 @@
 //! bot before it claims anything. Rendering fills the fields from a [`Match`], each cleaned by
 //! [`crate::text::clean`].
 
-use crate::cricket::Match;
+use crate::cricket::{score_line, Match, MatchResult, ResultOutcome};
 use crate::post::{LengthRule, SinkKind};
 use crate::text::clean;
 use crate::zone::Zone;
@@ -26,6 +26,13 @@ pub const BUILT_IN_DISCORD: &str = include_str!("../templates/discord.txt");
 
 /// How the built-in Discord template is named in logs and errors.
 pub const BUILT_IN_DISCORD_NAME: &str = "(built-in templates/discord.txt)";
+
+/// The template of a result post when a channel names none of its own:
+/// `templates/result.txt`, compiled into the binary.
+pub const BUILT_IN_RESULT: &str = include_str!("../templates/result.txt");
+
+/// How the built-in result template is named in logs and errors.
+pub const BUILT_IN_RESULT_NAME: &str = "(built-in templates/result.txt)";
 
 /// The largest template file accepted, bytes. A post is at most 280 characters; the shipped
 /// templates, comments included, are under 2 KiB. The bound keeps a mistaken path (a log file,
@@ -132,6 +139,98 @@ pub struct Template {
     path: PathBuf,
 }
 
+/// The fields a result template may use: an announcement's and the result's, documented in
+/// `templates/result.txt`.
+#[derive(Serialize, Clone)]
+struct ResultFields {
+    #[serde(flatten)]
+    base: Fields,
+    result: String,
+    outcome: &'static str,
+    winner: String,
+    loser: String,
+    winner_short: String,
+    loser_short: String,
+    margin: String,
+    method: &'static str,
+    team1_score: String,
+    team2_score: String,
+    winner_score: String,
+    loser_score: String,
+    line: String,
+}
+
+impl ResultFields {
+    /// The fields of `m`, finished with `result`, linking to `link`, its start told in `zone`.
+    fn of(m: &Match, result: &MatchResult, link: &Url, zone: Zone) -> ResultFields {
+        let base = Fields::of(m, link, zone);
+        let scores = [score_line(&result.scores[0]), score_line(&result.scores[1])];
+        let (shorts, names) = (
+            [base.team1_short.clone(), base.team2_short.clone()],
+            [base.team1.clone(), base.team2.clone()],
+        );
+        let method = result.method.map(crate::cricket::Method::label).unwrap_or_default();
+        let (winner, margin) = match result.outcome {
+            ResultOutcome::Won { winner, margin } => (Some(winner), margin.map(|m| m.to_string()).unwrap_or_default()),
+            _ => (None, String::new()),
+        };
+        let side = |list: &[String; 2], pick: Option<usize>| pick.map(|i| list[i].clone()).unwrap_or_default();
+        let loser = winner.map(|w| 1 - w);
+        let sentence = match winner {
+            Some(w) => {
+                let mut s = format!("{} beat {}", names[w], names[1 - w]);
+                if !margin.is_empty() {
+                    s.push_str(&format!(" by {margin}"));
+                }
+                if !method.is_empty() {
+                    s.push_str(&format!(" ({method})"));
+                }
+                s
+            }
+            None => match result.outcome {
+                ResultOutcome::Tied => "Match tied".into(),
+                ResultOutcome::Drawn => "Match drawn".into(),
+                ResultOutcome::NoResult => "No result".into(),
+                _ => "Match abandoned".into(),
+            },
+        };
+        ResultFields {
+            result: sentence,
+            outcome: result.outcome.as_str(),
+            winner: side(&names, winner),
+            loser: side(&names, loser),
+            winner_short: side(&shorts, winner),
+            loser_short: side(&shorts, loser),
+            margin,
+            method,
+            winner_score: side(&scores, winner),
+            loser_score: side(&scores, loser),
+            team1_score: scores[0].clone(),
+            team2_score: scores[1].clone(),
+            line: clean(&result.line),
+            base,
+        }
+    }
+}
+
+/// The fields a post's length is fitted by: an announcement's, or a result's around them.
+trait Cuttable: Serialize {
+    /// The announcement's fields, whose series, venue and description are cut to fit.
+    fn base(&mut self) -> &mut Fields;
+}
+
+impl Cuttable for Fields {
+    fn base(&mut self) -> &mut Fields {
+        self
+    }
+}
+
+impl Cuttable for ResultFields {
+    fn base(&mut self) -> &mut Fields {
+        &mut self.base
+    }
+}
+
 /// The fields a template may use; documented in `templates/announce.txt`.
 #[derive(Serialize, Clone)]
 struct Fields {
@@ -198,6 +297,11 @@ impl Template {
     /// [`TemplateError::NotATemplateFile`] when `path` is not a regular file of at most
     /// [`MAX_TEMPLATE_BYTES`] (checked before reading: a device or a pipe is never opened).
     pub fn load(path: &Path) -> Result<Template, TemplateError> {
+        Template::from_source(path, Template::read_bounded(path)?)
+    }
+
+    /// The text of the template file at `path`, checked as [`Template::load`] says.
+    fn read_bounded(path: &Path) -> Result<String, TemplateError> {
         use std::io::Read;
         let read = |source| TemplateError::Read {
             path: path.to_path_buf(),
@@ -225,7 +329,7 @@ impl Template {
         if source.len() as u64 > MAX_TEMPLATE_BYTES {
             return Err(too_large());
         }
-        Template::from_source(path, source)
+        Ok(source)
     }
 
     /// The template at `path` ([`Template::load`]), or the built-in one ([`BUILT_IN`]) when
@@ -263,6 +367,33 @@ impl Template {
     /// bound of a template file, so a template given as text (a channel's `template`) has it
     /// too.
     pub fn from_source(path: &Path, source: String) -> Result<Template, TemplateError> {
+        Template::compile(path, source, Trial::Announce)
+    }
+
+    /// A result template ([`Template::render_result`]) compiled from `source`, named `path` in
+    /// errors: checked as [`Template::from_source`] checks an announcement's, its trial render
+    /// a finished match with a result, so a result field in an announcement's template (or an
+    /// unknown one in a result's) is refused at startup.
+    ///
+    /// # Errors
+    /// As for [`Template::from_source`].
+    pub fn result_from_source(path: &Path, source: String) -> Result<Template, TemplateError> {
+        Template::compile(path, source, Trial::Result)
+    }
+
+    /// The result template at `path` (read as [`Template::load`] reads), or the built-in one
+    /// ([`BUILT_IN_RESULT`]) when `None`.
+    ///
+    /// # Errors
+    /// As for [`Template::load`].
+    pub fn configured_result(path: Option<&Path>) -> Result<Template, TemplateError> {
+        match path {
+            Some(path) => Template::result_from_source(path, Template::read_bounded(path)?),
+            None => Template::result_from_source(Path::new(BUILT_IN_RESULT_NAME), BUILT_IN_RESULT.to_string()),
+        }
+    }
+
+    fn compile(path: &Path, source: String, trial: Trial) -> Result<Template, TemplateError> {
         if source.len() as u64 > MAX_TEMPLATE_BYTES {
             return Err(TemplateError::NotATemplateFile {
                 path: path.to_path_buf(),
@@ -286,7 +417,13 @@ impl Template {
             path: path.to_path_buf(),
         };
         let sample = sample_match();
-        let text = template.render(&sample, &sample.url)?;
+        let text = match trial {
+            Trial::Announce => template.render(&sample, &sample.url)?,
+            Trial::Result => {
+                let (finished, result) = sample_result();
+                template.render_fields(&ResultFields::of(&finished, &result, &sample.url, Zone::default()))?
+            }
+        };
         let unusable = |reason| TemplateError::Unusable {
             path: path.to_path_buf(),
             reason,
@@ -357,6 +494,31 @@ impl Template {
         self.fitted(m, link, zone, &limit, |text| rule.fit(text))
     }
 
+    /// The result post for `m`, finished with `result`, linking to `link`, its start told in
+    /// `zone` and fitted to `sink`'s `rule` as [`Template::render_within`] fits an
+    /// announcement (series, then venue, then description cut). For a template compiled by
+    /// [`Template::result_from_source`].
+    ///
+    /// # Errors
+    /// As for [`Template::render_within`].
+    pub fn render_result(
+        &self,
+        m: &Match,
+        result: &MatchResult,
+        link: &Url,
+        zone: Zone,
+        sink: SinkKind,
+        rule: LengthRule,
+    ) -> Result<String, RenderError> {
+        let limit = SinkLimit {
+            sink: sink.platform().to_string(),
+            max: rule.max(),
+            unit: rule.unit().to_string(),
+        };
+        self.render_fitting(ResultFields::of(m, result, link, zone), |text| rule.fit(text))
+            .map_err(|e| self.unfit(m, &limit, e))
+    }
+
     /// As [`Template::render_within`], for any rule `fit`: `fit(text)` is the post
     /// when `text` is within the sink's limit, else `Err(length)` in the rule's unit. Fields
     /// are cut in the same order until it fits.
@@ -384,7 +546,13 @@ impl Template {
         rule: &SinkLimit,
         fit: impl FnMut(&str) -> Result<T, usize>,
     ) -> Result<T, RenderError> {
-        self.render_fitting(m, link, zone, fit).map_err(|e| match e {
+        self.render_fitting(Fields::of(m, link, zone), fit)
+            .map_err(|e| self.unfit(m, rule, e))
+    }
+
+    /// The error of a post of `m` that could not be made within `rule`.
+    fn unfit(&self, m: &Match, rule: &SinkLimit, e: Unfit) -> RenderError {
+        match e {
             Unfit::Template(e) => RenderError::Template(e),
             Unfit::TooLong { title, length } => RenderError::TooLong {
                 template: self.path.display().to_string(),
@@ -393,21 +561,19 @@ impl Template {
                 length,
                 limit: Box::new(rule.clone()),
             },
-        })
+        }
     }
 
-    fn render_fitting<T>(
+    fn render_fitting<T, F: Cuttable>(
         &self,
-        m: &Match,
-        link: &Url,
-        zone: Zone,
+        mut fields: F,
         mut fit: impl FnMut(&str) -> Result<T, usize>,
     ) -> Result<T, Unfit> {
-        let mut fields = Fields::of(m, link, zone);
         // Named from the cleaned fields: scraped names may be 10 KB or hostile.
-        let title = match fields.description.as_str() {
-            "" => fields.title.clone(),
-            d => format!("{}, {d}", fields.title),
+        let base = fields.base();
+        let title = match base.description.as_str() {
+            "" => base.title.clone(),
+            d => format!("{}, {d}", base.title),
         };
         let mut shortest = match fit(&self.render_fields(&fields)?) {
             Ok(post) => return Ok(post),
@@ -416,9 +582,9 @@ impl Template {
         let cuttable: [fn(&mut Fields) -> &mut String; 3] =
             [|f| &mut f.series, |f| &mut f.venue, |f| &mut f.description];
         for field in cuttable {
-            let full: Vec<char> = field(&mut fields).chars().collect();
+            let full: Vec<char> = field(fields.base()).chars().collect();
             let mut attempt = |keep: usize| -> Result<Result<T, usize>, TemplateError> {
-                *field(&mut fields) = cut(&full, keep);
+                *field(fields.base()) = cut(&full, keep);
                 Ok(fit(&self.render_fields(&fields)?))
             };
             // Largest `keep` that fits, by bisection: the length grows with `keep`.
@@ -448,7 +614,7 @@ impl Template {
         })
     }
 
-    fn render_fields(&self, fields: &Fields) -> Result<String, TemplateError> {
+    fn render_fields(&self, fields: &impl Serialize) -> Result<String, TemplateError> {
         let name = self.path.display().to_string();
         let template = self.env.get_template(&name).map_err(|e| invalid(&self.path, "", e))?;
         let raw = template
@@ -511,6 +677,37 @@ fn cut(full: &[char], keep: usize) -> String {
     }
     let kept: String = full[..keep].iter().collect();
     format!("{}…", kept.trim_end_matches([' ', ',', '-', '–', '(']))
+}
+
+/// Which sample a template is tried on at load.
+#[derive(Clone, Copy)]
+enum Trial {
+    /// An announcement's: [`sample_match`].
+    Announce,
+    /// A result's: [`sample_result`].
+    Result,
+}
+
+/// [`sample_match`] finished, and its result, for the startup trial render of a result
+/// template.
+fn sample_result() -> (Match, MatchResult) {
+    use crate::cricket::{Ending, Innings, MatchState};
+    let mut m = sample_match();
+    m.state = MatchState::Complete;
+    let innings = |runs, wickets| Innings {
+        runs,
+        wickets: Some(wickets),
+        overs: Some("20".into()),
+        declared: false,
+    };
+    m.ending = Some(Box::new(Ending {
+        line: "Home won by 7 runs".into(),
+        scores: [vec![innings(176, 6)], vec![innings(169, 8)]],
+        winner: None,
+        ended_by: None,
+    }));
+    let result = MatchResult::read(&m).unwrap_or_else(|_| unreachable!("a constant result line that reads"));
+    (m, result)
 }
 
 /// A match with every field filled, for the startup trial render.

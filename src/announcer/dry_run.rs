@@ -4,7 +4,7 @@
 //! `in 3 h 10 min, at …`) and prints a line for each match already claimed.
 
 use super::{AnnounceError, Announcer, Outcome, Output, Rendered};
-use crate::claim::{ClaimState, Holder};
+use crate::claim::{ClaimState, Holder, ReplyTo};
 use crate::cricket::{MatchKey, Sighting};
 use crate::post::SinkKind;
 use crate::schedule::{until, When};
@@ -47,6 +47,13 @@ struct DryRunLine<'a> {
     /// With a lead time, for a match that waits: when its window opens (RFC 3339, UTC).
     #[serde(skip_serializing_if = "Option::is_none")]
     announce_at: Option<String>,
+    /// A result's post: `result` (absent for an announcement).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    event: Option<&'static str>,
+    /// A result's post: the id of the announcement it replies to; absent when it would be
+    /// posted on its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    in_reply_to: Option<&'a str>,
     text: &'a str,
 }
 
@@ -66,7 +73,16 @@ struct HeldLine<'a> {
 impl Announcer {
     /// Prints the post `s` would get, unless a claim holds it under any identity (then: would
     /// skip). Writes nothing to the store.
-    pub(super) async fn preview(&self, dry: &DryRun, s: &Sighting, draft: Rendered) -> Result<Outcome, AnnounceError> {
+    /// A result's post says so, and which post it replies to (`reply_to`), or that it would be
+    /// posted on its own.
+    pub(super) async fn preview(
+        &self,
+        dry: &DryRun,
+        s: &Sighting,
+        draft: Rendered,
+        reply_to: Option<&ReplyTo>,
+    ) -> Result<Outcome, AnnounceError> {
+        let result = self.results.is_some();
         let (m, key) = (&s.m, &s.ids.key);
         let store_err = |source| AnnounceError::Store {
             key: key.clone(),
@@ -109,6 +125,8 @@ impl Announcer {
                 announce_at: when
                     .and_then(When::opens)
                     .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+                event: result.then_some("result"),
+                in_reply_to: reply_to.map(|r| r.post_id.as_str()),
                 text: post.text(),
             };
             let json = serde_json::to_string(&line).map_err(|e| AnnounceError::Output(e.into()))?;
@@ -117,9 +135,14 @@ impl Announcer {
             let channel = dry.channel.as_deref().map(|c| format!("[{c}] ")).unwrap_or_default();
             let length = post.rule().describe(post.length());
             let timing = when.map(|w| format!("; {}", self.timing(w, true))).unwrap_or_default();
+            let reply = match (result, reply_to) {
+                (false, _) => String::new(),
+                (true, Some(parent)) => format!("; result, in reply to {}", escaped(&parent.post_id)),
+                (true, None) => "; result, on its own".to_string(),
+            };
             writeln!(
                 out,
-                "--- {channel}{key} ({}; {length}{timing})\n{}\n",
+                "--- {channel}{key} ({}; {length}{timing}{reply})\n{}\n",
                 m.identity(),
                 post.text()
             )

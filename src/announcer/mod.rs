@@ -14,14 +14,16 @@
 mod dry_run;
 mod lookup;
 mod memory;
+mod result;
 
 pub use dry_run::DryRun;
 pub use lookup::{holders_of_all, LookUp, REFRESHES_PER_TTL};
 pub use memory::Memory;
+pub use result::{Parent, ResultPlan};
 
 use crate::claim::{
-    Checked, ClaimError, ClaimState, ClaimStore, ClaimToken, Holder, MatchClaim, PostIntent, Released, ShownState,
-    Transition,
+    Checked, ClaimError, ClaimState, ClaimStore, ClaimToken, Holder, MatchClaim, PostIntent, Released, ReplyTo,
+    ShownState, Transition,
 };
 use crate::clock::Clock;
 use crate::cricket::{Facts, Identity, Match, MatchKey, Sighting};
@@ -68,6 +70,13 @@ pub enum Outcome {
     },
     /// Dry run: this post would be sent.
     WouldPost(Rendered),
+    /// A result not posted now, nothing claimed: its page proves none, or its announcement's
+    /// state says to wait (in flight, unknown until reconciled) or to skip it
+    /// (`result_without_announcement = "skip"`).
+    Withheld {
+        /// Why.
+        reason: &'static str,
+    },
     /// Not claimed now because of pace: the platform's rate limit is exhausted until `until`, or the
     /// local pace (`POSTS_PER_MINUTE`, `POSTS_PER_DAY`) has no slot. Tried again later.
     Deferred {
@@ -260,6 +269,9 @@ pub struct Announcer {
     lead: Lead,
     /// The zone its posts tell the start in (see [`Announcer::in_zone`]).
     zone: Zone,
+    /// How it posts results, when it posts results instead of announcements (see
+    /// [`Announcer::for_results`]).
+    results: Option<Arc<ResultPlan>>,
 }
 
 impl Announcer {
@@ -284,6 +296,7 @@ impl Announcer {
             clock: Clock::system(),
             lead: Lead::FirstSighting,
             zone: Zone::default(),
+            results: None,
         }
     }
 
@@ -361,6 +374,7 @@ impl Announcer {
         }
     }
 
+    /// The length rule posts are fitted to (in a dry run, the sink's default).
     fn length_rule(&self) -> LengthRule {
         match &self.mode {
             Mode::Live(sink, _) => sink.length_rule(),
@@ -464,10 +478,19 @@ impl Announcer {
     async fn announce_unheld(&self, memory: &mut Memory, s: &Sighting) -> Result<Outcome, AnnounceError> {
         // Rendered once, with the match's own link, before anything is claimed: the winner
         // only puts the shortened link in its place.
-        let draft = self.render(&s.ids.key, &s.m, &s.m.url)?;
+        let (draft, reply) = match &self.results {
+            None => (self.render(&s.ids.key, &s.m, &s.m.url)?, None),
+            Some(plan) => match self.result_post(plan, s).await? {
+                Ok(post) => post,
+                Err(reason) => {
+                    tracing::debug!(reason, "result not posted now");
+                    return Ok(Outcome::Withheld { reason });
+                }
+            },
+        };
         match &self.mode {
-            Mode::DryRun(dry) => self.preview(dry, s, draft).await,
-            Mode::Live(x, pace) => self.claim_and_post(memory, x, pace, s, draft).await,
+            Mode::DryRun(dry) => self.preview(dry, s, draft, reply.as_ref()).await,
+            Mode::Live(x, pace) => self.claim_and_post(memory, x, pace, s, draft, reply.as_ref()).await,
         }
     }
 
@@ -479,6 +502,7 @@ impl Announcer {
         pace: &PostPace,
         s: &Sighting,
         draft: Rendered,
+        reply_to: Option<&ReplyTo>,
     ) -> Result<Outcome, AnnounceError> {
         let (m, key) = (&s.m, &s.ids.key);
         let store_err = |source| AnnounceError::Store {
@@ -507,6 +531,7 @@ impl Announcer {
                     text: draft.text(),
                     dedupe_key: dedupe_key.as_deref(),
                     claimed_at,
+                    reply_to,
                 }),
                 self.policy.ttl,
                 self.policy.stuck_after,
@@ -563,9 +588,16 @@ impl Announcer {
         match sink.post(Post::with_card(post.text(), &card), &token).await {
             Ok(receipt) => {
                 receipt.log_posted();
-                let change = Transition::Posted {
-                    post_id: Some(receipt.id.clone()),
-                    detail: None,
+                // A platform that names posts by hash too (Bluesky): kept for a reply to it.
+                let change = match &receipt.cid {
+                    Some(cid) => Transition::PostedWithCid {
+                        post_id: receipt.id.clone(),
+                        cid: cid.clone(),
+                    },
+                    None => Transition::Posted {
+                        post_id: Some(receipt.id.clone()),
+                        detail: None,
+                    },
                 };
                 self.record(memory, &token, &change).await;
                 Ok(Outcome::Posted(receipt))

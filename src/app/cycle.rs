@@ -7,6 +7,7 @@ use crate::announcer::{holders_of_all, LookUp, Memory};
 use crate::announcer::{AnnounceError, Outcome};
 use crate::claim::{ClaimError, ClaimState, Holder, MarkerOrigin};
 use crate::cricket::Sighting;
+use crate::event::Event;
 use crate::metric_names as names;
 use crate::schedule::When;
 use crate::telemetry::CauseChain;
@@ -41,6 +42,7 @@ impl<'c> Turn<'c, '_> {
             work: None,
             counts: ChannelSummary {
                 channel: channel.name().to_string(),
+                event: (channel.event() != Event::Announce).then(|| channel.event().as_str()),
                 ..ChannelSummary::default()
             },
         }
@@ -165,8 +167,12 @@ impl App {
                 }
             }
         }
+        let by_event = self.channels.iter().any(|c| c.event() != Event::Announce);
         for mut turn in turns {
             turn.memory.publish_held();
+            if by_event {
+                add_to_event(&mut summary, turn.channel.event(), &turn.counts);
+            }
             turn.counts.halted = turn.channel.halted().map(str::to_string);
             summary.posted += turn.counts.posted;
             summary.skipped += turn.counts.skipped;
@@ -257,6 +263,24 @@ impl App {
         }
         // Due now, or waiting for its window: one clock reading for the whole list.
         let (lead, now) = (announcer.lead(), self.clock.now());
+        if channel.event() == Event::Result {
+            // A result is due once its match is finished, whatever the states announced: only
+            // the matches whose page proves a result no older than RESULT_MAX_AGE are looked up.
+            let work = seen
+                .iter()
+                .filter(|s| {
+                    let m = &s.sighting.m;
+                    self.filter.check_any_state(m).and_then(|()| channel.takes(m)).is_ok()
+                        && announcer.result_due(m, now)
+                })
+                .map(|s| Work {
+                    sighting: &s.sighting,
+                    holder: None,
+                    when: When::Now,
+                })
+                .collect();
+            return Ok(Some(work));
+        }
         let work = seen
             .iter()
             .filter(|s| match s.verdict.and_then(|()| channel.takes(&s.sighting.m)) {
@@ -290,9 +314,19 @@ impl App {
         // Per channel only with a channels file: the one X channel keeps the series it always
         // had.
         let label = self.channels_file.then(|| channel.name().to_string());
-        let count = |outcome: &'static str| match &label {
-            Some(c) => metrics::counter!(names::POSTS, "outcome" => outcome, "channel" => c.clone()).increment(1),
-            None => metrics::counter!(names::POSTS, "outcome" => outcome).increment(1),
+        // A result's posts carry `event="result"`; an announcement's series are the ones they
+        // always were (no `event` label is `announce`).
+        let event = (channel.event() != Event::Announce).then(|| channel.event().as_str());
+        let count = |outcome: &'static str| match (&label, event) {
+            (Some(c), None) => {
+                metrics::counter!(names::POSTS, "outcome" => outcome, "channel" => c.clone()).increment(1);
+            }
+            (None, None) => metrics::counter!(names::POSTS, "outcome" => outcome).increment(1),
+            (Some(c), Some(e)) => {
+                metrics::counter!(names::POSTS, "outcome" => outcome, "channel" => c.clone(), "event" => e)
+                    .increment(1);
+            }
+            (None, Some(e)) => metrics::counter!(names::POSTS, "outcome" => outcome, "event" => e).increment(1),
         };
         let total = work.len();
         for (done, item) in work.into_iter().enumerate() {
@@ -337,6 +371,9 @@ impl App {
                         }
                     }
                 }
+                // A result not due now (its announcement in flight or unknown, or skipped by
+                // the channel's setting): looked at again next cycle, nothing claimed.
+                Ok(Outcome::Withheld { .. }) => counts.skipped += 1,
                 Ok(Outcome::Deferred { .. }) => {
                     count("deferred");
                     // Pace applies to every later match too: leave them all for later cycles.
@@ -438,6 +475,26 @@ async fn look_up(turns: &mut [Turn<'_, '_>]) -> Result<(), ClaimError> {
         }
     }
     Ok(())
+}
+
+/// Adds one channel's turn, of `event`, to the summary's counts per event.
+pub(super) fn add_to_event(summary: &mut Summary, event: Event, counts: &ChannelSummary) {
+    let at = match summary.events.iter().position(|e| e.event == event.as_str()) {
+        Some(at) => at,
+        None => {
+            summary.events.push(super::EventSummary {
+                event: event.as_str(),
+                ..super::EventSummary::default()
+            });
+            summary.events.len() - 1
+        }
+    };
+    let e = &mut summary.events[at];
+    e.posted += counts.posted;
+    e.skipped += counts.skipped;
+    e.failed += counts.failed;
+    e.deferred += counts.deferred;
+    e.seeded += counts.seeded;
 }
 
 /// Counts and logs a store failure that ends the cycle.

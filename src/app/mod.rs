@@ -20,14 +20,15 @@ mod window;
 pub use error::StartError;
 pub use sources::{check_sources, source_reader, SourceCheck, SourceStatus, CHECK_SHOWS};
 pub use store::{channel_claims, check_eviction, open_store, open_store_for, Access, StoreReadiness};
-pub use summary::{ChannelSummary, Summary};
+pub use summary::{ChannelSummary, EventSummary, Summary};
 
-use crate::announcer::{Announcer, ClaimPolicy, DryRun, Memory, Mode, Output};
+use crate::announcer::{Announcer, ClaimPolicy, DryRun, Memory, Mode, Output, ResultPlan};
 use crate::backoff::Backoff;
 use crate::channels::TemplateSource;
 use crate::claim::{ClaimError, ClaimStore, MarkerOrigin};
 use crate::clock::Clock;
 use crate::config::{ChannelList, Config};
+use crate::event::Event;
 use crate::filter::Filter;
 use crate::post::{PostPace, SinkKind};
 use crate::reconcile::{asks, earliest_wait, reconcile, Decision, RECONCILE_EVERY_CYCLES};
@@ -125,10 +126,13 @@ pub struct ChannelRun {
     /// What the channel's turns learned of the matches waiting for their windows (see
     /// `window.rs`).
     waits: Mutex<window::Waits>,
+    /// The event this run posts on its channel (see [`crate::event`]).
+    event: Event,
 }
 
 impl ChannelRun {
     fn new(announcer: Announcer, filter: Filter, max_posts_per_cycle: usize, own_marker: bool) -> ChannelRun {
+        let event = announcer.event();
         ChannelRun {
             announcer,
             memory: tokio::sync::Mutex::new(Memory::default()),
@@ -138,6 +142,22 @@ impl ChannelRun {
             own_marker,
             saw_marker: std::sync::atomic::AtomicBool::new(false),
             waits: Mutex::new(window::Waits::default()),
+            event,
+        }
+    }
+
+    /// The event this run posts (`announce`, `result`).
+    pub fn event(&self) -> Event {
+        self.event
+    }
+
+    /// Whether a first start records `m` on this run (as `seeded`): every match for the
+    /// announcement; for a result, only a finished match whose page proves its result (a
+    /// match still to finish must get its result posted when it does).
+    fn records_at_first_start(&self, m: &crate::cricket::Match) -> bool {
+        match self.event {
+            Event::Announce => true,
+            Event::Result => crate::cricket::MatchResult::read(m).is_ok(),
         }
     }
 
@@ -168,9 +188,13 @@ impl ChannelRun {
         Ok(())
     }
 
-    /// Whether this channel announces `m`, by its own filter (the bot's is applied first).
+    /// Whether this channel announces `m`, by its own filter (the bot's is applied first); for
+    /// a result, by every rule of the filter but the states.
     fn takes(&self, m: &crate::cricket::Match) -> Result<(), &'static str> {
-        self.filter.check(m)
+        match self.event {
+            Event::Announce => self.filter.check(m),
+            Event::Result => self.filter.check_any_state(m),
+        }
     }
 }
 
@@ -236,6 +260,9 @@ impl App {
         // Discord channel's is the built-in one for Discord unless TEMPLATE_PATH names one.
         let shared = Arc::new(template);
         let mut discord: Option<Arc<Template>> = None;
+        // The built-in result template, compiled once for every channel posting results
+        // without one of its own.
+        let mut built_in_result: Option<Arc<Template>> = None;
         for c in list.channels() {
             let template_error = |source| StartError::ChannelTemplate {
                 channel: c.name.clone(),
@@ -296,19 +323,71 @@ impl App {
                 }
                 Mode::live(sink, pace)
             };
-            let announcer = Announcer::new(
-                channel_claims(&store, list, &c.name),
-                template,
-                shortener.clone(),
-                mode,
-                policy,
-            )
-            .requiring_marker(!config.dry_run())
-            .on_channel(&c.name)
-            .with_clock(clock.clone())
-            .with_lead(c.announce_before.unwrap_or(config.schedule.lead))
-            .in_zone(c.timezone.unwrap_or(config.schedule.zone));
-            channels.push(ChannelRun::new(announcer, c.filter.clone(), cap, from_file));
+            let events = c.events.as_deref().unwrap_or(&config.schedule.events);
+            let claims = channel_claims(&store, list, &c.name);
+            let zone = c.timezone.unwrap_or(config.schedule.zone);
+            // The result's run on the channel, made before its announcement's takes the mode:
+            // the same sink (its dedupe keys the event's own) and the same pace.
+            let results = if events.contains(&Event::Result) {
+                let template = match &c.result_template {
+                    None => match &built_in_result {
+                        Some(t) => Arc::clone(t),
+                        None => {
+                            let t = Arc::new(Template::configured_result(None).map_err(StartError::Template)?);
+                            built_in_result = Some(Arc::clone(&t));
+                            t
+                        }
+                    },
+                    Some(TemplateSource::Path(path)) => {
+                        Arc::new(Template::configured_result(Some(path)).map_err(template_error)?)
+                    }
+                    Some(TemplateSource::Inline(text)) => {
+                        let named = list.file().map_or_else(
+                            || format!("{}#result", c.name).into(),
+                            |f| f.path.join(format!("#{}#result", c.name)),
+                        );
+                        Arc::new(Template::result_from_source(&named, text.clone()).map_err(template_error)?)
+                    }
+                };
+                let mode = match &mode {
+                    Mode::Live(sink, pace) => Mode::Live(Box::new(sink.for_event(Event::Result)), Arc::clone(pace)),
+                    dry @ Mode::DryRun(_) => dry.clone(),
+                };
+                let announcer = Announcer::new(
+                    claims.for_event(Event::Result),
+                    template,
+                    shortener.clone(),
+                    mode,
+                    policy,
+                )
+                .requiring_marker(!config.dry_run())
+                .on_channel(&c.name)
+                .with_clock(clock.clone())
+                .in_zone(zone)
+                .for_results(ResultPlan {
+                    announcements: claims.clone(),
+                    max_age: chrono::TimeDelta::from_std(config.schedule.result_max_age)
+                        .unwrap_or(chrono::TimeDelta::MAX),
+                    without_announcement: c.result_without_announcement,
+                });
+                // Its own first-start marker, on every deployment: results enabled on a
+                // running one record the results already on the pages instead of posting them.
+                Some(ChannelRun::new(announcer, c.filter.clone(), cap, true))
+            } else {
+                None
+            };
+            if events.contains(&Event::Announce) {
+                let announcer = Announcer::new(claims, template, shortener.clone(), mode, policy)
+                    .requiring_marker(!config.dry_run())
+                    .on_channel(&c.name)
+                    .with_clock(clock.clone())
+                    .with_lead(c.announce_before.unwrap_or(config.schedule.lead))
+                    .in_zone(zone);
+                channels.push(ChannelRun::new(announcer, c.filter.clone(), cap, from_file));
+            }
+            // After its announcement's: a cycle posts a match's announcement before the result
+            // that replies to it.
+            channels.extend(results);
         }
         if !config.dry_run() {
             // Claims written before identities were recorded keep them only in their records:

@@ -53,6 +53,7 @@ impl App {
         for channel in self.channels.iter().filter(|c| only.is_none_or(|n| n == c.name())) {
             let mut counts = ChannelSummary {
                 channel: channel.name().to_string(),
+                event: (channel.event() != crate::event::Event::Announce).then(|| channel.event().as_str()),
                 ..ChannelSummary::default()
             };
             let placeholders = if self.dry_run {
@@ -140,6 +141,9 @@ impl App {
                 placeholders += 1;
                 continue;
             }
+            if !channel.records_at_first_start(&sighting.m) {
+                continue;
+            }
             // Not current yet: announced when its window opens, so not recorded.
             if lead.when(&sighting.m, now) != When::Now {
                 counts.waiting += 1;
@@ -187,6 +191,9 @@ impl App {
         for s in matches {
             if s.m.has_placeholder_team() {
                 placeholders += 1;
+                continue;
+            }
+            if !channel.records_at_first_start(&s.m) {
                 continue;
             }
             let title = s.m.claim_title();

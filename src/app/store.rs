@@ -164,7 +164,13 @@ impl App {
         // On a store already initialised, a channel without a marker is a channel added since:
         // it seeds itself (see the cycle), so its marker is not written here.
         if self.store.marker().await?.is_none() {
-            for channel in self.channels.iter().filter(|c| c.own_marker) {
+            // A result's run has no marker written here: its first cycle finds none and records
+            // the results already on the pages (seeded), so a first start posts no old result.
+            for channel in self
+                .channels
+                .iter()
+                .filter(|c| c.own_marker && c.event() == crate::event::Event::Announce)
+            {
                 channel.initialise(MarkerOrigin::InitStore, self.marker_ttl()).await?;
             }
         }

@@ -54,6 +54,27 @@ pub struct Summary {
     /// Each channel's share of the counts above, with a channels file (empty without one).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub channels: Vec<ChannelSummary>,
+    /// The counts per event (`announce`, `result`), when some channel posts results (empty
+    /// otherwise: an announce-only bot's summary is what it always was).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventSummary>,
+}
+
+/// What one event's turns of a cycle did, over every channel.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct EventSummary {
+    /// `announce` or `result`.
+    pub event: &'static str,
+    /// Posts made (or, in a dry run, that would be).
+    pub posted: usize,
+    /// Matches held already (or, for results, not due now).
+    pub skipped: usize,
+    /// Posts that failed.
+    pub failed: usize,
+    /// Matches left for a later cycle (flood cap, pace).
+    pub deferred: usize,
+    /// Matches recorded without posting.
+    pub seeded: usize,
 }
 
 /// One channel's counts in a cycle.
@@ -61,6 +82,9 @@ pub struct Summary {
 pub struct ChannelSummary {
     /// The channel.
     pub channel: String,
+    /// The event, when not the announcement (`result`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<&'static str>,
     /// Posts made (in dry run: printed).
     pub posted: usize,
     /// Matches skipped because the channel's claim exists.
@@ -108,9 +132,25 @@ impl Summary {
         if let Some(why) = &self.refused {
             line.push_str(&format!("; refused to post: {why}"));
         }
-        for c in &self.channels {
+        for e in &self.events {
             line.push_str(&format!(
                 "; {}: {} {}, skipped {}, failed {}",
+                e.event,
+                if dry_run { "would post" } else { "posted" },
+                e.posted,
+                e.skipped,
+                e.failed
+            ));
+            for (n, what) in [(e.deferred, "deferred"), (e.seeded, "seeded")] {
+                if n > 0 {
+                    line.push_str(&format!(", {what} {n}"));
+                }
+            }
+        }
+        for c in &self.channels {
+            let event = c.event.map(|e| format!(" ({e})")).unwrap_or_default();
+            line.push_str(&format!(
+                "; {}{event}: {} {}, skipped {}, failed {}",
                 c.channel,
                 if dry_run { "would post" } else { "posted" },
                 c.posted,

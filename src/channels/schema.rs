@@ -52,6 +52,14 @@ pub struct Channel {
     /// The time zone the channel's posts tell the start in (`timezone`); `None` uses the
     /// bot's (`TIMEZONE`).
     pub timezone: Option<Zone>,
+    /// What the channel posts of a match (`events`); `None` uses the bot's (`EVENTS`).
+    pub events: Option<Vec<crate::event::Event>>,
+    /// The channel's own result template (`result_template`, `result_template_path`); `None`
+    /// uses the built-in `templates/result.txt`.
+    pub result_template: Option<TemplateSource>,
+    /// What a result without an announcement on this channel gets
+    /// (`result_without_announcement`, default `post`).
+    pub result_without_announcement: crate::event::WithoutAnnouncement,
     /// The variables this channel names that were not set, read with [`Secrets::IfSet`]
     /// (names only, never values): a command that posts nothing does not need them, and the
     /// channel cannot post without them.

@@ -183,6 +183,34 @@ impl Check<'_> {
         }
         self.only_fields_of(kind, &r)?;
         let sink = self.sink(kind, &r)?;
+        let result_template = self.template_source(
+            ("result_template", r.result_template),
+            ("result_template_path", r.result_template_path),
+            base_dir,
+        )?;
+        let events = match r.events {
+            None => None,
+            Some(list) => Some(
+                crate::event::parse_events(list.iter().map(String::as_str)).map_err(|entry| {
+                    self.field(
+                        "events",
+                        format!(
+                            "{entry:?} is not an event: list one or more of {}",
+                            crate::event::Event::names()
+                        ),
+                    )
+                })?,
+            ),
+        };
+        let result_without_announcement = match r.result_without_announcement.as_deref() {
+            None => crate::event::WithoutAnnouncement::default(),
+            Some(raw) => crate::event::WithoutAnnouncement::parse(raw).ok_or_else(|| {
+                self.field(
+                    "result_without_announcement",
+                    format!("{raw:?} is neither \"post\" (a result on its own) nor \"skip\""),
+                )
+            })?,
+        };
         let template = match (r.template, r.template_path) {
             (Some(_), Some(_)) => {
                 return Err(self.field(
@@ -249,8 +277,47 @@ impl Check<'_> {
             pace: r.pace,
             announce_before,
             timezone,
+            events,
+            result_template,
+            result_without_announcement,
             unset_secrets: self.unset.take(),
         })
+    }
+
+    /// A result template's source: inline text (`inline`'s field) or a file (`path`'s field,
+    /// relative to the channels file's directory), checked as the announcement's are.
+    fn template_source(
+        &self,
+        (inline_field, inline): (&str, Option<String>),
+        (path_field, path): (&str, Option<String>),
+        base_dir: &Path,
+    ) -> Result<Option<TemplateSource>, ChannelsError> {
+        match (inline, path) {
+            (Some(_), Some(_)) => Err(self.field(
+                inline_field,
+                format!("both `{inline_field}` and `{path_field}` are set: keep one (inline text, or a file)"),
+            )),
+            (Some(text), None) if text.trim().is_empty() || text.len() as u64 > MAX_TEMPLATE_BYTES => Err(self.field(
+                inline_field,
+                format!("empty or over {MAX_TEMPLATE_BYTES} bytes: write the template, or remove the field"),
+            )),
+            (Some(text), None) => Ok(Some(TemplateSource::Inline(text))),
+            (None, Some(p)) => {
+                let resolved = base_dir.join(&p);
+                if resolved.is_file() {
+                    Ok(Some(TemplateSource::Path(resolved)))
+                } else {
+                    Err(self.field(
+                        path_field,
+                        format!(
+                            "{} is not a file (relative paths start at the channels file's directory)",
+                            resolved.display()
+                        ),
+                    ))
+                }
+            }
+            (None, None) => Ok(None),
+        }
     }
 
     /// A filter list, refused when an entry is blank: a blank entry names nothing, so in an

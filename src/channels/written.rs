@@ -38,6 +38,10 @@ pub(super) struct RawChannel {
     pub(super) template_path: Option<String>,
     pub(super) announce_before: Option<String>,
     pub(super) timezone: Option<String>,
+    pub(super) events: Option<Vec<String>>,
+    pub(super) result_template: Option<String>,
+    pub(super) result_template_path: Option<String>,
+    pub(super) result_without_announcement: Option<String>,
     #[serde(default)]
     pub(super) teams: Vec<String>,
     #[serde(default)]
@@ -99,6 +103,10 @@ pub(super) const COMMON_FIELDS: &[&str] = &[
     "template_path",
     "announce_before",
     "timezone",
+    "events",
+    "result_template",
+    "result_template_path",
+    "result_without_announcement",
 ];
 
 /// Words in a field name that say it would hold a secret.

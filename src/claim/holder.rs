@@ -123,6 +123,10 @@ struct HolderFields<'a> {
     _check: Option<AnyString>,
     #[serde(default, rename = "replay")]
     _replay: Option<super::record::Replay>,
+    #[serde(default, rename = "post_cid")]
+    _post_cid: Option<AnyString>,
+    #[serde(default, rename = "reply_to")]
+    _reply_to: Option<super::record::ReplyTo>,
 }
 
 /// Any JSON string, checked and not kept.

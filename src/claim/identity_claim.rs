@@ -61,6 +61,7 @@ impl ClaimStore {
         let mut record = Claim::with_deadline(self.owner(), title, &aliases, claimed_at, Some(gives_up_after));
         record.text = post.map(|p| p.text.to_string());
         record.dedupe_key = post.and_then(|p| p.dedupe_key.map(str::to_string));
+        record.reply_to = post.and_then(|p| p.reply_to.cloned());
         let lookups = ids.lookups();
         let request = self.identity_request(ids, &lookups, &record, require_marker, ttl);
         let reply = each!(self, s => s.claim_identities(&request).await)?;

@@ -70,7 +70,7 @@ pub use self::outcome::{
     Adoption, Checked, ClaimToken, ListedClaim, MatchClaim, OperatorRelease, PostIntent, Released, Transition,
 };
 pub use self::postgres::PostgresClaims;
-pub use self::record::{known_time, later_by, Claim, ClaimState, Replay, ShownState, MAX_RECORD_BYTES};
+pub use self::record::{known_time, later_by, Claim, ClaimState, Replay, ReplyTo, ShownState, MAX_RECORD_BYTES};
 pub use self::redis::{RedisClaims, RedisOptions};
 pub use self::redis_conn::{check_sentinel_url, cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};
 pub use self::rule::{ReferenceChange, ReferenceClaim, ReferenceRecord, ReferenceStore};
@@ -108,6 +108,24 @@ impl ClaimStore {
     /// the deployment's hash tag, so every channel's keys share its slot.
     pub fn for_channel(&self, channel: &str) -> ClaimStore {
         let prefix = format!("{}ch:{channel}:", self.prefix());
+        match self {
+            ClaimStore::Redis(s) => ClaimStore::Redis(s.with_prefix(prefix)),
+            ClaimStore::Embedded(s) => ClaimStore::Embedded(s.with_prefix(prefix)),
+            ClaimStore::Postgres(s) => ClaimStore::Postgres(s.with_prefix(prefix)),
+        }
+    }
+
+    /// The claims of `event` in this store's namespace (see [`crate::event`]): this store
+    /// itself for the announcement, so every key written before events stays where it was;
+    /// under `<prefix>ev:<event>:` for any other, so each event of a match is claimed once per
+    /// channel with the same protocol (identities, states, deadlines, markers) and no code of
+    /// its own.
+    #[must_use]
+    pub fn for_event(&self, event: crate::event::Event) -> ClaimStore {
+        let Some(segment) = event.namespace() else {
+            return self.clone();
+        };
+        let prefix = format!("{}{segment}", self.prefix());
         match self {
             ClaimStore::Redis(s) => ClaimStore::Redis(s.with_prefix(prefix)),
             ClaimStore::Embedded(s) => ClaimStore::Embedded(s.with_prefix(prefix)),

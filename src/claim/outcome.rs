@@ -72,6 +72,14 @@ pub enum Transition {
         /// The last failure.
         reason: String,
     },
+    /// The post exists on its platform, which names it by id and content hash (Bluesky's URI
+    /// and CID): both are recorded, so a reply to it can name it.
+    PostedWithCid {
+        /// The post's id.
+        post_id: String,
+        /// Its content hash.
+        cid: String,
+    },
     /// Recorded at first start without posting.
     Seeded,
     /// A reconciliation asked the platform and did not settle it: the state is kept, and the
@@ -98,6 +106,13 @@ impl Transition {
                 // The post is on the platform now: its text only served to find it there
                 // (`claims reconcile`). Dropped, so the record every later cycle reads of a
                 // posted match is its size before the post (a held cycle reads them all).
+                claim.text = None;
+            }
+            Transition::PostedWithCid { post_id, cid } => {
+                claim.state = ClaimState::Posted;
+                claim.post_id = Some(post_id.clone());
+                claim.post_cid = Some(cid.clone());
+                claim.detail = None;
                 claim.text = None;
             }
             Transition::Unknown { reason } => {
@@ -136,6 +151,8 @@ pub struct PostIntent<'a> {
     /// ([`ClaimStore::now`](super::ClaimStore::now)): chosen before the claim, so that a dedupe key made of it
     /// (Bluesky's record key) can be written with the claim.
     pub claimed_at: DateTime<Utc>,
+    /// The post it replies to (a result under its announcement), recorded with the claim.
+    pub reply_to: Option<&'a super::record::ReplyTo>,
 }
 
 /// The answer to a token-checked change ([`ClaimStore::transition`], [`ClaimStore::release`]).

@@ -158,6 +158,25 @@ pub struct Claim {
     /// Cleared by the next change recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Replay>,
+    /// The post's content hash where its platform names a post by address and hash (Bluesky's
+    /// record CID), once the platform returned it: what a reply to it must name besides its id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_cid: Option<String>,
+    /// The post this one replies to (a result under its announcement), written with the claim
+    /// so that every repeat of the post (`claims reconcile`) replies to the same one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<ReplyTo>,
+}
+
+/// The post a post replies to, as its platform names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplyTo {
+    /// Its id on the platform (a tweet's, a Mastodon status's, a Bluesky record's `at://` URI, a
+    /// Telegram message's).
+    pub post_id: String,
+    /// Its content hash, where the platform needs one to reply (Bluesky's CID).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cid: Option<String>,
 }
 
 /// Who repeats a claim's post in `claims reconcile`, and until when.
@@ -261,6 +280,8 @@ impl Claim {
             checked_at: None,
             check: None,
             replay: None,
+            post_cid: None,
+            reply_to: None,
         }
     }
 
@@ -310,6 +331,8 @@ impl Claim {
             checked_at: None,
             check: None,
             replay: None,
+            post_cid: None,
+            reply_to: None,
         }
     }
 

@@ -199,6 +199,9 @@ pub enum Problem {
     /// A lead time that cannot be read (see [`crate::schedule::Lead::parse`]).
     #[error("{0}")]
     Lead(String),
+    /// An `EVENTS` entry that names no event, or a `RESULT_MAX_AGE` that is no duration.
+    #[error("{0}")]
+    Events(String),
     /// A time zone the IANA database does not know (see [`crate::zone::Zone::parse`]).
     #[error("{0}")]
     Zone(String),

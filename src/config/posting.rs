@@ -203,6 +203,10 @@ impl PostingSettings {
             // The bot's ANNOUNCE_BEFORE and TIMEZONE.
             announce_before: None,
             timezone: None,
+            // The bot's EVENTS.
+            events: None,
+            result_template: None,
+            result_without_announcement: crate::event::WithoutAnnouncement::default(),
             unset_secrets,
         })
     }

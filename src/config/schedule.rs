@@ -4,6 +4,7 @@
 
 use super::value::{given, Blankable, OrBlank, Reads};
 use super::Problem;
+use crate::event::{parse_events, Event, DEFAULT_RESULT_MAX_AGE};
 use crate::schedule::Lead;
 use crate::zone::Zone;
 use chrono::{DateTime, Utc};
@@ -24,10 +25,19 @@ pub struct ScheduleSettings {
     /// check-sources would show then. Only in a dry run or with check-sources.
     #[arg(long, value_name = "TIME", value_parser = Reads(read_instant), global = true)]
     pub as_of: Option<DateTime<Utc>>,
+    /// What each channel posts of a match, comma-separated: announce (when it is coming up or
+    /// live), result (once it is finished, under its announcement). A channel of the channels
+    /// file may list its own (events). Unset: announce.
+    #[arg(long, env = "EVENTS", value_parser = OrBlank(Reads(read_events)), global = true)]
+    pub events: Option<Blankable<Vec<Event>>>,
+    /// Post a result only this long after the match's end as its page shows it (24h, 90m):
+    /// an older result, on a backfill or a page of old matches, is never posted. Unset: 24h.
+    #[arg(long, env = "RESULT_MAX_AGE", value_parser = OrBlank(Reads(read_max_age)), global = true)]
+    pub result_max_age: Option<Blankable<std::time::Duration>>,
 }
 
 /// The schedule section, validated.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
     /// When a channel without its own `announce_before` announces a match.
     pub lead: Lead,
@@ -36,6 +46,22 @@ pub struct Schedule {
     /// `--as-of`: the instant the command's clock reads at start (dry runs and `check-sources`
     /// only); `None`: the system's clock.
     pub as_of: Option<DateTime<Utc>>,
+    /// What a channel without its own `events` posts (`EVENTS`; default: announce).
+    pub events: Vec<Event>,
+    /// `RESULT_MAX_AGE`: the longest after a match's end its result is posted.
+    pub result_max_age: std::time::Duration,
+}
+
+impl Default for Schedule {
+    fn default() -> Schedule {
+        Schedule {
+            lead: Lead::default(),
+            zone: Zone::default(),
+            as_of: None,
+            events: vec![Event::Announce],
+            result_max_age: DEFAULT_RESULT_MAX_AGE,
+        }
+    }
 }
 
 impl ScheduleSettings {
@@ -45,12 +71,32 @@ impl ScheduleSettings {
             lead: given(self.announce_before).unwrap_or_default(),
             zone: given(self.timezone).unwrap_or_default(),
             as_of: self.as_of,
+            events: given(self.events.clone()).unwrap_or_else(|| vec![Event::Announce]),
+            result_max_age: given(self.result_max_age).unwrap_or(DEFAULT_RESULT_MAX_AGE),
         }
     }
 }
 
 fn read_lead(raw: &str) -> Result<Lead, Problem> {
     Lead::parse(raw).map_err(Problem::Lead)
+}
+
+fn read_events(raw: &str) -> Result<Vec<Event>, Problem> {
+    parse_events(raw.split(',')).map_err(|entry| {
+        Problem::Events(format!(
+            "{entry:?} is not an event: list one or more of {}, comma-separated",
+            Event::names()
+        ))
+    })
+}
+
+fn read_max_age(raw: &str) -> Result<std::time::Duration, Problem> {
+    match humantime::parse_duration(raw.trim()) {
+        Ok(age) if !age.is_zero() => Ok(age),
+        _ => Err(Problem::Events(
+            "expected a duration such as 24h, 90m or 2d (humantime's units), over zero".into(),
+        )),
+    }
 }
 
 fn read_zone(raw: &str) -> Result<Zone, Problem> {

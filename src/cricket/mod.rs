@@ -29,7 +29,7 @@ pub use format::{Format, FormatClues, Level};
 pub use identity::{Identities, Identity, Lookup};
 pub use key::MatchKey;
 pub use link::{LinkError, Links};
-pub use result::{Ending, Innings, MatchResult};
+pub use result::{score_line, Ending, Innings, Margin, MatchResult, Method, NoResultRead, Outcome as ResultOutcome};
 pub use sighting::{Sighting, Sightings};
 pub use state::state_from_status;
 

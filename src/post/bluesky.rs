@@ -248,6 +248,9 @@ struct SessionAnswer {
 #[derive(Deserialize)]
 struct Created {
     uri: String,
+    /// The record's CID, which a reply to it names (absent from some servers' answers).
+    #[serde(default)]
+    cid: Option<String>,
 }
 
 /// Posts to one Bluesky account.
@@ -290,6 +293,14 @@ enum Call {
 
 impl BlueskyClient {
     /// The channel this client posts for.
+    /// This client, deriving its dedupe keys from `channel` instead (an event's namespace of
+    /// the channel, see [`super::Sink::for_event`]).
+    pub(crate) fn with_dedupe_channel(&self, channel: String) -> Self {
+        let mut c = self.clone();
+        c.channel = channel;
+        c
+    }
+
     pub(crate) fn channel(&self) -> &str {
         &self.channel
     }
@@ -369,6 +380,15 @@ impl BlueskyClient {
         if let Some(card) = post.card {
             record["embed"] = external_embed(card);
         }
+        // A result under its announcement: `reply` names the thread's root and the parent by
+        // URI and CID, both the announcement here
+        // (<https://docs.bsky.app/docs/advanced-guides/posts#replies>).
+        if let Some(parent) = &claim.claim().reply_to {
+            if let Some(cid) = &parent.cid {
+                let at = serde_json::json!({ "uri": parent.post_id, "cid": cid });
+                record["reply"] = serde_json::json!({ "root": at, "parent": at });
+            }
+        }
         let mut session = self.session.lock().await;
         if session.is_none() {
             *session = Some(self.login(Call::CreateSession, None).await?);
@@ -401,6 +421,7 @@ impl BlueskyClient {
                     url: None,
                     dedupe_key: Some(rkey),
                     limits,
+                    cid: created.cid,
                 });
             }
             let (name, detail) = error_detail(&answer.body);
@@ -693,6 +714,7 @@ mod tests {
                 text: "t",
                 dedupe_key: kept,
                 claimed_at: claimed,
+                reply_to: None,
             };
             let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
             let day = std::time::Duration::from_secs(86_400);

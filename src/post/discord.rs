@@ -125,6 +125,7 @@ impl DiscordClient {
             url: None,
             dedupe_key: None,
             limits,
+            cid: None,
         })
     }
 }

@@ -105,6 +105,14 @@ pub fn idempotency_key(key: &MatchKey, channel: &str) -> String {
 
 impl MastodonClient {
     /// The channel this client posts for.
+    /// This client, deriving its dedupe keys from `channel` instead (an event's namespace of
+    /// the channel, see [`super::Sink::for_event`]).
+    pub(crate) fn with_dedupe_channel(&self, channel: String) -> Self {
+        let mut c = self.clone();
+        c.channel = channel;
+        c
+    }
+
     pub(crate) fn channel(&self) -> &str {
         &self.channel
     }
@@ -197,6 +205,11 @@ impl MastodonClient {
         if let Some(l) = &self.language {
             body["language"] = serde_json::json!(l);
         }
+        // A result under its announcement (`in_reply_to_id`,
+        // <https://docs.joinmastodon.org/methods/statuses/#create>).
+        if let Some(parent) = &claim.claim().reply_to {
+            body["in_reply_to_id"] = serde_json::json!(parent.post_id);
+        }
         let request = self
             .http
             .post(self.statuses.clone())
@@ -214,6 +227,7 @@ impl MastodonClient {
             url: status.url,
             dedupe_key: Some(idempotency),
             limits,
+            cid: None,
         })
     }
 }

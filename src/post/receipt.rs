@@ -18,6 +18,9 @@ pub struct Receipt {
     pub dedupe_key: Option<String>,
     /// The rate-limit headers of the answer, when it carried any.
     pub limits: Option<RateLimits>,
+    /// The post's content hash, where the platform names posts by address and hash (Bluesky's
+    /// record CID, which a reply to the post must name); `None` elsewhere.
+    pub cid: Option<String>,
 }
 
 impl Receipt {

@@ -165,6 +165,24 @@ impl Sink {
         }
     }
 
+    /// This sink, posting `event`'s posts (see [`crate::event`]): the same client, account and
+    /// rate-limit gate, with server-side dedupe keys of the event's own (Mastodon's
+    /// `Idempotency-Key` and Bluesky's record key derived from `<channel>/<event>`), so a
+    /// result is never taken for its match's announcement. The announcement's keys are the
+    /// channel's, as before events.
+    #[must_use]
+    pub fn for_event(&self, event: crate::event::Event) -> Sink {
+        if event.namespace().is_none() {
+            return self.clone();
+        }
+        let client = match &self.client {
+            Client::Mastodon(c) => Client::Mastodon(c.with_dedupe_channel(format!("{}/{event}", c.channel()))),
+            Client::Bluesky(c) => Client::Bluesky(c.with_dedupe_channel(format!("{}/{event}", c.channel()))),
+            other => other.clone(),
+        };
+        Sink { client }
+    }
+
     /// The sink's length rule (Mastodon's as last loaded from its instance).
     pub fn length_rule(&self) -> LengthRule {
         match &self.client {

@@ -193,6 +193,16 @@ impl TelegramClient {
         if let Some(card) = post.card {
             body["link_preview_options"] = serde_json::json!({ "url": card.page.as_str() });
         }
+        // A result under its announcement: `reply_parameters`, sent even when the announcement
+        // was deleted since (<https://core.telegram.org/bots/api#replyparameters>).
+        if let Some(id) = claim
+            .claim()
+            .reply_to
+            .as_ref()
+            .and_then(|p| p.post_id.parse::<i64>().ok())
+        {
+            body["reply_parameters"] = serde_json::json!({ "message_id": id, "allow_sending_without_reply": true });
+        }
         let answer = self.endpoint.post_json(SINK, &body).await?;
         let parsed: Option<Answer> = serde_json::from_slice(&answer.body).ok();
         let parameters = parsed.as_ref().and_then(|a| a.parameters.as_ref());
@@ -216,6 +226,7 @@ impl TelegramClient {
                 url: None,
                 dedupe_key: None,
                 limits,
+                cid: None,
             }),
             Some(Answer {
                 ok: false,

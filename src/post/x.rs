@@ -113,7 +113,7 @@ impl XClient {
             .http
             .post(self.endpoint.clone())
             .header(reqwest::header::AUTHORIZATION, authorization)
-            .json(&serde_json::json!({ "text": text }));
+            .json(&body(&text, claim));
         let (answer, limits) = self.send(request, url).await?;
         let created: Created = answer.json(SINK)?;
         Ok(Receipt {
@@ -122,7 +122,22 @@ impl XClient {
             url: None,
             dedupe_key: None,
             limits,
+            cid: None,
         })
+    }
+}
+
+/// The body of `POST /2/tweets` for `text`: `{"text"}`, with `reply.in_reply_to_tweet_id` when
+/// the claim's post replies to another (a result under its announcement).
+///
+/// Documentation: <https://docs.x.com/x-api/posts/create-post>
+fn body(text: &str, claim: &ClaimToken) -> serde_json::Value {
+    match &claim.claim().reply_to {
+        Some(parent) => serde_json::json!({
+            "text": text,
+            "reply": { "in_reply_to_tweet_id": parent.post_id },
+        }),
+        None => serde_json::json!({ "text": text }),
     }
 }
 

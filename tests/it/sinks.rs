@@ -152,6 +152,7 @@ async fn mastodon_posts_with_the_bearer_token_and_the_idempotency_key_of_match_a
             id: "113000000000000001".into(),
             url: Some("https://mastodon.example/@cricket/113000000000000001".into()),
             dedupe_key: Some(key.clone()),
+            cid: None,
             limits: Some(RateLimits {
                 remaining: Some(299),
                 reset: Some("2026-12-01T15:05:00Z".parse().unwrap()),
@@ -399,6 +400,7 @@ async fn bluesky_logs_in_once_and_creates_the_post_at_its_tid_with_the_link_as_a
             id: format!("at://{DID}/app.bsky.feed.post/{rkey}"),
             url: None,
             dedupe_key: Some(rkey.clone()),
+            cid: Some("bafyreib2rxk3rybk3aobmv5cjuql3bm2twh4jo5uxgf5yrh6bidszqw5ie".into()),
             limits: Some(RateLimits {
                 remaining: Some(4997),
                 reset: Some(epoch(1_764_604_800)),
@@ -974,7 +976,8 @@ async fn telegram_sends_escaped_html_with_a_bold_headline_and_the_match_pages_pr
             id: "4242".into(),
             url: None,
             dedupe_key: None,
-            limits: None
+            limits: None,
+            cid: None,
         }
     );
 }

@@ -5,10 +5,12 @@ use super::super::output::{store_label, write_stdout};
 use super::table::print_claims;
 use cricket_announcer::claim::{ClaimStore, ListedClaim, ShownState};
 use cricket_announcer::config::Config;
+use cricket_announcer::event::Event;
 use std::time::Duration;
 
-/// `claims list`: the claims of `store` (those in `state` when given) as a table or JSON lines;
-/// says so when there is none.
+/// `claims list`: the claims of `store` (those in `state` when given), every event's (the
+/// announcements', then the results' namespace, see [`Event`]), as a table or JSON lines; says
+/// so when there is none.
 ///
 /// # Errors
 /// A [`Failure`] when the store cannot list its claims or the output cannot be written.
@@ -21,12 +23,18 @@ pub(super) async fn list(
 ) -> Result<Exit, Failure> {
     // Stuck is judged by the store's clock, which wrote the records' deadlines.
     let now = store.now().await?;
-    let claims: Vec<ListedClaim> = store
-        .list()
-        .await?
-        .into_iter()
-        .filter(|c| state.is_none_or(|s| c.claim.display_state(now, stuck_after) == s))
-        .collect();
+    let mut claims: Vec<(Event, ListedClaim)> = Vec::new();
+    for event in Event::ALL {
+        claims.extend(
+            store
+                .for_event(event)
+                .list()
+                .await?
+                .into_iter()
+                .filter(|c| state.is_none_or(|s| c.claim.display_state(now, stuck_after) == s))
+                .map(|c| (event, c)),
+        );
+    }
     if claims.is_empty() && !config.json() {
         let which = state.map(|s| format!(" in state {}", s.as_str())).unwrap_or_default();
         write_stdout(&format!("no claims{which} (store {})\n", store_label(config)))?;

@@ -75,6 +75,7 @@ pub(super) async fn claims(config: &Config, action: ClaimsCommand, channel: Opti
     let store = channel_claims(&base, &config.posting.channels, name);
     match action {
         ClaimsCommand::List { state, wide } => list::list(config, &store, state, wide, stuck_after).await,
+
         ClaimsCommand::Show { key, wide } => {
             show::show(config, &store, (&key, &identity(&key)?), wide, stuck_after).await
         }

@@ -6,6 +6,7 @@ use super::super::output::{store_label, write_stdout};
 use cricket_announcer::app::channel_claims;
 use cricket_announcer::claim::ClaimStore;
 use cricket_announcer::config::Config;
+use cricket_announcer::event::Event;
 use cricket_announcer::reconcile::{Decision, Settled};
 use cricket_announcer::text::escaped;
 use std::time::Duration;
@@ -40,7 +41,13 @@ pub(super) async fn reconcile(
             cricket_announcer::source::fetch::CONNECT_TIMEOUT,
         )?;
         let store = channel_claims(base, channels, &c.name);
-        decisions.extend(cricket_announcer::reconcile::reconcile(&store, &sink, stuck_after).await?);
+        // Every event's claims, each with the sink as that event posts (its dedupe keys).
+        for event in Event::ALL {
+            decisions.extend(
+                cricket_announcer::reconcile::reconcile(&store.for_event(event), &sink.for_event(event), stuck_after)
+                    .await?,
+            );
+        }
     }
     print_decisions(&decisions, config.json(), &store_label(config))?;
     let asked_all = decisions.iter().all(|d| !matches!(d.outcome, Settled::NotAsked { .. }));

@@ -9,6 +9,7 @@ use super::table::print_claims;
 use cricket_announcer::claim::{ClaimStore, ListedClaim};
 use cricket_announcer::config::Config;
 use cricket_announcer::cricket::{Identity, MatchKey};
+use cricket_announcer::event::Event;
 use cricket_announcer::text::escaped;
 use std::time::Duration;
 
@@ -37,7 +38,7 @@ pub(super) async fn show(
         for (key, _) in store.fixture_entries(asked).await? {
             if let Some(claim) = store.peek(&key).await? {
                 let ttl = store.ttl(&key).await?;
-                claims.push(ListedClaim { key, claim, ttl });
+                claims.push((Event::Announce, ListedClaim { key, claim, ttl }));
             }
         }
         if claims.is_empty() {
@@ -59,11 +60,14 @@ pub(super) async fn show(
         .filter(Identity::is_fixture)
         .collect();
     print_claims(
-        &[ListedClaim {
-            key: key.clone(),
-            claim,
-            ttl,
-        }],
+        &[(
+            Event::Announce,
+            ListedClaim {
+                key: key.clone(),
+                claim,
+                ttl,
+            },
+        )],
         config.json(),
         stuck_after,
         wide,

@@ -4,6 +4,7 @@ use super::super::output::write_stdout;
 use crate::tables::{self, Column};
 use chrono::{DateTime, Utc};
 use cricket_announcer::claim::{known_time, Claim, ListedClaim};
+use cricket_announcer::event::Event;
 use cricket_announcer::text::escaped;
 use std::time::Duration;
 
@@ -13,8 +14,11 @@ use std::time::Duration;
 ///
 /// # Errors
 /// The output cannot be written (a closed stdout is not an error).
+///
+/// Each claim is of its event (`announce`, `result`): said in each JSON object, and in an
+/// EVENT column when any claim listed is not an announcement's.
 pub(super) fn print_claims(
-    claims: &[ListedClaim],
+    claims: &[(Event, ListedClaim)],
     json: bool,
     stuck_after: Duration,
     wide: bool,
@@ -22,9 +26,10 @@ pub(super) fn print_claims(
 ) -> std::io::Result<()> {
     if json {
         let mut text = String::new();
-        for c in claims {
+        for (event, c) in claims {
             let line = serde_json::json!({
                 "key": c.key,
+                "event": event.as_str(),
                 "state": c.claim.display_state(now, stuck_after),
                 "claim": c.claim,
                 "ttl_secs": c.ttl.map(|t| t.as_secs()),
@@ -35,10 +40,11 @@ pub(super) fn print_claims(
     }
     // Owner, title and detail come from the store, written by any process that could reach
     // it: escaped, so they cannot drive the terminal or forge a row.
+    let events = claims.iter().any(|(e, _)| *e != Event::Announce);
     let rows: Vec<Vec<String>> = claims
         .iter()
-        .map(|c| {
-            vec![
+        .map(|(event, c)| {
+            let mut row = vec![
                 c.key.as_str().to_string(),
                 c.claim.display_state(now, stuck_after).to_string(),
                 escaped(&c.claim.owner).into_owned(),
@@ -46,10 +52,14 @@ pub(super) fn print_claims(
                     .map_or_else(|| "-".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string()),
                 c.ttl.map(|t| t.as_secs().to_string()).unwrap_or_else(|| "-".into()),
                 escaped(&detail_cell(&c.claim, now)).into_owned(),
-            ]
+            ];
+            if events {
+                row.insert(1, event.as_str().to_string());
+            }
+            row
         })
         .collect();
-    let columns = [
+    let mut columns = vec![
         Column::cut("MATCH KEY", 30),
         Column::fixed("STATE"),
         Column::cut("OWNER", 12),
@@ -57,6 +67,9 @@ pub(super) fn print_claims(
         Column::number("TTL (s)"),
         Column::cut("TWEET / DETAIL", 16),
     ];
+    if events {
+        columns.insert(1, Column::fixed("EVENT"));
+    }
     write_stdout(&tables::render(&columns, &rows, wide))
 }
 
