@@ -499,20 +499,23 @@ mod lifecycle {
             .unwrap();
         server_counts(&mut conn).await;
 
-        // Four new matches: the marker refresh, one batch look-up, then per match one claim
-        // (the claim script, `EVALSHA`: the marker, every identity, then our record and one
-        // pointer per identity) and one record of the post (the compare-and-set script). This
-        // server has seen neither script yet: the first `EVALSHA` of each answers NOSCRIPT and
-        // the client sends `SCRIPT LOAD` and the `EVALSHA` again, once per script, process and
-        // server. Redis counts the `GET` and `SET` a script runs inside it as calls too.
+        // Four new matches: the marker refresh, one batch look-up, then per match the store's
+        // time for the claim (a script running `TIME` on the prefix's node: one clock for
+        // every replica), one claim (the claim script, `EVALSHA`: the marker, every identity,
+        // then our record and one pointer per identity), the store's time for the record, and
+        // one record of the post (the compare-and-set script). This server has seen neither the
+        // claim nor the record script yet: the first `EVALSHA` of each answers NOSCRIPT and the
+        // client sends `SCRIPT LOAD` and the `EVALSHA` again, once per script, process and
+        // server. Redis counts the `GET`, `SET` and `TIME` a script runs inside it as calls too.
         let first = bot.cycle(&CancellationToken::new()).await;
         assert_eq!((first.posted, first.skipped), (4, 0));
         let (reads, calls) = server_counts(&mut conn).await;
-        assert_eq!(reads, 1 + 1 + 4 * 2 + 2 * 2, "{calls:?}");
+        assert_eq!(reads, 1 + 1 + 4 * 4 + 2 * 2, "{calls:?}");
         // Per match: the record, its page id's pointer (its key needs none: the record is
         // stored under it) and its fixture's list, then the post.
         assert_eq!(calls.get("set"), Some(&(4 * 3 + 4)), "{calls:?}");
-        assert_eq!(calls.get("evalsha"), Some(&(4 * 2 + 2)), "{calls:?}");
+        assert_eq!(calls.get("time"), Some(&(4 * 2)), "{calls:?}");
+        assert_eq!(calls.get("evalsha"), Some(&(4 * 4 + 2)), "{calls:?}");
         assert_eq!(calls.get("script|load"), Some(&2), "{calls:?}");
 
         // All four now held: the marker refresh and one read of them all (`MGET`: the first
