@@ -5,7 +5,8 @@ use super::exit::Failure;
 use std::path::PathBuf;
 
 /// Loads `.env` (from the working directory or the nearest parent that has one, as dotenvy
-/// looks) without overriding the environment.
+/// looks) without overriding the environment. Relative file paths it gives are taken from its
+/// own folder, where the embedded store is kept too (see [`anchor_paths`]).
 ///
 /// # Errors
 /// A usage [`Failure`] (exit 2) saying what is wrong with the file: its line number and
@@ -32,9 +33,53 @@ pub(crate) fn load_dotenv() -> Result<(), Failure> {
         let name = text.lines().nth(line).map(variable_of).unwrap_or_default();
         return fail(format!("line {}{name} contains a NUL byte; remove it", line + 1));
     }
+    // What the environment set before the file: those values are the caller's, relative to
+    // the working directory; the file's are relative to the file's folder.
+    let preset: Vec<bool> = PATH_SETTINGS.iter().map(|v| std::env::var_os(v).is_some()).collect();
     match dotenvy::from_path(&path) {
-        Ok(()) => Ok(()),
-        Err(e) => fail(describe_env_error(&e, &String::from_utf8_lossy(&bytes))),
+        Ok(()) => {}
+        Err(e) => return fail(describe_env_error(&e, &String::from_utf8_lossy(&bytes))),
+    }
+    if let Some(folder) = path.parent() {
+        anchor_paths(folder, &preset);
+    }
+    Ok(())
+}
+
+/// The settings naming a file, which a `.env` may give relative to its own folder.
+const PATH_SETTINGS: [&str; 5] = [
+    "STORE_PATH",
+    "CHANNELS_FILE",
+    "TEMPLATE_PATH",
+    "REDIS_CA_FILE",
+    "DATABASE_CA_FILE",
+];
+
+/// Makes the relative file paths `.env` gave (those of [`PATH_SETTINGS`] not `preset` in the
+/// environment) relative to `folder`, the file's folder, and puts the embedded store there when
+/// neither sets `STORE_PATH`: run from a subfolder, the bot uses the deployment's store and
+/// channels file, not a second store of the subfolder's (a new user found it so).
+fn anchor_paths(folder: &std::path::Path, preset: &[bool]) {
+    // In the working directory, relative paths already are the file's folder's.
+    if std::env::current_dir().is_ok_and(|cwd| cwd == folder) {
+        return;
+    }
+    for (name, preset) in PATH_SETTINGS.iter().zip(preset) {
+        if *preset {
+            continue;
+        }
+        match std::env::var_os(name) {
+            Some(value) => {
+                let value = PathBuf::from(value);
+                if value.is_relative() && !value.as_os_str().is_empty() {
+                    std::env::set_var(name, folder.join(value));
+                }
+            }
+            None if *name == "STORE_PATH" => {
+                std::env::set_var(name, folder.join(cricket_announcer::config::DEFAULT_STORE_PATH));
+            }
+            None => {}
+        }
     }
 }
 

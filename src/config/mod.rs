@@ -19,7 +19,9 @@ pub use posting::{ChannelList, Posting, PostingSettings, ENVIRONMENT_CHANNEL};
 pub use schedule::{Schedule, ScheduleSettings};
 pub use service::{LogSettings, Service, ServiceSettings};
 pub use sources::{SourceSettings, Sources};
-pub use store::{Store, StoreSettings, DEFAULT_CLAIM_TTL_SECS, DEFAULT_KEY_PREFIX, MIN_CLAIM_TTL_SECS};
+pub use store::{
+    Store, StoreSettings, DEFAULT_CLAIM_TTL_SECS, DEFAULT_KEY_PREFIX, DEFAULT_STORE_PATH, MIN_CLAIM_TTL_SECS,
+};
 pub use text::{PostText, ShortenerConfig, ShortenerSetting, TextSettings};
 pub use value::{Blankable, EnumList, EnumListParser, OrBlank, Reads, Whole};
 

@@ -13,6 +13,9 @@ pub const DEFAULT_CLAIM_TTL_SECS: u64 = 10 * 24 * 3600;
 /// The shortest claim TTL accepted: one day. A shorter one would let a match still on the page
 /// expire and be announced again.
 pub const MIN_CLAIM_TTL_SECS: u64 = 24 * 3600;
+/// The embedded store's file when `STORE_PATH` is not set: in the working directory, or beside
+/// the `.env` the bot read.
+pub const DEFAULT_STORE_PATH: &str = "cricket-announcer.db";
 
 /// The store's settings, as given.
 #[derive(clap::Args, Clone)]
@@ -24,7 +27,7 @@ pub struct StoreSettings {
     #[arg(long, env = "DATABASE_URL", hide_env_values = true, global = true)]
     pub database_url: Option<String>,
     /// Embedded store file, used when neither REDIS_URL nor DATABASE_URL is set.
-    #[arg(long, env = "STORE_PATH", default_value = "cricket-announcer.db", global = true)]
+    #[arg(long, env = "STORE_PATH", default_value = DEFAULT_STORE_PATH, global = true)]
     pub store_path: PathBuf,
     /// Prefix of every store key (keys are PREFIXmatch:MATCH_KEY); blank: the default.
     #[arg(long, env = "KEY_PREFIX", default_value = DEFAULT_KEY_PREFIX, global = true)]

@@ -898,6 +898,41 @@ async fn an_api_key_never_shows_in_logs_or_errors_even_when_fetches_fail_and_ret
     );
 }
 
+/// A `.env` in a parent folder gives its relative paths from its own folder, and the embedded
+/// store is kept there: run from a subfolder, the bot uses the deployment's store and channels
+/// file, not a second store of the subfolder's (a new user ran `seed` from `sub/` and got
+/// `sub/mystore.db`).
+#[tokio::test]
+async fn a_parent_folders_env_gives_its_paths_from_its_own_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let seed = |env: &str| {
+        std::fs::write(dir.path().join(".env"), env).unwrap();
+        let mut cmd = bot(&sub);
+        cmd.env("SOURCES", &page).arg("seed");
+        cmd
+    };
+    let o = seed("STORE_PATH=mystore.db\n").output().await.unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(dir.path().join("mystore.db").is_file());
+    assert!(!sub.join("mystore.db").exists() && !sub.join("cricket-announcer.db").exists());
+    // No STORE_PATH: the default file, beside the .env too.
+    let o = seed("RUST_LOG=info\n").output().await.unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(dir.path().join("cricket-announcer.db").is_file());
+    assert!(!sub.join("cricket-announcer.db").exists());
+    // The caller's own setting stays the caller's: relative to the working directory.
+    let o = seed("STORE_PATH=mystore.db\n")
+        .env("STORE_PATH", "own.db")
+        .output()
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(sub.join("own.db").is_file());
+}
+
 #[tokio::test]
 async fn a_malformed_env_line_is_named_by_number_and_variable_without_its_value() {
     let dir = tempfile::tempdir().unwrap();
