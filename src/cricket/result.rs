@@ -97,9 +97,23 @@ impl fmt::Display for Innings {
             f.write_str("d")?;
         }
         if let Some(overs) = &self.overs {
-            write!(f, " ({overs} ov)")?;
+            write!(f, " ({} ov)", whole_overs(overs))?;
         }
         Ok(())
+    }
+}
+
+/// Overs as cricket writes them: an over is six balls, so "9.6" (as the Cricbuzz API and
+/// ESPNcricinfo print a completed tenth over) is "10", and "19.0" is "19"; "19.4" and any
+/// text that is not overs-and-balls stay as printed.
+fn whole_overs(raw: &str) -> std::borrow::Cow<'_, str> {
+    let whole = |o: &str| o.parse::<u32>().ok();
+    match raw.split_once('.') {
+        Some((o, "6")) => whole(o)
+            .and_then(|o| o.checked_add(1))
+            .map_or(raw.into(), |o| o.to_string().into()),
+        Some((o, "0")) if whole(o).is_some() => o.into(),
+        _ => raw.into(),
     }
 }
 
@@ -512,6 +526,21 @@ pub fn score_line(innings: &[Innings]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overs_of_six_balls_are_a_whole_over() {
+        let innings = |overs: &str| Innings {
+            runs: 122,
+            wickets: Some(5),
+            overs: Some(overs.into()),
+            declared: false,
+        };
+        assert_eq!(innings("9.6").to_string(), "122/5 (10 ov)");
+        assert_eq!(innings("19.0").to_string(), "122/5 (19 ov)");
+        assert_eq!(innings("19.4").to_string(), "122/5 (19.4 ov)");
+        assert_eq!(innings("20").to_string(), "122/5 (20 ov)");
+        assert_eq!(innings("x.6").to_string(), "122/5 (x.6 ov)");
+    }
 
     fn team(name: &str, short: &str) -> Team {
         Team {
