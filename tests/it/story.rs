@@ -559,6 +559,30 @@ async fn a_result_whose_post_timed_out_is_settled_by_claims_reconcile_under_its_
             ("result".into(), "unknown".into())
         ]
     );
+    let show = |event: &'static str| {
+        d.bot(
+            &[],
+            &[
+                "--json",
+                "claims",
+                "show",
+                "cricbuzz:96910",
+                "--channel",
+                "bluesky",
+                "--event",
+                event,
+            ],
+        )
+        .output()
+    };
+    for (event, state) in [("announce", "posted"), ("result", "unknown")] {
+        let o = show(event).await.unwrap();
+        let row: serde_json::Value = serde_json::from_str(text(&o).0.lines().next().unwrap()).unwrap();
+        assert_eq!(
+            (row["event"].as_str(), row["claim"]["state"].as_str()),
+            (Some(event), Some(state))
+        );
+    }
     // Reconciled like an announcement: the create repeated at the result's own record key,
     // still a reply to the announcement.
     let o = d
