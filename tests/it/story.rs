@@ -605,7 +605,7 @@ async fn a_result_whose_post_timed_out_is_settled_by_claims_reconcile_under_its_
             repeat["record"]["reply"],
             serde_json::json!({"root": parent, "parent": parent})
         );
-        assert_eq!(text_of(repeat), RESULT);
+        assert_eq!(text_of(repeat), shown("bluesky", RESULT));
     }
     // Nothing more on a later cycle, on any channel.
     d.backfill(&[], &[]).await;
