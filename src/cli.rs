@@ -3,6 +3,7 @@
 
 use crate::claim::{ClaimState, Label, ShownState};
 use crate::config::Settings;
+use crate::event::Event;
 use crate::redact::ShownValue;
 use clap::builder::PossibleValue;
 use clap::{CommandFactory, Parser, Subcommand};
@@ -82,6 +83,11 @@ pub enum Command {
     },
 }
 
+/// An event named on the command line (`--event result`).
+fn read_event(raw: &str) -> Result<Event, String> {
+    Event::parse(raw).ok_or_else(|| format!("{raw:?} is not an event: one of {}", Event::names()))
+}
+
 /// Operator commands on claims.
 #[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
 pub enum ClaimsCommand {
@@ -102,6 +108,9 @@ pub enum ClaimsCommand {
         /// Print every field in full.
         #[arg(long)]
         wide: bool,
+        /// The claim of this event: announce (the default) or result.
+        #[arg(long, value_parser = read_event, default_value = "announce")]
+        event: Event,
     },
     /// Settle each unknown or stuck claim with its platform, each channel the way its platform
     /// allows, and record what it says.
@@ -124,6 +133,9 @@ pub enum ClaimsCommand {
         /// Release whatever the state (may cause a second post of a match already posted).
         #[arg(long)]
         force: bool,
+        /// The claim of this event: announce (the default) or result.
+        #[arg(long, value_parser = read_event, default_value = "announce")]
+        event: Event,
     },
 }
 

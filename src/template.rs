@@ -775,6 +775,57 @@ mod tests {
         }
     }
 
+    /// `sample_match` finished with the result line `line` and scores 176/6 v 169/8.
+    fn finished(line: &str) -> (Match, MatchResult) {
+        let (mut m, _) = sample_result();
+        if let Some(ending) = m.ending.as_mut() {
+            ending.line = line.into();
+        }
+        let result = MatchResult::read(&m).unwrap();
+        (m, result)
+    }
+
+    #[test]
+    fn the_built_in_result_template_says_the_result_the_match_and_its_scores() {
+        let t = Template::configured_result(None).unwrap();
+        assert_eq!(t.path(), Path::new(BUILT_IN_RESULT_NAME));
+        let shipped = Template::configured_result(Some(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/result.txt"),
+        ))
+        .unwrap();
+        let (m, result) = finished("Home won by 7 runs");
+        let post = |t: &Template, m: &Match, r: &MatchResult| {
+            t.render_result(m, r, &link(), Zone::default(), SinkKind::X, LengthRule::XWeighted)
+                .unwrap()
+        };
+        assert_eq!(
+            post(&t, &m, &result),
+            format!(
+                "🏏 Home beat Away by 7 runs\nHome v Away, 1st T20I\nHOM 176/6 (20 ov)\nAWY 169/8 (20 ov)\nSeries\n{}",
+                link()
+            )
+        );
+        assert_eq!(post(&shipped, &m, &result), post(&t, &m, &result));
+        let (m, dls) = finished("Away won by 2 wkts (DLS method)");
+        assert!(post(&t, &m, &dls).starts_with("🏏 Away beat Home by 2 wickets (DLS)\n"));
+        let (m, tied) = finished("Match tied (Home won the Super Over)");
+        assert!(post(&t, &m, &tied).starts_with("🏏 Home beat Away (Super Over)\n"));
+        let (m, none) = finished("No result");
+        assert!(post(&t, &m, &none).starts_with("🏏 No result\n"));
+    }
+
+    #[test]
+    fn a_result_field_is_refused_in_an_announcement_template_and_an_unknown_one_in_a_results() {
+        let announce = Template::from_source(Path::new("a.txt"), "{{ winner }} {{ link }}".into());
+        assert!(matches!(announce, Err(TemplateError::Invalid { .. })), "{announce:?}");
+        let result = Template::result_from_source(Path::new("r.txt"), "{{ winner }} {{ margin }} {{ link }}".into());
+        assert!(result.is_ok(), "{result:?}");
+        let unknown = Template::result_from_source(Path::new("r.txt"), "{{ winner_name }} {{ link }}".into());
+        assert!(matches!(unknown, Err(TemplateError::Invalid { .. })), "{unknown:?}");
+        let no_link = Template::result_from_source(Path::new("r.txt"), "{{ result }}".into());
+        assert!(matches!(no_link, Err(TemplateError::Unusable { .. })), "{no_link:?}");
+    }
+
     #[test]
     fn the_built_in_template_is_the_shipped_announce_txt() {
         let built_in = Template::configured(None).unwrap();

@@ -654,6 +654,7 @@ mod tests {
     use super::*;
     use crate::channels::Pace;
     use crate::cricket::MatchState;
+    use crate::event::{Event, WithoutAnnouncement};
     use std::collections::HashMap;
     use std::num::NonZeroU32;
     use std::time::Duration;
@@ -831,6 +832,41 @@ mod tests {
             err(text, &[("TG_TOKEN", "  ")]),
             "/etc/cricket/channels.toml: channel \"tg\": `token_env` names the environment variable TG_TOKEN, which \
              is not set or empty: set it (or .env), or name another variable"
+        );
+    }
+
+    #[test]
+    fn events_and_the_result_settings_are_read_and_a_wrong_one_is_named() {
+        let env = [("W", "https://discord.com/api/webhooks/1/t")];
+        let base = "[[channel]]\nname = \"d\"\nsink = \"discord\"\nwebhook_url_env = \"W\"\n";
+        let read = parse(
+            &format!("{base}events = [\"result\", \"announce\"]\nresult_without_announcement = \"skip\"\nresult_template = \"{{{{ result }}}} {{{{ link }}}}\"\n"),
+            &env,
+        )
+        .unwrap();
+        let c = &read.channels[0];
+        assert_eq!(c.events, Some(vec![Event::Announce, Event::Result]));
+        assert_eq!(c.result_without_announcement, WithoutAnnouncement::Skip);
+        assert_eq!(
+            c.result_template,
+            Some(TemplateSource::Inline("{{ result }} {{ link }}".into()))
+        );
+        let plain = parse(base, &env).unwrap();
+        assert_eq!(
+            (
+                plain.channels[0].events.clone(),
+                plain.channels[0].result_without_announcement
+            ),
+            (None, WithoutAnnouncement::Post)
+        );
+        assert_eq!(
+            err(&format!("{base}events = [\"announce\", \"live\"]\n"), &env),
+            "/etc/cricket/channels.toml: channel \"d\": field `events`: \"live\" is not an event: list one or more of announce, result"
+        );
+        assert!(err(&format!("{base}events = []\n"), &env).contains("field `events`: \"\" is not an event"));
+        assert_eq!(
+            err(&format!("{base}result_without_announcement = \"maybe\"\n"), &env),
+            "/etc/cricket/channels.toml: channel \"d\": field `result_without_announcement`: \"maybe\" is neither \"post\" (a result on its own) nor \"skip\""
         );
     }
 

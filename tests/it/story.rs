@@ -41,6 +41,28 @@ fn numbered(first: u64, answer: fn(u64, &Request) -> ResponseTemplate) -> Number
     }
 }
 
+/// Bluesky's `createRecord` answer for the n-th create: the record's URI at its record key, and
+/// a CID of its own.
+fn created(n: u64, r: &Request) -> ResponseTemplate {
+    let rkey = json(r)["rkey"].as_str().unwrap().to_string();
+    ResponseTemplate::new(200).set_body_json(serde_json::json!({
+        "uri": format!("at://{DID}/app.bsky.feed.post/{rkey}"),
+        "cid": format!("bafyreicid{n}"),
+        "commit": {"cid": "bafyreicommit", "rev": "3lb"},
+        "validationStatus": "valid",
+    }))
+}
+
+/// As [`created`], the second create answered after five seconds.
+fn created_slowly_second(n: u64, r: &Request) -> ResponseTemplate {
+    let answer = created(n, r);
+    if n == 2 {
+        answer.set_delay(std::time::Duration::from_secs(5))
+    } else {
+        answer
+    }
+}
+
 fn json(r: &Request) -> serde_json::Value {
     serde_json::from_slice(&r.body).unwrap()
 }
@@ -56,6 +78,12 @@ struct Platforms {
 
 impl Platforms {
     async fn new() -> Platforms {
+        Platforms::answering(false).await
+    }
+
+    /// The stand-ins; with `slow_second_bluesky`, Bluesky answers its second create only after
+    /// five seconds (past a `POST_TIMEOUT_SECS` of 1: its outcome unknown to the bot).
+    async fn answering(slow_second_bluesky: bool) -> Platforms {
         let p = Platforms {
             x: MockServer::start().await,
             mastodon: MockServer::start().await,
@@ -95,18 +123,18 @@ impl Platforms {
             })))
             .mount(&p.bluesky)
             .await;
-        // createRecord answers the record's URI (at its record key) and CID.
+        // createRecord answers the record's URI (at its record key) and CID; the second create
+        // (the result's, in these tests) answers after `bluesky_second_delay`.
         Mock::given(method("POST"))
             .and(path("/xrpc/com.atproto.repo.createRecord"))
-            .respond_with(numbered(1, |n, r| {
-                let rkey = json(r)["rkey"].as_str().unwrap().to_string();
-                ResponseTemplate::new(200).set_body_json(serde_json::json!({
-                    "uri": format!("at://{DID}/app.bsky.feed.post/{rkey}"),
-                    "cid": format!("bafyreicid{n}"),
-                    "commit": {"cid": "bafyreicommit", "rev": "3lb"},
-                    "validationStatus": "valid",
-                }))
-            }))
+            .respond_with(numbered(
+                1,
+                if slow_second_bluesky {
+                    created_slowly_second
+                } else {
+                    created
+                },
+            ))
             .mount(&p.bluesky)
             .await;
         Mock::given(method("POST"))
@@ -230,7 +258,10 @@ struct Deployment {
 
 impl Deployment {
     async fn new(kind: Kind, events: &str) -> Deployment {
-        let p = Platforms::new().await;
+        Deployment::on(kind, events, Platforms::new().await).await
+    }
+
+    async fn on(kind: Kind, events: &str, p: Platforms) -> Deployment {
         let dir = tempfile::tempdir().unwrap();
         let prefix = helpers::unique_prefix();
         let store = store_env(kind, &prefix, dir.path()).await;
@@ -488,7 +519,196 @@ async fn a_result_older_than_result_max_age_posts_none(kind: Kind) {
     helpers::cleanup(kind, &d.prefix).await;
 }
 
+async fn a_result_whose_post_timed_out_is_settled_by_claims_reconcile_under_its_announcement(kind: Kind) {
+    let d = Deployment::on(kind, r#"["announce", "result"]"#, Platforms::answering(true).await).await;
+    let hours = TimeDelta::hours;
+    let quick = [("POST_TIMEOUT_SECS", "1")];
+    d.listing("In Progress", "Jersey opt to bowl", hours(1), hours(2), None);
+    d.backfill(&quick, &["--init-store"]).await;
+    d.listing(
+        "Complete",
+        "Denmark won by 7 runs",
+        hours(4),
+        hours(-1),
+        Some([(150, 6), (143, 8)]),
+    );
+    // Bluesky's answer to the result does not come in time: unknown, exit 5.
+    let o = d.bot(&quick, &["backfill"]).output().await.unwrap();
+    assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+    let listed = |o: std::process::Output| -> Vec<(String, String)> {
+        text(&o)
+            .0
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .map(|r| {
+                (
+                    r["event"].as_str().unwrap().into(),
+                    r["claim"]["state"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    let list = || {
+        d.bot(&[], &["claims", "list", "--channel", "bluesky", "--json"])
+            .output()
+    };
+    assert_eq!(
+        listed(list().await.unwrap()),
+        [
+            ("announce".into(), "posted".into()),
+            ("result".into(), "unknown".into())
+        ]
+    );
+    let show = |event: &'static str| {
+        d.bot(
+            &[],
+            &[
+                "--json",
+                "claims",
+                "show",
+                "cricbuzz:96910",
+                "--channel",
+                "bluesky",
+                "--event",
+                event,
+            ],
+        )
+        .output()
+    };
+    for (event, state) in [("announce", "posted"), ("result", "unknown")] {
+        let o = show(event).await.unwrap();
+        let row: serde_json::Value = serde_json::from_str(text(&o).0.lines().next().unwrap()).unwrap();
+        assert_eq!(
+            (row["event"].as_str(), row["claim"]["state"].as_str()),
+            (Some(event), Some(state))
+        );
+    }
+    // Reconciled like an announcement: the create repeated at the result's own record key,
+    // still a reply to the announcement.
+    let o = d
+        .bot(&[], &["claims", "reconcile", "--channel", "bluesky"])
+        .output()
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert_eq!(
+        listed(list().await.unwrap()),
+        [("announce".into(), "posted".into()), ("result".into(), "posted".into())]
+    );
+    let bluesky = &d.p.posts().await[2];
+    assert_eq!(bluesky.len(), 3, "{bluesky:?}");
+    assert_eq!(bluesky[2]["rkey"], bluesky[1]["rkey"]);
+    let announcement = format!("at://{DID}/app.bsky.feed.post/{}", bluesky[0]["rkey"].as_str().unwrap());
+    let parent = serde_json::json!({"uri": announcement, "cid": "bafyreicid1"});
+    for repeat in &bluesky[1..] {
+        assert_eq!(
+            repeat["record"]["reply"],
+            serde_json::json!({"root": parent, "parent": parent})
+        );
+        assert_eq!(text_of(repeat), shown("bluesky", RESULT));
+    }
+    // Nothing more on a later cycle, on any channel.
+    d.backfill(&[], &[]).await;
+    assert_eq!(d.p.posts().await.map(|p| p.len()), [2, 2, 3, 2, 2]);
+    helpers::cleanup(kind, &d.prefix).await;
+}
+
+async fn a_dry_run_prints_the_result_saying_which_post_it_replies_to(kind: Kind) {
+    let d = Deployment::new(kind, r#"["announce", "result"]"#).await;
+    let hours = TimeDelta::hours;
+    d.listing("In Progress", "Jersey opt to bowl", hours(1), hours(2), None);
+    d.backfill(&[], &["--init-store"]).await;
+    d.listing(
+        "Complete",
+        "Denmark won by 7 runs",
+        hours(4),
+        hours(-1),
+        Some([(150, 6), (143, 8)]),
+    );
+    let o = d.bot(&[], &["--dry-run", "backfill"]).output().await.unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    for (channel, parent) in [
+        ("x", "in reply to 1800000000000000001"),
+        ("mastodon", "in reply to 110000000000000001"),
+        ("telegram", "in reply to 4201"),
+        ("bluesky", "in reply to at://"),
+        ("discord", "on its own"),
+    ] {
+        let head = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("--- [{channel}] ")))
+            .unwrap_or_else(|| panic!("{channel}: {stdout}"));
+        assert!(
+            head.contains(&format!("; result, {parent}")) && head.ends_with(')'),
+            "{head}"
+        );
+    }
+    assert!(stdout.contains(&format!("\n{RESULT}\n")), "{stdout}");
+    // Nothing was posted or written.
+    assert_eq!(d.p.posts().await.map(|p| p.len()), [1; 5]);
+    assert!(stdout.contains("result: would post 5"), "{stdout}");
+    helpers::cleanup(kind, &d.prefix).await;
+}
+
+async fn the_environment_x_account_posts_results_with_events(kind: Kind) {
+    let d = Deployment::new(kind, r#"["announce"]"#).await;
+    let hours = TimeDelta::hours;
+    let x_only = |args: &[&str]| {
+        let mut cmd = d.bot(&[("EVENTS", "announce,result"), ("X_API_BASE_URL", &d.p.x.uri())], args);
+        cmd.env_remove("CHANNELS_FILE");
+        cmd
+    };
+    d.listing("In Progress", "Jersey opt to bowl", hours(1), hours(2), None);
+    let o = x_only(&["backfill", "--init-store"]).output().await.unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    d.listing(
+        "Complete",
+        "Denmark won by 7 runs",
+        hours(4),
+        hours(-1),
+        Some([(150, 6), (143, 8)]),
+    );
+    for _ in 0..2 {
+        let o = x_only(&["backfill"]).output().await.unwrap();
+        assert!(o.status.success(), "{:?}", text(&o));
+    }
+    let [x, others @ ..] = d.p.posts().await;
+    assert!(others.iter().all(Vec::is_empty));
+    assert_eq!(x.len(), 2, "{x:?}");
+    assert!(text_of(&x[0]).starts_with("LIVE: Denmark v Jersey, 2nd T20I"));
+    assert_eq!(text_of(&x[1]), RESULT);
+    assert_eq!(
+        x[1]["reply"],
+        serde_json::json!({"in_reply_to_tweet_id": "1800000000000000001"})
+    );
+    // The announcement under the deployment's own keys, as before events; the result beside it.
+    let o = x_only(&["claims", "list", "--json"]).output().await.unwrap();
+    let rows: Vec<serde_json::Value> = text(&o).0.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(
+        (rows[0]["event"].as_str(), rows[1]["event"].as_str()),
+        (Some("announce"), Some("result"))
+    );
+    if kind == Kind::Redis {
+        let keys = helpers::keys(&d.prefix).await;
+        let under = |segment: &str| {
+            keys.iter()
+                .filter(|k| {
+                    k.strip_prefix(&format!("{}{segment}", *d.prefix))
+                        .is_some_and(|key| key.ends_with("_denmark-v-jersey_2nd-t20i"))
+                })
+                .count()
+        };
+        assert_eq!((under("match:"), under("ev:result:match:")), (1, 1), "{keys:?}");
+    }
+    helpers::cleanup(kind, &d.prefix).await;
+}
+
 store_matrix!(
+    the_environment_x_account_posts_results_with_events,
+    a_result_whose_post_timed_out_is_settled_by_claims_reconcile_under_its_announcement,
+    a_dry_run_prints_the_result_saying_which_post_it_replies_to,
     a_match_upcoming_then_live_then_complete_posts_one_announcement_and_one_reply_per_channel,
     a_first_start_on_a_page_of_finished_matches_posts_no_result,
     a_result_older_than_result_max_age_posts_none,

@@ -75,12 +75,19 @@ pub(super) async fn claims(config: &Config, action: ClaimsCommand, channel: Opti
     let store = channel_claims(&base, &config.posting.channels, name);
     match action {
         ClaimsCommand::List { state, wide } => list::list(config, &store, state, wide, stuck_after).await,
-
-        ClaimsCommand::Show { key, wide } => {
-            show::show(config, &store, (&key, &identity(&key)?), wide, stuck_after).await
+        ClaimsCommand::Show { key, wide, event } => {
+            show::show(
+                config,
+                &store.for_event(event),
+                event,
+                (&key, &identity(&key)?),
+                wide,
+                stuck_after,
+            )
+            .await
         }
-        ClaimsCommand::Release { key, force } => {
-            release::release(&store, (&key, &identity(&key)?), force, stuck_after).await
+        ClaimsCommand::Release { key, force, event } => {
+            release::release(&store.for_event(event), (&key, &identity(&key)?), force, stuck_after).await
         }
         // Answered above, for every channel.
         ClaimsCommand::Reconcile => Ok(Exit::Done),

@@ -14,7 +14,7 @@ use cricket_announcer::text::escaped;
 use std::time::Duration;
 
 /// `claims show`: the claim on `asked` (as the operator wrote it, and as the identity it
-/// names) in `store`, then (for people) its identities and its fixture's claims with their
+/// names) in `store` (the claims of `event`, which it is shown as), then (for people) its identities and its fixture's claims with their
 /// facts; for a fixture identity (`fixture:<date>_<teams>`), every claim listed on it.
 ///
 /// # Errors
@@ -23,6 +23,7 @@ use std::time::Duration;
 pub(super) async fn show(
     config: &Config,
     store: &ClaimStore,
+    event: Event,
     (written, asked): (&str, &Identity),
     wide: bool,
     stuck_after: Duration,
@@ -38,7 +39,7 @@ pub(super) async fn show(
         for (key, _) in store.fixture_entries(asked).await? {
             if let Some(claim) = store.peek(&key).await? {
                 let ttl = store.ttl(&key).await?;
-                claims.push((Event::Announce, ListedClaim { key, claim, ttl }));
+                claims.push((event, ListedClaim { key, claim, ttl }));
             }
         }
         if claims.is_empty() {
@@ -61,7 +62,7 @@ pub(super) async fn show(
         .collect();
     print_claims(
         &[(
-            Event::Announce,
+            event,
             ListedClaim {
                 key: key.clone(),
                 claim,
