@@ -20,7 +20,8 @@
 //! - [`source`]: fetching pages and the pure parsers for each layout.
 //! - [`claim`]: claim records, tokens, and the Redis (one server, Cluster, Sentinel), embedded
 //!   SQLite and PostgreSQL stores; [`reconcile`]: settling unknown posts with the platform.
-//! - [`template`]: post templates; [`text`]: making scraped text safe; [`redact`]: what may be
+//! - [`template`]: post templates; [`hashtags`]: a match's hashtags; [`text`]: making scraped
+//!   text safe; [`redact`]: what may be
 //!   shown of a URL or a setting that may carry a secret.
 //! - [`post`]: the [`post::Sink`] each channel posts through (X, Mastodon, Bluesky, Discord,
 //!   Telegram), with its length rule and what a failure proves; [`shorten`]: link shorteners;
@@ -41,6 +42,7 @@ pub mod config;
 pub mod cricket;
 pub mod event;
 pub mod filter;
+pub mod hashtags;
 pub mod http_client;
 pub mod metric_names;
 pub mod post;

@@ -120,6 +120,24 @@ pub struct SinkLimit {
     pub unit: String,
 }
 
+/// How a channel tells its posts, beyond the template: the zone the start is told in (field
+/// `start`, `timezone`) and whether it shows hashtags (field `channel_hashtags`, which the
+/// built-in templates follow).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Style {
+    /// The zone `start` is told in (UTC by default).
+    pub zone: Zone,
+    /// The channel's `hashtags` setting (off by default): the built-in templates print the
+    /// `hashtags` field only when it is on.
+    pub hashtags: bool,
+}
+
+impl From<Zone> for Style {
+    fn from(zone: Zone) -> Style {
+        Style { zone, hashtags: false }
+    }
+}
+
 /// Why [`Template::render_fitting`] made no post.
 enum Unfit {
     Template(TemplateError),
@@ -163,7 +181,7 @@ struct ResultFields {
 impl ResultFields {
     /// The fields of `m`, finished with `result`, linking to `link`, its start told in `zone`.
     fn of(m: &Match, result: &MatchResult, link: &Url, zone: Zone) -> ResultFields {
-        let base = Fields::of(m, link, zone);
+        let base = Fields::of(m, link, Style::from(zone));
         let scores = [score_line(&result.scores[0]), score_line(&result.scores[1])];
         let (shorts, names) = (
             [base.team1_short.clone(), base.team2_short.clone()],
@@ -252,11 +270,14 @@ struct Fields {
     status: String,
     site: &'static str,
     link: String,
+    hashtags: String,
+    channel_hashtags: bool,
 }
 
 impl Fields {
-    /// The fields of `m`, linking to `link`, its start told in `zone`.
-    fn of(m: &Match, link: &Url, zone: Zone) -> Fields {
+    /// The fields of `m`, linking to `link`, told in `style`.
+    fn of(m: &Match, link: &Url, style: Style) -> Fields {
+        let zone = style.zone;
         let [t1, t2] = &m.teams;
         let short = |t: &crate::cricket::Team| clean(t.short_name.as_deref().unwrap_or(&t.name));
         let team1 = clean(&t1.name);
@@ -283,6 +304,8 @@ impl Fields {
             status: m.status.as_deref().map(clean).unwrap_or_default(),
             site: m.site.as_str(),
             link: link.to_string(),
+            hashtags: crate::hashtags::hashtags(m),
+            channel_hashtags: style.hashtags,
         }
     }
 }
@@ -449,13 +472,14 @@ impl Template {
     /// [`TemplateError::Invalid`] when rendering fails (cannot happen for a template that
     /// loaded, unless it fails on particular values, e.g. a filter on an empty field).
     pub fn render(&self, m: &Match, link: &Url) -> Result<String, TemplateError> {
-        self.render_fields(&Fields::of(m, link, Zone::default()))
+        self.render_fields(&Fields::of(m, link, Style::default()))
     }
 
     /// Renders the post for `m` with `link` and makes sure `sink` accepts its length by its
     /// `rule`: when the full post is over the rule's limit, the least important fields are cut,
-    /// one at a time and each as little as needed, ending with `…`: first the series, then the
-    /// venue, then the description (a field cut to nothing disappears with its line). The link
+    /// one at a time and each as little as needed, ending with `…`: first the hashtags (a whole
+    /// tag at a time, from the last), then the series, then the venue, then the description (a
+    /// field cut to nothing disappears with its line). The link
     /// and the team names are never cut. The text is the post as the sink takes it
     /// ([`LengthRule::fit`]: NFC-normalised for X).
     ///
@@ -470,11 +494,13 @@ impl Template {
         sink: SinkKind,
         rule: LengthRule,
     ) -> Result<String, RenderError> {
-        self.render_local(m, link, Zone::default(), sink, rule)
+        self.render_local(m, link, Style::default(), sink, rule)
     }
 
-    /// [`Template::render_within`] with the start told in `zone` (the fields `start` and
-    /// `timezone`; `start_utc`, `start_iso` and `start_unix` are the same in every zone).
+    /// [`Template::render_within`] told in `style`: the start in its zone (the fields `start`
+    /// and `timezone`; `start_utc`, `start_iso` and `start_unix` are the same in every zone),
+    /// and the channel's `hashtags` setting (field `channel_hashtags`). A [`Zone`] is a style
+    /// without hashtags.
     ///
     /// # Errors
     /// As for [`Template::render_within`].
@@ -482,7 +508,7 @@ impl Template {
         &self,
         m: &Match,
         link: &Url,
-        zone: Zone,
+        style: impl Into<Style>,
         sink: SinkKind,
         rule: LengthRule,
     ) -> Result<String, RenderError> {
@@ -491,7 +517,7 @@ impl Template {
             max: rule.max(),
             unit: rule.unit().to_string(),
         };
-        self.fitted(m, link, zone, &limit, |text| rule.fit(text))
+        self.fitted(m, link, style.into(), &limit, |text| rule.fit(text))
     }
 
     /// The result post for `m`, finished with `result`, linking to `link`, its start told in
@@ -534,19 +560,19 @@ impl Template {
         rule: &SinkLimit,
         fit: impl FnMut(&str) -> Result<T, usize>,
     ) -> Result<T, RenderError> {
-        self.fitted(m, link, Zone::default(), rule, fit)
+        self.fitted(m, link, Style::default(), rule, fit)
     }
 
-    /// [`Template::render_for`], the start told in `zone`.
+    /// [`Template::render_for`], told in `style`.
     fn fitted<T>(
         &self,
         m: &Match,
         link: &Url,
-        zone: Zone,
+        style: Style,
         rule: &SinkLimit,
         fit: impl FnMut(&str) -> Result<T, usize>,
     ) -> Result<T, RenderError> {
-        self.render_fitting(Fields::of(m, link, zone), fit)
+        self.render_fitting(Fields::of(m, link, style), fit)
             .map_err(|e| self.unfit(m, rule, e))
     }
 
@@ -579,6 +605,19 @@ impl Template {
             Ok(post) => return Ok(post),
             Err(length) => length,
         };
+        // Hashtags go first, a whole tag at a time from the last: a cut tag (`#T20Wor…`) is
+        // another tag.
+        while !fields.base().hashtags.is_empty() {
+            let tags = &mut fields.base().hashtags;
+            match tags.rsplit_once(' ') {
+                Some((kept, _)) => *tags = kept.to_string(),
+                None => tags.clear(),
+            }
+            match fit(&self.render_fields(&fields)?) {
+                Ok(post) => return Ok(post),
+                Err(length) => shortest = length,
+            }
+        }
         let cuttable: [fn(&mut Fields) -> &mut String; 3] =
             [|f| &mut f.series, |f| &mut f.venue, |f| &mut f.description];
         for field in cuttable {
@@ -1144,6 +1183,56 @@ mod tests {
         )
         .unwrap();
         assert!(chosen.path().ends_with("templates/detailed.txt"));
+    }
+
+    #[test]
+    fn the_built_in_templates_add_hashtags_only_for_a_channel_that_sets_them_and_cut_them_first() {
+        let mut m = sample_match();
+        m.teams[0].short_name = Some("IND".into());
+        m.teams[1].short_name = Some("AUS".into());
+        m.series = Some("ICC Men's T20 World Cup 2026".into());
+        let on = Style {
+            zone: Zone::default(),
+            hashtags: true,
+        };
+        for name in ["announce.txt", "detailed.txt"] {
+            let t = shipped(name);
+            let plain = t
+                .render_local(&m, &link(), Zone::default(), SinkKind::X, LengthRule::XWeighted)
+                .unwrap();
+            let tagged = t
+                .render_local(&m, &link(), on, SinkKind::X, LengthRule::XWeighted)
+                .unwrap();
+            assert!(!plain.contains('#'), "{plain}");
+            assert_eq!(tagged, format!("{plain}\n#INDvAUS #T20WorldCup"), "{name}");
+        }
+        // A custom template may print the field whatever the channel says.
+        let custom = Template::from_source(Path::new("inline"), "{{ hashtags }} {{ link }}".into()).unwrap();
+        assert_eq!(
+            custom.render(&m, &link()).unwrap(),
+            format!("#INDvAUS #T20WorldCup {}", link())
+        );
+        // Too long: the last tag goes first, whole, before any other field is cut.
+        let t = shipped("announce.txt");
+        let full = t
+            .render_local(&m, &link(), on, SinkKind::Bluesky, LengthRule::Bluesky)
+            .unwrap();
+        let room = LengthRule::Bluesky.length(&full) - " #T20WorldCup".chars().count();
+        let fit = |text: &str| {
+            let n = LengthRule::Bluesky.length(text);
+            if n <= room {
+                Ok(text.to_string())
+            } else {
+                Err(n)
+            }
+        };
+        let limit = SinkLimit {
+            sink: "test".into(),
+            max: room,
+            unit: "graphemes".into(),
+        };
+        let cut = t.fitted(&m, &link(), on, &limit, fit).unwrap();
+        assert_eq!(cut, full.replace(" #T20WorldCup", ""));
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! The dry run as a poster of its own: it reads every identity's claim instead of claiming, and
-//! prints the post that would be sent (text, or one JSON object per post) instead of sending it.
+//! prints the post that would be sent (text, or one JSON object per post) instead of sending it:
+//! as the channel's readers see it (Bluesky's link labels), with what the sink sends beside the
+//! text (Bluesky's link card, Discord's embed, Telegram's link preview).
 //! With a lead time (see [`crate::schedule`]) it also says when each post would be made (`now`,
 //! `in 3 h 10 min, at …`) and prints a line for each match already claimed.
 
 use super::{AnnounceError, Announcer, Outcome, Output, Rendered};
 use crate::claim::{ClaimState, Holder, ReplyTo};
 use crate::cricket::{MatchKey, Sighting};
-use crate::post::SinkKind;
+use crate::post::{card_fields, link_label, Card, SinkKind};
 use crate::schedule::{until, When};
 use crate::text::escaped;
 use serde::Serialize;
@@ -55,6 +57,13 @@ struct DryRunLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     in_reply_to: Option<&'a str>,
     text: &'a str,
+    /// The text as a reader sees it, when that differs (Bluesky: each link by its label).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shown: Option<&'a str>,
+    /// What the sink sends beside the text (Bluesky's `embed`, Discord's `embeds`, Telegram's
+    /// `link_preview_options`), as it sends it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    card: Option<serde_json::Value>,
 }
 
 /// A match already claimed, as a dry run with a lead time prints it.
@@ -109,6 +118,9 @@ impl Announcer {
         // When the post would be made, said only when the channel waits for windows: without a
         // lead time every post printed is made at once, as it always was.
         let when = self.lead.waits().then(|| self.lead.when(m, self.clock.now()));
+        // As the channel's readers see it: the text as shown (Bluesky's labels) and the card.
+        let card = Card::of(m, self.zone);
+        let shown = post.rule().shown(post.text());
         let mut out = out
             .lock()
             .map_err(|_| AnnounceError::Output(std::io::Error::other("output poisoned")))?;
@@ -128,6 +140,8 @@ impl Announcer {
                 event: result.then_some("result"),
                 in_reply_to: reply_to.map(|r| r.post_id.as_str()),
                 text: post.text(),
+                shown: (shown != post.text()).then_some(&*shown),
+                card: card_fields(dry.sink, &card),
             };
             let json = serde_json::to_string(&line).map_err(|e| AnnounceError::Output(e.into()))?;
             writeln!(out, "{json}").map_err(AnnounceError::Output)?;
@@ -140,11 +154,11 @@ impl Announcer {
                 (true, Some(parent)) => format!("; result, in reply to {}", escaped(&parent.post_id)),
                 (true, None) => "; result, on its own".to_string(),
             };
+            let dressed: String = card_lines(dry.sink, &card).iter().map(|l| format!("{l}\n")).collect();
             writeln!(
                 out,
-                "--- {channel}{key} ({}; {length}{timing}{reply})\n{}\n",
+                "--- {channel}{key} ({}; {length}{timing}{reply})\n{shown}\n{dressed}",
                 m.identity(),
-                post.text()
             )
             .map_err(AnnounceError::Output)?;
         }
@@ -211,5 +225,39 @@ impl Announcer {
             .map_err(|_| AnnounceError::Output(std::io::Error::other("output poisoned")))?;
         writeln!(out, "{line}").map_err(AnnounceError::Output)?;
         out.flush().map_err(AnnounceError::Output)
+    }
+}
+
+/// What a sink of `kind` shows beside a post's text, for people, one line each: Bluesky's link
+/// card (`[card] title | series · venue · start | host`), Discord's embed (`[embed] title → page`,
+/// then its description and fields), Telegram's preview (`[preview] page`); nothing for X and
+/// Mastodon.
+fn card_lines(kind: SinkKind, card: &Card) -> Vec<String> {
+    let page = card.page.as_str();
+    match kind {
+        SinkKind::Bluesky => {
+            let host = link_label(page);
+            let host = host.split('/').next().unwrap_or_default();
+            vec![format!("[card] {} | {} | {host}", card.title, card.summary())]
+        }
+        SinkKind::Discord => {
+            let mut lines = vec![format!("[embed] {} → {page}", card.title)];
+            let mut about: Vec<String> = Vec::new();
+            if !card.series.is_empty() {
+                about.push(card.series.clone());
+            }
+            if !card.venue.is_empty() {
+                about.push(format!("Venue: {}", card.venue));
+            }
+            if let Some(start) = card.start {
+                about.push(format!("Start: <t:{}:F>", start.timestamp()));
+            }
+            if !about.is_empty() {
+                lines.push(format!("        {}", about.join(" | ")));
+            }
+            lines
+        }
+        SinkKind::Telegram => vec![format!("[preview] {page}")],
+        SinkKind::X | SinkKind::Mastodon => Vec::new(),
     }
 }

@@ -30,7 +30,7 @@ use crate::cricket::{Facts, Identity, Match, MatchKey, Sighting};
 use crate::post::{Card, LengthRule, Post, PostPace, Receipt, Sink, SinkError, SinkKind, Verdict};
 use crate::schedule::Lead;
 use crate::shorten::Shortener;
-use crate::template::{RenderError, Template};
+use crate::template::{RenderError, Style, Template};
 use crate::zone::Zone;
 use chrono::Utc;
 use std::sync::{Arc, Mutex};
@@ -272,6 +272,8 @@ pub struct Announcer {
     /// How it posts results, when it posts results instead of announcements (see
     /// [`Announcer::for_results`]).
     results: Option<Arc<ResultPlan>>,
+    /// The channel's `hashtags` setting (see [`Announcer::with_hashtags`]).
+    hashtags: bool,
 }
 
 impl Announcer {
@@ -297,6 +299,7 @@ impl Announcer {
             lead: Lead::FirstSighting,
             zone: Zone::default(),
             results: None,
+            hashtags: false,
         }
     }
 
@@ -318,6 +321,14 @@ impl Announcer {
     #[must_use]
     pub fn in_zone(mut self, zone: Zone) -> Announcer {
         self.zone = zone;
+        self
+    }
+
+    /// This announcer, with the channel's `hashtags` setting: with `true` the built-in templates
+    /// add the match's hashtags (field `channel_hashtags`, see [`crate::hashtags`]).
+    #[must_use]
+    pub fn with_hashtags(mut self, on: bool) -> Announcer {
+        self.hashtags = on;
         self
     }
 
@@ -389,7 +400,16 @@ impl Announcer {
         let rule = self.length_rule();
         let text = self
             .template
-            .render_local(m, link, self.zone, self.sink_kind(), rule)
+            .render_local(
+                m,
+                link,
+                Style {
+                    zone: self.zone,
+                    hashtags: self.hashtags,
+                },
+                self.sink_kind(),
+                rule,
+            )
             .map_err(|source| AnnounceError::Render {
                 key: key.clone(),
                 source,

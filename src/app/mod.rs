@@ -382,7 +382,8 @@ impl App {
                     .on_channel(&c.name)
                     .with_clock(clock.clone())
                     .with_lead(c.announce_before.unwrap_or(config.schedule.lead))
-                    .in_zone(zone);
+                    .in_zone(zone)
+                    .with_hashtags(c.hashtags);
                 channels.push(ChannelRun::new(announcer, c.filter.clone(), cap, from_file));
             }
             // After its announcement's: a cycle posts a match's announcement before the result

@@ -60,6 +60,10 @@ pub struct Channel {
     /// What a result without an announcement on this channel gets
     /// (`result_without_announcement`, default `post`).
     pub result_without_announcement: crate::event::WithoutAnnouncement,
+    /// `hashtags = true`: the built-in templates add the match's hashtags (`#INDvAUS
+    /// #T20WorldCup`, see [`crate::hashtags`]) on their own line. X, Mastodon, Bluesky (as tag
+    /// facets) and Telegram take it; off by default, so a channel's posts stay as they were.
+    pub hashtags: bool,
     /// The variables this channel names that were not set, read with [`Secrets::IfSet`]
     /// (names only, never values): a command that posts nothing does not need them, and the
     /// channel cannot post without them.

@@ -280,6 +280,7 @@ impl Check<'_> {
             events,
             result_template,
             result_without_announcement,
+            hashtags: r.hashtags.unwrap_or(false),
             unset_secrets: self.unset.take(),
         })
     }
@@ -370,6 +371,7 @@ impl Check<'_> {
             ("webhook_url_env", r.webhook_url_env.is_some()),
             ("api_base", r.api_base.is_some()),
             ("chat_id", r.chat_id.is_some()),
+            ("hashtags", r.hashtags.is_some()),
         ];
         for (field, present) in set {
             if present && !sink_fields(kind).contains(&field) {
@@ -907,7 +909,7 @@ mod tests {
         assert_eq!(
             err(misplaced, &[("T", "x")]),
             "/etc/cricket/channels.toml: channel \"m\": field `chat_id`: a mastodon channel does not take it (it is \
-             for telegram channels); a mastodon channel takes instance, token_env, visibility, language"
+             for telegram channels); a mastodon channel takes instance, token_env, visibility, language, hashtags"
         );
         let typo = "[[channel]]\nname = \"m\"\nsink = \"discord\"\nwebhok_url_env = \"W\"\n";
         assert!(err(typo, &[]).contains("field `webhok_url_env`: unknown field for a discord channel"));

@@ -24,6 +24,8 @@ pub(super) struct RawChannel {
     pub(super) token_env: Option<String>,
     // mastodon, bluesky
     pub(super) language: Option<String>,
+    // x, mastodon, bluesky, telegram
+    pub(super) hashtags: Option<bool>,
     // bluesky
     pub(super) service: Option<String>,
     pub(super) handle: Option<String>,
@@ -87,11 +89,12 @@ pub(super) fn sink_fields(kind: SinkKind) -> &'static [&'static str] {
             "api_secret_env",
             "access_token_env",
             "access_token_secret_env",
+            "hashtags",
         ],
-        SinkKind::Mastodon => &["instance", "token_env", "visibility", "language"],
-        SinkKind::Bluesky => &["service", "handle", "app_password_env", "language"],
+        SinkKind::Mastodon => &["instance", "token_env", "visibility", "language", "hashtags"],
+        SinkKind::Bluesky => &["service", "handle", "app_password_env", "language", "hashtags"],
         SinkKind::Discord => &["webhook_url_env"],
-        SinkKind::Telegram => &["api_base", "token_env", "chat_id"],
+        SinkKind::Telegram => &["api_base", "token_env", "chat_id", "hashtags"],
     }
 }
 

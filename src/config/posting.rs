@@ -188,6 +188,8 @@ impl PostingSettings {
             name: ENVIRONMENT_CHANNEL.to_string(),
             sink: SinkSettings::X { base_url, credentials },
             template: None,
+            // The environment's X account posts as it always has: no hashtags.
+            hashtags: false,
             // The bot's filter decides alone: this channel takes every match it lets through.
             filter: Filter {
                 states: vec![

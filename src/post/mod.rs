@@ -46,7 +46,7 @@ pub use length::{
 pub use pace::{NotUntil, PostPace, RateGate, RateLimits, DEFAULT_429_BACKOFF};
 pub use receipt::Receipt;
 pub(crate) use sink::Client;
-pub use sink::Sink;
+pub use sink::{card_fields, Sink};
 pub use urls::{labelled, link_label, Labelled, LabelledLink, LABEL_PATH_CHARS};
 pub use x::XCredentials;
 pub(crate) use x::{Found, XClient};

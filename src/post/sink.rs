@@ -3,15 +3,15 @@
 //! and returns the same [`Receipt`] and [`SinkError`].
 
 use super::bluesky::{self, BlueskyClient};
-use super::card::Post;
-use super::discord::DiscordClient;
+use super::card::{Card, Post};
+use super::discord::{self, DiscordClient};
 use super::error::{ClientError, SinkError};
 use super::kind::SinkKind;
 use super::length::{LengthRule, DISCORD_LENGTH, TELEGRAM_LENGTH};
 use super::mastodon::{self, MastodonClient, Visibility};
 use super::pace::RateGate;
 use super::receipt::Receipt;
-use super::telegram::{ChatId, TelegramClient};
+use super::telegram::{self, ChatId, TelegramClient};
 use super::x::{XClient, XCredentials};
 use crate::claim::ClaimToken;
 use crate::cricket::MatchKey;
@@ -239,5 +239,18 @@ impl Sink {
             Client::Discord(c) => c.post(post, claim).await,
             Client::Telegram(c) => c.post(post, claim).await,
         }
+    }
+}
+
+/// The fields a sink of `kind` adds to a post's request for the match of `card`, as it sends
+/// them: Bluesky's `embed` ([`bluesky::external_embed`]), Discord's `embeds`
+/// ([`discord::embed`]), Telegram's `link_preview_options` (the match page); `None` for X and
+/// Mastodon, which send the text alone. What a dry run shows beside the text.
+pub fn card_fields(kind: SinkKind, card: &Card) -> Option<serde_json::Value> {
+    match kind {
+        SinkKind::Bluesky => Some(serde_json::json!({ "embed": bluesky::external_embed(card) })),
+        SinkKind::Discord => Some(serde_json::json!({ "embeds": [discord::embed(card)] })),
+        SinkKind::Telegram => Some(serde_json::json!({ "link_preview_options": telegram::preview(card) })),
+        SinkKind::X | SinkKind::Mastodon => None,
     }
 }

@@ -9,7 +9,7 @@
 //! <https://core.telegram.org/bots/api#responseparameters>,
 //! <https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this>.
 
-use super::card::Post;
+use super::card::{Card, Post};
 use super::error::{ClientError, Refusal, SinkError};
 use super::http::{self, SecretEndpoint};
 use super::kind::SinkKind;
@@ -191,7 +191,7 @@ impl TelegramClient {
             "parse_mode": "HTML",
         });
         if let Some(card) = post.card {
-            body["link_preview_options"] = serde_json::json!({ "url": card.page.as_str() });
+            body["link_preview_options"] = preview(card);
         }
         // A result under its announcement: `reply_parameters`, sent even when the announcement
         // was deleted since (<https://core.telegram.org/bots/api#replyparameters>).
@@ -267,6 +267,14 @@ impl TelegramClient {
             }),
         }
     }
+}
+
+/// The `link_preview_options` of a match's post: the preview shows the match page, whatever
+/// other link the text holds.
+///
+/// Documentation: <https://core.telegram.org/bots/api#linkpreviewoptions>
+pub fn preview(card: &Card) -> serde_json::Value {
+    serde_json::json!({ "url": card.page.as_str() })
 }
 
 /// `text` as a `sendMessage` in HTML parse mode takes it: every `<`, `>` and `&` escaped

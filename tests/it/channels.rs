@@ -1202,3 +1202,91 @@ async fn a_dry_run_refuses_a_secret_of_the_wrong_shape_a_blank_filter_plain_http
         assert!(stdout.is_empty(), "{stdout}");
     }
 }
+
+/// [`EVERY_SINK`] with `hashtags = true` on the X, Bluesky and Telegram channels.
+fn with_hashtags() -> String {
+    EVERY_SINK
+        .replace("sink = \"x\"\n", "sink = \"x\"\nhashtags = true\n")
+        .replace("sink = \"bluesky\"\n", "sink = \"bluesky\"\nhashtags = true\n")
+        .replace("chat_id = \"@cricket\"\n", "chat_id = \"@cricket\"\nhashtags = true\n")
+}
+
+/// The post a dry run prints for `channel` and the match `key`: the lines under its header.
+fn dry_post(stdout: &str, channel: &str, key: &str) -> String {
+    let header = format!("--- [{channel}] {key} ");
+    let from = stdout.find(&header).unwrap_or_else(|| panic!("{header}: {stdout}"));
+    let body = &stdout[from..];
+    let body = &body[body.find('\n').unwrap() + 1..];
+    body[..body.find("\n\n").unwrap()].to_string()
+}
+
+#[tokio::test]
+async fn a_dry_run_shows_each_channels_post_as_its_readers_see_it_with_hashtags_where_the_channel_sets_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = with_hashtags();
+    let o = dry_run_with(dir.path(), &toml, &[]).await;
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    let key = "2026-07-17_bangladesh-v-zimbabwe_2nd-t20i";
+    let page =
+        "https://www.cricbuzz.com/live-cricket-scores/158062/zim-vs-ban-2nd-t20i-bangladesh-tour-of-zimbabwe-2026";
+    let head = "Coming up: Zimbabwe v Bangladesh, 2nd T20I\nBangladesh tour of Zimbabwe, 2026\n📍 Queens Sports Club, Bulawayo";
+    let utc = "🕒 Fri 17 Jul, 10:30 UTC";
+    // X: the hashtags on their own line (the series is a tour: only the fixture's tag).
+    assert_eq!(dry_post(&stdout, "x", key), format!("{head}\n{utc}\n{page}\n#ZIMvBAN"));
+    // Mastodon does not set them: its post is what it always was.
+    assert_eq!(dry_post(&stdout, "toots", key), format!("{head}\n{utc}\n{page}"));
+    // Bluesky: the label, not the URL, then the tags, then the link card.
+    assert_eq!(
+        dry_post(&stdout, "sky", key),
+        format!(
+            "{head}\n{utc}\ncricbuzz.com/live-cricket-s…\n#ZIMvBAN\n[card] Zimbabwe v Bangladesh, 2nd T20I | \
+             Bangladesh tour of Zimbabwe, 2026 · Queens Sports Club, Bulawayo · Fri 17 Jul, 10:30 UTC | cricbuzz.com"
+        )
+    );
+    // Discord (the bot's TEMPLATE_PATH here, and no hashtags setting), then the embed.
+    assert_eq!(
+        dry_post(&stdout, "club", key),
+        format!(
+            "{head}\n{utc}\n{page}\n[embed] Zimbabwe v Bangladesh, 2nd T20I → {page}\n        \
+             Bangladesh tour of Zimbabwe, 2026 | Venue: Queens Sports Club, Bulawayo | Start: <t:1784284200:F>"
+        )
+    );
+    assert_eq!(
+        dry_post(&stdout, "tg", key),
+        format!("{head}\n{utc}\n{page}\n#ZIMvBAN\n[preview] {page}")
+    );
+    // The JSON lines keep the exact text and add what is shown and sent beside it.
+    let file = dir.path().join("channels.toml");
+    let page_file = crate::helpers::root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let o = bot(dir.path())
+        .env("CHANNELS_FILE", &file)
+        .env("STORE_PATH", dir.path().join("store.db"))
+        .args(["--dry-run", "--json", "backfill", "--source"])
+        .arg(&page_file)
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    let sky: serde_json::Value = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|l| l["channel"] == "sky" && l["match_key"] == key)
+        .unwrap();
+    assert_eq!(sky["text"], format!("{head}\n{utc}\n{page}\n#ZIMvBAN"));
+    assert_eq!(
+        sky["shown"],
+        format!("{head}\n{utc}\ncricbuzz.com/live-cricket-s…\n#ZIMvBAN")
+    );
+    assert_eq!(sky["card"]["embed"]["external"]["uri"], page);
+    // A channel of a sink that takes no hashtags refuses the field.
+    let refused = EVERY_SINK.replace("webhook_url_env", "hashtags = true\nwebhook_url_env");
+    let o = dry_run_with(dir.path(), &refused, &[]).await;
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("channel \"club\": field `hashtags`: a discord channel does not take it (it is for x and mastodon and bluesky and telegram channels)"),
+        "{stderr}"
+    );
+}
