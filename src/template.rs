@@ -656,18 +656,63 @@ impl Template {
     fn render_fields(&self, fields: &impl Serialize) -> Result<String, TemplateError> {
         let name = self.path.display().to_string();
         let template = self.env.get_template(&name).map_err(|e| invalid(&self.path, "", e))?;
-        let raw = template
-            .render(minijinja::value::Serde(fields))
-            .map_err(|e| invalid(&self.path, template.source(), e))?;
+        // Written into a bounded buffer, not collected whole: fuel bounds the steps, and one
+        // step can write a string of many megabytes (`{{ "x" * 99999999 }}`).
+        let mut out = Bounded::default();
+        let rendered = template.render_captured_to(minijinja::value::Serde(fields), &mut out);
+        if out.over {
+            return Err(TemplateError::Unusable {
+                path: self.path.clone(),
+                // MAX_RENDERED_BYTES, as a tested literal (the reason is a static text).
+                reason: "it renders more than 262144 bytes for one post (a string built too large): make it simpler",
+            });
+        }
+        rendered.map_err(|e| invalid(&self.path, template.source(), e))?;
+        let raw = String::from_utf8_lossy(&out.bytes);
         let lines: Vec<&str> = raw.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
         Ok(lines.join("\n"))
     }
 }
 
-/// The most steps of minijinja's engine one post may take (its "fuel": about one per
-/// instruction, <https://docs.rs/minijinja/latest/minijinja/struct.Environment.html#method.set_fuel>).
-/// The built-in template takes under a hundred; a 64 KiB template of plain fields a few
-/// thousand. Over it, the template is refused at load ([`TemplateError::Unusable`]).
+/// The most bytes one rendering of a template may write: 256 KiB, far above any platform's
+/// longest post (Telegram's 4,096 characters, at most 16 KiB of UTF-8) and above what a
+/// [`MAX_TEMPLATE_BYTES`] template of plain fields renders to, so only a template that builds a
+/// string meets it. Over it, the template is refused ([`TemplateError::Unusable`]): at load,
+/// where the trial render meets it, or for the match whose fields made it so.
+pub const MAX_RENDERED_BYTES: usize = 256 * 1024;
+
+/// A template's output, kept up to [`MAX_RENDERED_BYTES`]; a write past it is refused (the
+/// rendering stops with a write error) and `over` says why.
+#[derive(Default)]
+struct Bounded {
+    bytes: Vec<u8>,
+    over: bool,
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len().saturating_add(buf.len()) > MAX_RENDERED_BYTES {
+            self.over = true;
+            return Err(std::io::Error::other("template output over its bound"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The most steps of minijinja's engine one post may take (its "fuel",
+/// <https://docs.rs/minijinja/latest/minijinja/struct.Environment.html#method.set_fuel>):
+/// minijinja 3 charges one per instruction and one per 64 bytes of data it makes (output,
+/// strings built by `~`, `+`, `*`, literals, filters' results), and checks an allocation of
+/// known size before making it (its `src/vm/fuel.rs`). So it bounds the memory one rendering
+/// builds too, to about 12.8 MB (200,000 × 64 bytes), however the strings are built; the
+/// output is bounded tighter by [`MAX_RENDERED_BYTES`]. The built-in template takes under a
+/// hundred; a 64 KiB template of plain fields a few thousand. Over it, the template is refused
+/// at load ([`TemplateError::Unusable`]).
 pub const MAX_TEMPLATE_FUEL: u64 = 200_000;
 
 /// The most characters of template text quoted in an error.
@@ -680,7 +725,7 @@ fn invalid(path: &Path, text: &str, error: minijinja::Error) -> TemplateError {
         return TemplateError::Unusable {
             path: path.to_path_buf(),
             // MAX_TEMPLATE_FUEL, as a tested literal (the reason is a static text).
-            reason: "it takes more than 200000 steps to render one post (a loop too large, or loops in loops): make it simpler",
+            reason: "it takes more than 200000 steps to render one post (one per instruction, one per 64 bytes it builds: a loop too large, loops in loops, or a string built too large): make it simpler",
         };
     }
     let pointed = error
@@ -933,7 +978,7 @@ mod tests {
         assert_eq!(
             error.to_string(),
             format!(
-                "template inline: it takes more than {MAX_TEMPLATE_FUEL} steps to render one post (a loop too large, or loops in loops): make it simpler"
+                "template inline: it takes more than {MAX_TEMPLATE_FUEL} steps to render one post (one per instruction, one per 64 bytes it builds: a loop too large, loops in loops, or a string built too large): make it simpler"
             )
         );
         // The bound leaves room: a template file at its size cap, every field used again and
@@ -944,7 +989,63 @@ mod tests {
             fields.repeat((usize::try_from(MAX_TEMPLATE_BYTES).unwrap() - 12) / fields.len())
         );
         assert!(full.len() as u64 <= MAX_TEMPLATE_BYTES);
-        assert!(Template::from_source(Path::new("inline"), full).is_ok());
+        let loaded = Template::from_source(Path::new("inline"), full).unwrap();
+        let sample = sample_match();
+        let rendered = loaded.render(&sample, &sample.url).unwrap();
+        assert!(
+            rendered.len() > 40_000 && rendered.len() < MAX_RENDERED_BYTES,
+            "{}",
+            rendered.len()
+        );
+    }
+
+    #[test]
+    fn a_template_that_builds_a_huge_string_is_refused_naming_it() {
+        let refuse = |source: &str| {
+            let started = std::time::Instant::now();
+            let error = Template::from_source(Path::new("inline"), source.to_string()).unwrap_err();
+            // Refused before it is built: no second spent, no memory of its size taken.
+            assert!(started.elapsed() < std::time::Duration::from_secs(2), "{source}");
+            error.to_string()
+        };
+        let too_much_output = format!(
+            "template inline: it renders more than {MAX_RENDERED_BYTES} bytes for one post (a string built too large): make it simpler"
+        );
+        let too_much_work = format!(
+            "template inline: it takes more than {MAX_TEMPLATE_FUEL} steps to render one post (one per instruction, one per 64 bytes it builds: a loop too large, loops in loops, or a string built too large): make it simpler"
+        );
+        // Doubled in a loop to 512 KiB (1 MiB built in all, within the fuel): its output is
+        // over the bound.
+        let doubled = |times: u32| {
+            format!("{{{{ link }}}}{{% set ns = namespace(s='x') %}}{{% for i in range({times}) %}}{{% set ns.s = ns.s ~ ns.s %}}{{% endfor %}}{{{{ ns.s }}}}")
+        };
+        assert_eq!(refuse(&doubled(19)), too_much_output);
+        // Many small writes add up the same way.
+        assert_eq!(
+            refuse("{{ link }}{% for i in range(3000) %}{{ 'y' * 100 }}{% endfor %}"),
+            too_much_output
+        );
+        // Built but never written (2^40 bytes, or 99 MB in one step): the fuel, which counts
+        // the bytes built, stops it long before memory does.
+        assert_eq!(
+            refuse(&format!(
+                "{}{{# #}}",
+                doubled(40).replace("{{ ns.s }}", "{{ ns.s | length }}")
+            )),
+            too_much_work
+        );
+        assert_eq!(
+            refuse("{{ link }}{% set s = 'x' * 99999999 %}{{ s | length }}"),
+            too_much_work
+        );
+        // Just under the output bound renders whole.
+        let under = format!("{{{{ link }}}}{{{{ 'z' * {} }}}}", MAX_RENDERED_BYTES - 200);
+        let sample = sample_match();
+        let text = Template::from_source(Path::new("inline"), under)
+            .unwrap()
+            .render(&sample, &sample.url)
+            .unwrap();
+        assert_eq!(text.len(), sample.url.as_str().len() + MAX_RENDERED_BYTES - 200);
     }
 
     #[test]
