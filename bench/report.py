@@ -25,9 +25,34 @@ def t(secs):
     return f"{secs * 1e6:.0f} µs"
 
 
+def sites_section():
+    """Part 2b: the held cycle with two sites configured beside one (`examples/sites.rs`)."""
+    if not os.path.exists(os.path.join(out, "sites.json")):
+        return
+    st = load("sites.json")
+    rows = st["rows"]
+    ratio = st["ratio_2sites_to_1site"]
+    print(f"### 2b. Held cycle, two sites beside one ({st['matches']} matches; {st['repeats']} repeats × "
+          f"{st['held_cycles']} held cycles, the two rows alternating)\n")
+    print("| row | ms per 1,000 matches (median) | ÷ `held_1site` (target ≤ 1.10) |")
+    print("| --- | ---: | --- |")
+    print(f"| held_1site | {rows['held_1site']['ms_per_1000']:.2f} | 1 |")
+    print(f"| held_2sites | {rows['held_2sites']['ms_per_1000']:.2f} | median of per-cycle ratios "
+          f"{ratio:.3f} {'✅' if ratio <= 1.10 else '❌'}; ratio of medians {st['ratio_of_medians']:.3f} |")
+    print(f"| held_2sites_first | {rows['held_2sites_first']['ms_per_1000']:.2f} | (once per process: "
+          f"claims found through the other site's listings) |")
+    print(f"| sightings_1site | {rows['sightings_1site']['ms_per_1000']:.2f} | 1 (not judged) |")
+    print(f"| sightings_2sites (2 listings a match) | {rows['sightings_2sites']['ms_per_1000']:.2f} | "
+          f"median of per-cycle ratios {st['sightings_ratio']:.3f} (not judged) |")
+    print("\nPer-cycle ratios, in the order run: " + ", ".join(f"{r:.2f}" for r in st["ratios_each"]) + ".\n")
+
+
 print("### Machine\n\n```")
 print(open(os.path.join(out, "machine.txt")).read().rstrip())
 print("```\n")
+if os.environ.get("BENCH_ONLY") == "sites":
+    sites_section()
+    sys.exit(0)
 
 # 1. Extraction
 ext = load("extract.json")
@@ -146,6 +171,9 @@ print("\nJudged against 2×: `cycle_held`, a cycle's batch look-up of matches al
       "every cycle after a match's first sees it. `cycle_new` includes 1,000 posts to the "
       "loopback X stand-in.")
 print()
+
+# 2b. The held cycle with two sites beside one site (see sites_section).
+sites_section()
 
 # 3. Decision latency
 d = load("decision.json")
