@@ -1,7 +1,7 @@
 //! The held cycle with two sites configured beside the held cycle with one (issue 31: "the held
 //! cycle's cost stays within 10 % of today's"), measured side by side in one process on one
-//! Redis: the two rows' cycles alternate (one-site first in even cycles, two-site first in odd
-//! ones), so a shared machine's load falls on both alike.
+//! Redis: the rows' cycles take turns (each cycle starts with the next row), so a shared
+//! machine's load falls on every row alike.
 //!
 //! N matches, each between its own two sides, from the real Cricbuzz page's first announceable
 //! listing. Each cycle first builds its sightings from the listings (`Sightings`, as
@@ -12,19 +12,23 @@
 //!   claimed beforehand from those listings;
 //! - `held_2sites`: the same matches listed by two sites, the second in its own wording ("42nd
 //!   Match, Super Eights, Group 2", ESPNcricinfo's: another match key), merged into one
-//!   sighting each by the same-match rule. Its claims were won by a process reading the second
-//!   site only, under that site's keys: the two-site process's first held cycle finds each
+//!   sighting each by the same-match rule; claimed beforehand from those merged sightings (both
+//!   sites configured from the start);
+//! - `held_2sites_other`: the same two sites' listings, but the claims were won by a process
+//!   reading the second site only, under that site's keys: the first held cycle finds each
 //!   through the other site's listing (the claim step's cross-site look-up) and learns where it
-//!   is; its later cycles read there, in the one batch;
-//! - `held_2sites_first`: that first held cycle, once per repeat (not in `held_2sites`);
+//!   is; the later cycles read there, in the one batch;
+//! - `held_2sites_other_first`: that first held cycle, once per repeat (not in the row above);
 //! - `sightings_1site`, `sightings_2sites`: building the cycle's sightings from N listings, or
-//!   from 2N (two sites), merged by the same-match rule.
+//!   from 2N (two sites) merged by the same-match rule.
 //!
-//! Usage: `cargo run --release --example sites -- REDIS_URL [MATCHES] [REPEATS] [HELD_CYCLES]`.
-//! Prints one JSON object on stdout: per row, ms per 1,000 matches (the median over every held
-//! cycle of every repeat) and every measurement; `ratio_2sites_to_1site`, the median of the
-//! per-cycle ratios of side-by-side held cycles (the ratio of the medians beside it), and
-//! `sightings_ratio`, the same for the sightings. Keys are left for the caller's Redis to drop
+//! Usage: `cargo run --release --example sites -- REDIS_URL [MATCHES] [REPEATS] [HELD_CYCLES]
+//! [ROW]`. Prints one JSON object on stdout: per row, ms per 1,000 matches (the median over
+//! every held cycle of every repeat) and every measurement; with every row run,
+//! `ratio_2sites_to_1site` and `ratio_2sites_other_to_1site`, the medians of the per-cycle
+//! ratios of side-by-side held cycles (the rows take turns going first), and `sightings_ratio`,
+//! the same for the sightings. `ROW` (`1site`, `2sites`, `2sites_other`) runs that row alone,
+//! for an instruction count under callgrind. Keys are left for the caller's Redis to drop
 //! (`bench/run.sh` starts one of its own).
 
 // A measuring harness, not the product: a failed step should stop it loudly.
@@ -77,11 +81,7 @@ fn side(i: usize, end: &str) -> String {
 /// Milliseconds of (the sightings, the held cycle).
 async fn held_cycle(announcer: &Announcer, memory: &mut Memory, links: &Links, page: Vec<Match>) -> (f64, f64) {
     let t = Instant::now();
-    let mut seen = Sightings::linking(links.clone());
-    for m in page {
-        seen.add(m);
-    }
-    let sightings = seen.into_vec();
+    let sightings = sightings_of(links, page);
     let built = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
     let refs: Vec<&Sighting> = sightings.iter().collect();
@@ -93,6 +93,45 @@ async fn held_cycle(announcer: &Announcer, memory: &mut Memory, links: &Links, p
     (built, t.elapsed().as_secs_f64() * 1e3)
 }
 
+/// A row: which listings a process reads, and whose claims it finds.
+#[derive(Debug, Clone, Copy)]
+enum Row {
+    /// One site's listings; claims won from them.
+    One,
+    /// Two sites' listings; claims won from the same two sites' sightings (both configured
+    /// from the start: the claim is under the key the process reads).
+    Two,
+    /// Two sites' listings; claims won by a process reading the second site only (under its
+    /// keys): found across sites once, then read where they are.
+    TwoOther,
+}
+
+impl Row {
+    fn name(self) -> &'static str {
+        match self {
+            Row::One => "1site",
+            Row::Two => "2sites",
+            Row::TwoOther => "2sites_other",
+        }
+    }
+
+    fn named(name: &str) -> Row {
+        [Row::One, Row::Two, Row::TwoOther]
+            .into_iter()
+            .find(|r| r.name() == name)
+            .expect("ROW: 1site, 2sites or 2sites_other")
+    }
+}
+
+/// The sightings a cycle makes of `page`.
+fn sightings_of(links: &Links, page: Vec<Match>) -> Vec<Sighting> {
+    let mut seen = Sightings::linking(links.clone());
+    for m in page {
+        seen.add(m);
+    }
+    seen.into_vec()
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -102,10 +141,12 @@ async fn bench(mock: mock_x::MockX) {
     let mut args = std::env::args().skip(1);
     let url = args
         .next()
-        .expect("usage: sites REDIS_URL [MATCHES] [REPEATS] [HELD_CYCLES]");
+        .expect("usage: sites REDIS_URL [MATCHES] [REPEATS] [HELD_CYCLES] [ROW]");
     let n: usize = args.next().map(|s| s.parse().unwrap()).unwrap_or(1000);
     let repeats: usize = args.next().map(|s| s.parse().unwrap()).unwrap_or(5);
     let held_cycles: usize = args.next().map(|s| s.parse().unwrap()).unwrap_or(HELD_CYCLES);
+    // One row alone (`1site`, `2sites`, `2sites_other`), for an instruction count.
+    let only: Option<String> = args.next();
     let root = env!("CARGO_MANIFEST_DIR");
     let page = std::fs::read_to_string(format!("{root}/fixtures/cricbuzz/live-scores_2026-07-17.html")).unwrap();
     let template_path = std::path::PathBuf::from(format!("{root}/templates/announce.txt"));
@@ -164,49 +205,55 @@ async fn bench(mock: mock_x::MockX) {
         )
     };
 
-    // Held cycles of each row, sightings of each row, first held cycles of the two-site
-    // process, and the per-cycle ratios (two sites ÷ one) of held cycles and of sightings.
-    let (mut single, mut double, mut firsts, mut ratios) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut built_1, mut built_2, mut built_ratios) = (Vec::new(), Vec::new(), Vec::new());
+    // The rows run, in the order of the first cycle; each later cycle starts one further on.
+    let rows: Vec<Row> = match only.as_deref() {
+        None => vec![Row::One, Row::Two, Row::TwoOther],
+        Some(name) => vec![Row::named(name)],
+    };
+    // Per row: its held cycles' and its sightings' times; per cycle, each row's (held, built).
+    let mut held: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
+    let mut built: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
+    let mut firsts: Vec<f64> = Vec::new();
     for r in 0..repeats {
-        let store = |tag: &str| {
-            let prefix = format!("{run}{tag}:{r}:");
-            let url = url.clone();
-            async move { ClaimStore::Redis(RedisClaims::connect(&url, &prefix, "bench").await.unwrap()) }
-        };
-        // Claims won beforehand: site one's by the one-site process's own listings; the
-        // two-site process's by a process that read site two only.
-        let (store_1, store_2) = (store("one").await, store("two").await);
-        for (store, page) in [(&store_1, &one), (&store_2, &two)] {
-            for m in page {
-                let s = Sighting::new(m.clone());
+        let mut runs = Vec::new();
+        for row in &rows {
+            let store = ClaimStore::Redis(
+                RedisClaims::connect(&url, &format!("{run}{}:{r}:", row.name()), "bench")
+                    .await
+                    .unwrap(),
+            );
+            // The claims, won beforehand: from the row's own sightings, or (TwoOther) by a
+            // process that read the second site only, under that site's keys.
+            let claimed: Vec<Sighting> = match row {
+                Row::One => sightings_of(&links, one.clone()),
+                Row::Two => sightings_of(&links, both.clone()),
+                Row::TwoOther => sightings_of(&links, two.clone()),
+            };
+            for s in &claimed {
                 store
                     .claim_match(&s.ids, &s.m.claim_title(), TTL, Duration::from_secs(60), false)
                     .await
                     .unwrap();
             }
+            let page = if matches!(row, Row::One) { &one } else { &both };
+            let (a, mut memory) = (announcer(store), Memory::default());
+            // The first held cycle: it refreshes TTLs (due on a first look-up); TwoOther's
+            // finds each claim through the other site's listing (timed: `…_first`).
+            let first = held_cycle(&a, &mut memory, &links, page.clone()).await.1;
+            if matches!(row, Row::TwoOther) {
+                firsts.push(first);
+            }
+            runs.push((a, memory, page));
         }
-        let (a1, a2) = (announcer(store_1), announcer(store_2));
-        let (mut m1, mut m2) = (Memory::default(), Memory::default());
-        // Each process's first held cycle: it refreshes TTLs (due on a first look-up), and the
-        // two-site one finds its claims through the other site's listings.
-        held_cycle(&a1, &mut m1, &links, one.clone()).await;
-        firsts.push(held_cycle(&a2, &mut m2, &links, both.clone()).await.1);
         for c in 0..held_cycles {
-            let (p1, p2) = (one.clone(), both.clone());
-            let (t1, t2) = if c % 2 == 0 {
-                let t1 = held_cycle(&a1, &mut m1, &links, p1).await;
-                (t1, held_cycle(&a2, &mut m2, &links, p2).await)
-            } else {
-                let t2 = held_cycle(&a2, &mut m2, &links, p2).await;
-                (held_cycle(&a1, &mut m1, &links, p1).await, t2)
-            };
-            single.push(t1.1);
-            double.push(t2.1);
-            ratios.push(t2.1 / t1.1);
-            built_1.push(t1.0);
-            built_2.push(t2.0);
-            built_ratios.push(t2.0 / t1.0);
+            for k in 0..runs.len() {
+                let i = (c + k) % runs.len();
+                let (a, memory, page) = &mut runs[i];
+                let listings = page.to_vec();
+                let (b, h) = held_cycle(a, memory, &links, listings).await;
+                built[i].push(b);
+                held[i].push(h);
+            }
         }
     }
     let per_1000 = |ms: f64| ms * 1000.0 / n as f64;
@@ -216,24 +263,34 @@ async fn bench(mock: mock_x::MockX) {
             "ms_each": t.iter().map(|ms| (per_1000(*ms) * 1000.0).round() / 1000.0).collect::<Vec<_>>(),
         })
     };
-    println!(
-        "{}",
-        serde_json::json!({
-            "matches": n,
-            "repeats": repeats,
-            "held_cycles": held_cycles,
-            "rows": {
-                "held_1site": row(&single),
-                "held_2sites": row(&double),
-                "held_2sites_first": row(&firsts),
-                "sightings_1site": row(&built_1),
-                "sightings_2sites": row(&built_2),
-            },
-            "ratio_2sites_to_1site": median(ratios.clone()),
-            "ratio_of_medians": median(double.clone()) / median(single.clone()),
-            "ratios_each": ratios.iter().map(|r| (r * 1000.0).round() / 1000.0).collect::<Vec<_>>(),
-            "sightings_ratio": median(built_ratios.clone()),
-            "sightings_ratios_each": built_ratios.iter().map(|r| (r * 1000.0).round() / 1000.0).collect::<Vec<_>>(),
-        })
-    );
+    let mut out = serde_json::Map::new();
+    for (i, r) in rows.iter().enumerate() {
+        out.insert(format!("held_{}", r.name()), row(&held[i]));
+    }
+    if !firsts.is_empty() {
+        out.insert("held_2sites_other_first".into(), row(&firsts));
+    }
+    for (i, r) in rows.iter().enumerate().filter(|(_, r)| !matches!(r, Row::TwoOther)) {
+        out.insert(format!("sightings_{}", r.name()), row(&built[i]));
+    }
+    // Per-cycle ratios of side-by-side cycles (row ÷ one site), when every row ran.
+    let ratios = |of: &[Vec<f64>], i: usize| -> Vec<f64> { of[i].iter().zip(&of[0]).map(|(x, one)| x / one).collect() };
+    let rounded = |v: &[f64]| v.iter().map(|r| (r * 1000.0).round() / 1000.0).collect::<Vec<_>>();
+    let mut summary = serde_json::json!({
+        "matches": n,
+        "repeats": repeats,
+        "held_cycles": held_cycles,
+        "rows": out,
+    });
+    if rows.len() == 3 {
+        let (two, other, sights) = (ratios(&held, 1), ratios(&held, 2), ratios(&built, 1));
+        summary["ratio_2sites_to_1site"] = median(two.clone()).into();
+        summary["ratio_2sites_other_to_1site"] = median(other.clone()).into();
+        summary["ratio_of_medians"] = (median(held[1].clone()) / median(held[0].clone())).into();
+        summary["ratios_each"] = rounded(&two).into();
+        summary["ratios_other_each"] = rounded(&other).into();
+        summary["sightings_ratio"] = median(sights.clone()).into();
+        summary["sightings_ratios_each"] = rounded(&sights).into();
+    }
+    println!("{summary}");
 }
