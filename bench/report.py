@@ -25,9 +25,40 @@ def t(secs):
     return f"{secs * 1e6:.0f} µs"
 
 
+def sites_section():
+    """Part 2b: the held cycle with two sites configured beside one (`examples/sites.rs`)."""
+    if not os.path.exists(os.path.join(out, "sites.json")):
+        return
+    st = load("sites.json")
+    rows = st["rows"]
+    print(f"### 2b. Held cycle, two sites beside one ({st['matches']} matches; {st['repeats']} repeats × "
+          f"{st['held_cycles']} held cycles, the rows taking turns)\n")
+    print("| row | ms per 1,000 matches (median) | ÷ `held_1site`, median of per-cycle ratios (target ≤ 1.10) |")
+    print("| --- | ---: | --- |")
+
+    def judged(ratio):
+        return f"{ratio:.3f} {'✅' if ratio <= 1.10 else '❌'}"
+
+    print(f"| held_1site | {rows['held_1site']['ms_per_1000']:.2f} | 1 |")
+    print(f"| held_2sites (claims under the key read) | {rows['held_2sites']['ms_per_1000']:.2f} | "
+          f"{judged(st['ratio_2sites_to_1site'])} (ratio of medians {st['ratio_of_medians']:.3f}) |")
+    print(f"| held_2sites_other (claims under the other site's keys) | {rows['held_2sites_other']['ms_per_1000']:.2f} | "
+          f"{judged(st['ratio_2sites_other_to_1site'])} |")
+    print(f"| held_2sites_other_first | {rows['held_2sites_other_first']['ms_per_1000']:.2f} | (once per process: "
+          f"each claim found through the other site's listing; not judged) |")
+    print(f"| sightings_1site | {rows['sightings_1site']['ms_per_1000']:.2f} | 1 (not judged) |")
+    print(f"| sightings_2sites (2 listings a match) | {rows['sightings_2sites']['ms_per_1000']:.2f} | "
+          f"{st['sightings_ratio']:.3f} (not judged) |")
+    print("\nPer-cycle ratios `held_2sites` ÷ `held_1site`, in the order run: "
+          + ", ".join(f"{r:.2f}" for r in st["ratios_each"]) + ".\n")
+
+
 print("### Machine\n\n```")
 print(open(os.path.join(out, "machine.txt")).read().rstrip())
 print("```\n")
+if os.environ.get("BENCH_ONLY") == "sites":
+    sites_section()
+    sys.exit(0)
 
 # 1. Extraction
 ext = load("extract.json")
@@ -146,6 +177,9 @@ print("\nJudged against 2×: `cycle_held`, a cycle's batch look-up of matches al
       "every cycle after a match's first sees it. `cycle_new` includes 1,000 posts to the "
       "loopback X stand-in.")
 print()
+
+# 2b. The held cycle with two sites beside one site (see sites_section).
+sites_section()
 
 # 3. Decision latency
 d = load("decision.json")

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs every benchmark of docs/benchmarks.md and prints one table with ratios.
 #
-#   bash bench/run.sh            # extraction, claim path, decision latency, memory, size
+#   bash bench/run.sh            # extraction, claim path, two sites, decision latency, memory, size
 #   BENCH_COLD=1 bash bench/run.sh   # also a cold `cargo build --release` in a fresh target dir
 #   BENCH_CLAIM_PAIRS=9 bash bench/run.sh   # claim path: pairs of (claims example, redis-benchmark); 5 by default
 #   CARGO_TARGET_DIR=… bash bench/run.sh   # builds and reads results there instead of target/
 #   BENCH_ONLY=extract bash bench/run.sh   # only part 1 (extraction) and its table: no Redis, no
 #                                          # release build of the examples (the slow part)
 #   BENCH_JSON_ROUNDS=9 bash bench/run.sh  # JSON API pages: alternating rounds of (ours, Python); 5 by default
+#   BENCH_ONLY=sites bash bench/run.sh     # only part 2b (the held cycle, two sites beside one) and
+#                                          # its table: Redis and the `sites` example alone
 #
 # Needs: redis-server and redis-benchmark (Redis 7), python3 with beautifulsoup4, lxml and
 # selectolax (`pip install beautifulsoup4 lxml selectolax`). Starts its own Redis on a free
@@ -33,6 +35,7 @@ log() { printf '== %s\n' "$*" >&2; }
 cat "$out/machine.txt" >&2
 
 # --- 1. Extraction: criterion for our parsers, then Python on the same pages.
+if [ "${BENCH_ONLY:-}" != sites ]; then
 log "cargo bench --bench parse"
 cargo bench --locked --bench parse >"$out/parse.log" 2>&1
 log "bench/extract.py (BeautifulSoup + lxml, selectolax)"
@@ -56,6 +59,7 @@ if [ "${BENCH_ONLY:-}" = extract ]; then
   python3 bench/report.py "$out" | tee "$out/report.md"
   exit 0
 fi
+fi
 
 # --- A dedicated Redis on a free loopback port, nothing kept on disk.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -65,6 +69,16 @@ trap 'kill "$redis_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 url="redis://127.0.0.1:$port/"
 log "redis on port $port (pid $redis_pid)"
+
+# --- 2b alone (BENCH_ONLY=sites): see below.
+if [ "${BENCH_ONLY:-}" = sites ]; then
+  log "cargo build --release --example sites"
+  cargo build --locked --release --example sites >"$out/build.log" 2>&1
+  log "sites example: held cycle, one site beside two sites"
+  $tgt/release/examples/sites "$url" 1000 5 10 >"$out/sites.json"
+  python3 bench/report.py "$out" | tee "$out/report-sites.md"
+  exit 0
+fi
 
 # --- Build the examples once, then run the binaries (no cargo in the timings).
 log "cargo build --release --examples --bin cricket-announcer"
@@ -84,6 +98,12 @@ for i in $(seq 1 "$pairs"); do
   $tgt/release/examples/claims "$url" 1000 5 >"$out/claims-$i.json"
   redis-benchmark -h 127.0.0.1 -p "$port" -P 16 -t set -n 100000 -q --csv >"$out/redis-benchmark-$i.csv"
 done
+
+# --- 2b. The held cycle with two sites configured beside one site (issue 31: within 10 %), the
+# two rows' cycles alternating in one process on the same server.
+redis-cli -p "$port" flushall >/dev/null
+log "sites example: held cycle, one site beside two sites"
+$tgt/release/examples/sites "$url" 1000 5 10 >"$out/sites.json"
 
 # --- 3. Decision latency.
 log "decision example"
