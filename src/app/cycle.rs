@@ -247,7 +247,11 @@ impl App {
                 Ok(None) => {
                     // What is current now was announced elsewhere already, or is old news:
                     // record it, post what is new.
-                    tracing::warn!(channel = %channel.name(), "new channel: recording the matches listed now without posting them (`seed --channel` does the same by hand)");
+                    if channel.event() == Event::Result {
+                        tracing::warn!(channel = %channel.name(), "results newly enabled on the channel: recording the results on the pages now without posting them");
+                    } else {
+                        tracing::warn!(channel = %channel.name(), "new channel: recording the matches listed now without posting them (`seed --channel` does the same by hand)");
+                    }
                     let sightings: Vec<Sighting> = seen.iter().map(|s| s.sighting.clone()).collect();
                     let seeded = match self.seed_channel(channel, &sightings, counts).await {
                         Ok(_) => channel.initialise(MarkerOrigin::NewChannel, self.marker_ttl()).await,
@@ -270,8 +274,15 @@ impl App {
                 .iter()
                 .filter(|s| {
                     let m = &s.sighting.m;
-                    self.filter.check_any_state(m).and_then(|()| channel.takes(m)).is_ok()
-                        && announcer.result_due(m, now)
+                    if self.filter.check_any_state(m).and_then(|()| channel.takes(m)).is_err() {
+                        return false;
+                    }
+                    let due = announcer.result_due(m, now);
+                    if !due && matches!(m.state, crate::cricket::MatchState::Complete | crate::cricket::MatchState::Abandoned) {
+                        // Said, so a run that posts no result tells why (a new user saw nothing).
+                        tracing::debug!(match_key = %s.sighting.ids.key, channel = %channel.name(), "result not posted: no result on its page, or its end older than RESULT_MAX_AGE");
+                    }
+                    due
                 })
                 .map(|s| Work {
                     sighting: &s.sighting,
