@@ -32,6 +32,11 @@ struct Deployment {
 
 impl Deployment {
     async fn new(pds: &Pds, name: &str, service: &str) -> Deployment {
+        Deployment::with(pds, name, service, "").await
+    }
+
+    /// [`Deployment::new`] with `extra` lines in its channel's table.
+    async fn with(pds: &Pds, name: &str, service: &str, extra: &str) -> Deployment {
         let site = page_server().await;
         let account = pds
             .account(&format!("{name}{}", &uuid::Uuid::new_v4().simple().to_string()[..8]))
@@ -40,7 +45,7 @@ impl Deployment {
         std::fs::write(
             dir.path().join("channels.toml"),
             format!(
-                "[[channel]]\nname = \"{CHANNEL}\"\nsink = \"bluesky\"\nservice = \"{service}\"\nhandle = \"{}\"\napp_password_env = \"BLUESKY_APP_PASSWORD\"\n",
+                "[[channel]]\nname = \"{CHANNEL}\"\nsink = \"bluesky\"\nservice = \"{service}\"\nhandle = \"{}\"\napp_password_env = \"BLUESKY_APP_PASSWORD\"\n{extra}",
                 account.handle
             ),
         )
@@ -267,6 +272,59 @@ async fn each_match_is_one_record_with_its_exact_text_link_facet_and_card_at_its
                 "description": "Bangladesh tour of Zimbabwe, 2026 · Queens Sports Club, Bulawayo · Fri 17 Jul, 10:30 UTC",
             },
         })
+    );
+}
+
+/// A channel with `hashtags = true`: the server takes the tag facets beside the link's, each on
+/// its tag's UTF-8 bytes, and keeps them as sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hashtags_are_tag_facets_on_their_utf8_bytes_after_the_links_label() {
+    let Some(pds) = pds::shared("bluesky_pds::hashtags_are_tag_facets") else {
+        return;
+    };
+    let d = Deployment::with(pds, "tags", &pds.url, "hashtags = true\n").await;
+    d.backfill(0, "posted 4, skipped 0, failed 0").await;
+    let posts = posts_by_match(pds, &d).await;
+    let zim = &posts["2026-07-17_bangladesh-v-zimbabwe_2nd-t20i"].1;
+    let text = zim["text"].as_str().unwrap();
+    assert!(
+        text.ends_with("🕒 Fri 17 Jul, 10:30 UTC\ncricbuzz.com/live-cricket-s…\n#ZIMvBAN"),
+        "{text}"
+    );
+    assert_eq!(&text[169..177], "#ZIMvBAN");
+    assert_eq!(
+        zim["facets"][1],
+        serde_json::json!({
+            "index": {"byteStart": 169, "byteEnd": 177},
+            "features": [{"$type": "app.bsky.richtext.facet#tag", "tag": "ZIMvBAN"}],
+        })
+    );
+    // Two tags: each its own facet, on its own bytes.
+    let women = &posts["2026-07-17_durham-women-v-hampshire-women_2nd-semi-final"].1;
+    let text = women["text"].as_str().unwrap();
+    assert!(text.ends_with("\n#HSWvDURW #WomensT20Blast"), "{text}");
+    let tags: Vec<(String, String)> = women["facets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["features"][0]["$type"] == "app.bsky.richtext.facet#tag")
+        .map(|f| {
+            let (a, b) = (
+                f["index"]["byteStart"].as_u64().unwrap() as usize,
+                f["index"]["byteEnd"].as_u64().unwrap() as usize,
+            );
+            (
+                text[a..b].to_string(),
+                f["features"][0]["tag"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tags,
+        [
+            ("#HSWvDURW".to_string(), "HSWvDURW".to_string()),
+            ("#WomensT20Blast".to_string(), "WomensT20Blast".to_string())
+        ]
     );
 }
 

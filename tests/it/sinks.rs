@@ -1132,6 +1132,33 @@ fn a_template_is_fitted_to_each_sinks_rule_by_cutting_the_series() {
 
 // ---- X through the same Sink ----
 
+/// Hashtags are plain `#tag` text on X and Mastodon: the text goes as it is, tags and all.
+#[tokio::test]
+async fn x_and_mastodon_send_hashtags_as_plain_text() {
+    let (x, masto) = (MockServer::start().await, MockServer::start().await);
+    crate::helpers::x_accepts(&x, 1).await;
+    Mock::given(method("POST"))
+        .and(path("/api/v1/statuses"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(serde_json::json!({"id": "1", "url": "https://m.example/1"})),
+        )
+        .expect(1)
+        .mount(&masto)
+        .await;
+    let (token, _dir) = won().await;
+    let card = Card::of(&zim_v_ban(), Zone::default());
+    let sink = Sink::x(&base(&x), crate::helpers::credentials(), NORMAL, CONNECT).unwrap();
+    sink.post(Post::with_card(TAGGED, &card), &token).await.unwrap();
+    mastodon(&base(&masto), NORMAL, MASTO_CHANNEL)
+        .post(Post::with_card(TAGGED, &card), &token)
+        .await
+        .unwrap();
+    let tweet: serde_json::Value = requests(&x).await[0].body_json().unwrap();
+    assert_eq!(tweet, serde_json::json!({"text": TAGGED}));
+    let status: serde_json::Value = requests(&masto).await[0].body_json().unwrap();
+    assert_eq!(status, serde_json::json!({"status": TAGGED, "visibility": "unlisted"}));
+}
+
 #[tokio::test]
 async fn x_posts_through_the_sink_unchanged_and_refuses_281_weighted_characters_unsent() {
     let server = MockServer::start().await;
