@@ -802,6 +802,28 @@ mod tests {
     }
 
     #[test]
+    fn tag_facets_fall_on_the_bytes_the_reference_library_finds() {
+        // `RichText.detectFacetsWithoutResolution` of @atproto/api 0.20.44 (the PDS's
+        // install, tests/pds) on this text: the label at 138..168, tags at 169..178,
+        // 179..194, 202..206 (`#AUS`, not `(#IND`) and 215..227 (`＃全日本`); `#2026` none.
+        let text =
+            "Coming up: Zimbabwe v Bangladesh, 2nd T20I\nBangladesh tour of Zimbabwe, 2026\n📍 Queens Sports Club, \
+                    Bulawayo\n🕒 Fri 17 Jul, 10:30 UTC\nhttps://www.cricbuzz.com/live-cricket-scores/158062\n#HSWvDURW \
+                    #WomensT20Blast (#IND, #AUS.) #2026 ＃全日本";
+        let shown = labelled(text);
+        let ranges: Vec<(u64, u64)> = facets(&shown)
+            .iter()
+            .map(|f| {
+                (
+                    f["index"]["byteStart"].as_u64().unwrap(),
+                    f["index"]["byteEnd"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(ranges, [(138, 168), (169, 178), (179, 194), (202, 206), (215, 227)]);
+    }
+
+    #[test]
     fn only_a_whole_word_after_space_is_a_tag() {
         let spans = |t: &str| -> Vec<String> { tag_spans(t).into_iter().map(|(s, e)| t[s..e].to_string()).collect() };
         assert_eq!(spans("#INDvAUS #T20WorldCup"), ["#INDvAUS", "#T20WorldCup"]);
