@@ -568,7 +568,7 @@ impl Announcer {
             } => {
                 let holder = Holder::from(&claim);
                 learn(memory, s, &held_key);
-                self.log_held(s, &held_key, &claim, &via, facts.as_ref());
+                self.log_held(s, &held_key, &claim, &via, facts.as_ref(), claimed_at);
                 // A still-listed match must never expire into a second announcement.
                 if let Err(e) = self.store.refresh(&held_key, self.policy.ttl).await {
                     tracing::warn!(error.message = %e, "could not refresh the claim's TTL");
@@ -628,7 +628,8 @@ impl Announcer {
 
     /// Logs a sighting found held by the claim step: through another identity (what changed
     /// since the claim, and which identity found it; through another site's listing, which
-    /// listing holds it and the facts compared), or under its own key (a race lost).
+    /// listing holds it and the facts compared), or under its own key (a race lost). `now` is
+    /// the store's time read for the claim, by which the holder's deadline (stuck) is judged.
     fn log_held(
         &self,
         s: &Sighting,
@@ -636,6 +637,7 @@ impl Announcer {
         claim: &crate::claim::Claim,
         via: &Identity,
         facts: Option<&Facts>,
+        now: chrono::DateTime<Utc>,
     ) {
         let holder = &Holder::from(claim);
         let changed = key.changes_to(&s.ids.key);
@@ -667,7 +669,7 @@ impl Announcer {
             holder_facts = facts.map(tracing::field::display),
             seen_facts = s.ids.facts.as_ref().map(tracing::field::display),
             owner = %holder.owner,
-            state = %holder.display_state(self.clock.now(), self.policy.stuck_after),
+            state = %holder.display_state(now, self.policy.stuck_after),
             "skipped: {message}"
         );
     }
