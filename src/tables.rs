@@ -58,7 +58,7 @@ impl Column {
 
 /// The table as text, one line per row after the header, each line ending with `\n`. Unless
 /// `wide`, the cuttable columns are narrowed, rightmost first, until the table fits [`WIDTH`]
-/// (or each is at its minimum).
+/// (or each is at its minimum: the columns kept whole may then make it wider).
 pub(crate) fn render(columns: &[Column], rows: &[Vec<String>], wide: bool) -> String {
     let mut widths: Vec<usize> = columns
         .iter()

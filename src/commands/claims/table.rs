@@ -7,9 +7,12 @@ use cricket_announcer::claim::{known_time, Claim, ListedClaim};
 use cricket_announcer::event::Event;
 use cricket_announcer::text::escaped;
 use std::time::Duration;
+use unicode_width::UnicodeWidthStr;
 
 /// Prints `claims` as a table fitting 100 columns (every field in full when `wide`), or one
-/// JSON object per line; a claim past its owner's deadline (or claimed for longer than
+/// JSON object per line. The match key and the post id are never cut (a reader pastes them
+/// into the next command, and a cut key made the rows of one fixture look alike): the owner
+/// and the detail are cut instead, and a table whose keys and ids alone are too long is wider; a claim past its owner's deadline (or claimed for longer than
 /// `stuck_after`) at `now`, the store's time (`ClaimStore::now`), shows as stuck.
 ///
 /// # Errors
@@ -59,13 +62,23 @@ pub(super) fn print_claims(
             row
         })
         .collect();
+    // The detail column is never cut below its longest post id (X and Discord ids are 19
+    // digits, a Bluesky one an `at://` address), bounded by the table's width so a foreign
+    // record's endless id cannot widen it without end.
+    let longest_id = claims
+        .iter()
+        .filter_map(|(_, c)| c.claim.post_id.as_deref())
+        .map(|id| escaped(id).width())
+        .max()
+        .unwrap_or(0)
+        .min(tables::WIDTH);
     let mut columns = vec![
-        Column::cut("MATCH KEY", 30),
+        Column::fixed("MATCH KEY"),
         Column::fixed("STATE"),
-        Column::cut("OWNER", 12),
+        Column::cut("OWNER", 10),
         Column::fixed("SINCE (UTC)"),
         Column::number("TTL (s)"),
-        Column::cut("TWEET / DETAIL", 16),
+        Column::cut("TWEET / DETAIL", longest_id.max(16)),
     ];
     if events {
         columns.insert(1, Column::fixed("EVENT"));
