@@ -186,6 +186,7 @@ impl App {
         let store = channel.announcer.store();
         // Named when a channels file names the channels, as the dry run's posts are.
         let named = self.channels_file.then(|| channel.name());
+        let result = (channel.event() != crate::event::Event::Announce).then(|| channel.event().as_str());
         let (lead, now) = (channel.announcer.lead(), self.clock.now());
         let mut placeholders = 0;
         for s in matches {
@@ -242,9 +243,17 @@ impl App {
                 if let (Some(name), Some(fields)) = (named, line.as_object_mut()) {
                     fields.insert("channel".into(), name.into());
                 }
+                if let (Some(event), Some(fields)) = (result, line.as_object_mut()) {
+                    fields.insert("event".into(), event.into());
+                }
                 line.to_string()
             } else {
                 let prefix = named.map(|n| format!("[{n}] ")).unwrap_or_default();
+                // A result's record says so: the same match is listed for its announcement too.
+                let prefix = match result {
+                    Some(event) => format!("{prefix}({event}) "),
+                    None => prefix,
+                };
                 match &held {
                     None => format!("{prefix}would record {key}  {}", escaped(&title)),
                     Some(c) => format!(

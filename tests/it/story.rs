@@ -705,6 +705,37 @@ async fn the_environment_x_account_posts_results_with_events(kind: Kind) {
     helpers::cleanup(kind, &d.prefix).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_seed_lists_the_results_it_would_record_beside_the_announcements() {
+    let d = Deployment::new(Kind::Embedded, r#"["announce", "result"]"#).await;
+    let hours = TimeDelta::hours;
+    d.listing(
+        "Complete",
+        "Denmark won by 7 runs",
+        hours(4),
+        hours(-1),
+        Some([(150, 6), (143, 8)]),
+    );
+    let o = d
+        .bot(&[("STATES", "upcoming,live,complete")], &["--dry-run", "seed"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    for channel in ["x", "mastodon", "bluesky", "telegram", "discord"] {
+        for event in ["", "(result) "] {
+            let line = format!("[{channel}] {event}would record ");
+            assert_eq!(
+                stdout.lines().filter(|l| l.starts_with(&line)).count(),
+                1,
+                "{line}: {stdout}"
+            );
+        }
+    }
+    assert_eq!(d.p.posts().await.map(|p| p.len()), [0; 5]);
+}
+
 store_matrix!(
     the_environment_x_account_posts_results_with_events,
     a_result_whose_post_timed_out_is_settled_by_claims_reconcile_under_its_announcement,
