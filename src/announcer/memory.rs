@@ -39,11 +39,12 @@ pub struct Memory {
 
 impl Memory {
     /// Adds the matches skipped as held since the last call to the claims metric
-    /// (`result="held"`), in one update: the cycle calls it once a channel's turn is over.
-    pub fn publish_held(&mut self) {
+    /// (`result="held"`, with `event` when the turn was of an event other than the
+    /// announcement), in one update: the cycle calls it once a channel's turn is over.
+    pub fn publish_held(&mut self, event: crate::event::Event) {
         let held = std::mem::take(&mut self.held);
         if held > 0 {
-            metrics::counter!(crate::metric_names::CLAIMS, "result" => "held").increment(held);
+            crate::announcer::claims_counter("held", event).increment(held);
         }
     }
 

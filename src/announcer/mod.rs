@@ -578,7 +578,7 @@ impl Announcer {
             MatchClaim::NoMarker => return Err(AnnounceError::NoMarker { key: key.clone() }),
             MatchClaim::Won(token) => token,
         };
-        metrics::counter!(crate::metric_names::CLAIMS, "result" => "won").increment(1);
+        claims_counter("won", self.event()).increment(1);
         // Stored beside its key (another match of the fixture holds that one): later cycles
         // read it there.
         learn(memory, s, token.key());
@@ -641,12 +641,12 @@ impl Announcer {
         let changed = key.changes_to(&s.ids.key);
         let own = via.is_key_of(&s.ids.key);
         if own && changed.is_empty() {
-            metrics::counter!(crate::metric_names::CLAIMS, "result" => "lost").increment(1);
+            claims_counter("lost", self.event()).increment(1);
             // A race lost just now: news, unlike a match held since an earlier cycle.
             self.log_skip(key, holder, "skipped: match already claimed", Level::INFO);
             return;
         }
-        metrics::counter!(crate::metric_names::CLAIMS, "result" => "held").increment(1);
+        claims_counter("held", self.event()).increment(1);
         let message = if changed.is_empty() {
             format!("held via {via}")
         } else {
@@ -766,6 +766,17 @@ impl Announcer {
                 memory.unrecorded += 1;
                 tracing::error!(error.message = %e, "could not record the post's outcome: the store did not answer; unless the write landed late, the claim stays `claimed` and shows as stuck after its deadline (`claims list --state stuck`)");
             }
+        }
+    }
+}
+
+/// The claims metric's counter of `result` (`won`, `lost`, `held`): an announcement's series as
+/// they always were, another event's with its `event` label (`event="result"`).
+pub(crate) fn claims_counter(result: &'static str, event: crate::event::Event) -> metrics::Counter {
+    match event {
+        crate::event::Event::Announce => metrics::counter!(crate::metric_names::CLAIMS, "result" => result),
+        other @ crate::event::Event::Result => {
+            metrics::counter!(crate::metric_names::CLAIMS, "result" => result, "event" => other.as_str())
         }
     }
 }

@@ -169,7 +169,7 @@ impl App {
         }
         let by_event = self.channels.iter().any(|c| c.event() != Event::Announce);
         for mut turn in turns {
-            turn.memory.publish_held();
+            turn.memory.publish_held(turn.channel.event());
             if by_event {
                 add_to_event(&mut summary, turn.channel.event(), &turn.counts);
             }
