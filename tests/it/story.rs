@@ -744,3 +744,70 @@ store_matrix!(
     a_first_start_on_a_page_of_finished_matches_posts_no_result,
     a_result_older_than_result_max_age_posts_none,
 );
+
+/// A held cycle with results enabled costs what it cost without them on Redis: the marker's
+/// refresh and one batch read, the result's namespace adding no round trip of its own (the
+/// matches of this saved page finished months ago: none is due a result).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_cycle_with_results_enabled_is_still_the_marker_refresh_and_one_batch() {
+    use tokio_util::sync::CancellationToken;
+    let redis = helpers::OwnRedis::start();
+    let x = MockServer::start().await;
+    helpers::x_accepts(&x, 4).await;
+    let prefix = helpers::unique_prefix();
+    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    let bot = helpers::live_app_with(
+        &["--redis-url".to_string(), redis.url()],
+        &prefix,
+        &[page.display().to_string()],
+        &x,
+        10,
+        &["--events", "announce,result"],
+    )
+    .await
+    .unwrap();
+    let events: Vec<_> = bot
+        .channels()
+        .iter()
+        .map(cricket_announcer::app::ChannelRun::event)
+        .collect();
+    assert_eq!(
+        events,
+        [
+            cricket_announcer::event::Event::Announce,
+            cricket_announcer::event::Event::Result
+        ]
+    );
+    assert!(bot.init_store().await.unwrap());
+    let conn = redis::Client::open(redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let reads = || {
+        let conn = conn.clone();
+        async move {
+            let mut conn = conn;
+            let stats: String = redis::cmd("INFO").arg("stats").query_async(&mut conn).await.unwrap();
+            redis::cmd("CONFIG")
+                .arg("RESETSTAT")
+                .exec_async(&mut conn)
+                .await
+                .unwrap();
+            // Less the INFO itself (RESETSTAT's read came before its reset).
+            stats
+                .lines()
+                .find_map(|l| l.strip_prefix("total_reads_processed:"))
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .unwrap()
+                - 1
+        }
+    };
+    let first = bot.cycle(&CancellationToken::new()).await;
+    assert_eq!(first.posted, 4, "{first:?}");
+    reads().await;
+    let held = bot.cycle(&CancellationToken::new()).await;
+    assert_eq!((held.posted, held.skipped), (0, 4), "{held:?}");
+    assert_eq!(reads().await, 2);
+    x.verify().await;
+}
