@@ -6,8 +6,6 @@ use crate::helpers::{live_app_with, redis_url, unique_prefix};
 use crate::sites::{cricbuzz_page, Edit};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// Cyprus v Estonia, 1st T20I, on the saved Cricbuzz API page: each listing below is this one,
 /// retold with sides, id and start of its own.
@@ -54,32 +52,9 @@ fn listing(i: usize, day: i64) -> impl Fn(&mut Value) {
     }
 }
 
-/// The texts X was sent, in order.
-async fn posted(x: &MockServer) -> Vec<String> {
-    x.received_requests()
-        .await
-        .unwrap_or_default()
-        .iter()
-        .map(|r| {
-            serde_json::from_slice::<Value>(&r.body).unwrap()["text"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_match_listed_behind_a_backlog_of_later_ones_is_posted_in_the_next_cycle() {
-    let x = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/2/tweets"))
-        .respond_with(
-            ResponseTemplate::new(201)
-                .set_body_json(serde_json::json!({"data": {"id": "1800000000000000001", "text": "ok"}})),
-        )
-        .mount(&x)
-        .await;
+    let x = crate::helpers::x_accepting_all().await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique_prefix();
     // A backlog of twenty, ten to twenty-nine days ahead, listed latest first.
@@ -104,7 +79,7 @@ async fn a_match_listed_behind_a_backlog_of_later_ones_is_posted_in_the_next_cyc
     let first = bot.cycle(&CancellationToken::new()).await;
     assert_eq!((first.posted, first.deferred), (5, 15), "{first:?}");
     // The soonest five of the backlog, soonest first: days 10 to 14 (listings 19 down to 15).
-    let texts = posted(&x).await;
+    let texts = crate::helpers::x_texts(&x).await;
     for (post, i) in texts.iter().zip([19, 18, 17, 16, 15]) {
         assert!(post.contains(&format!("{} Hawks", SIDES[i])), "{texts:#?}");
     }
@@ -112,7 +87,7 @@ async fn a_match_listed_behind_a_backlog_of_later_ones_is_posted_in_the_next_cyc
     std::fs::write(&file, page(true)).unwrap();
     let second = bot.cycle(&CancellationToken::new()).await;
     assert_eq!((second.posted, second.skipped), (5, 5), "{second:?}");
-    let texts = posted(&x).await;
+    let texts = crate::helpers::x_texts(&x).await;
     assert!(
         texts[5].starts_with("Coming up: Wigeon Hawks v Wigeon Owls"),
         "{texts:#?}"

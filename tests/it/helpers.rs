@@ -354,6 +354,35 @@ pub fn credentials() -> XCredentials {
 }
 
 /// Mounts a `POST /2/tweets` that answers 201 with tweet id `id`, expected `times` times.
+/// X on loopback, answering every post with 201 (no count expected).
+pub async fn x_accepting_all() -> MockServer {
+    let x = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/2/tweets"))
+        .respond_with(
+            ResponseTemplate::new(201)
+                .set_body_json(serde_json::json!({"data": {"id": "1800000000000000001", "text": "ok"}})),
+        )
+        .mount(&x)
+        .await;
+    x
+}
+
+/// The texts X was sent, in order.
+pub async fn x_texts(x: &MockServer) -> Vec<String> {
+    x.received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|r| {
+            serde_json::from_slice::<serde_json::Value>(&r.body).unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
 pub async fn x_accepts(server: &MockServer, times: u64) {
     Mock::given(method("POST"))
         .and(path("/2/tweets"))

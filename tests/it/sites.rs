@@ -18,8 +18,8 @@ use cricket_announcer::claim::ClaimState;
 use serde_json::{json, Value};
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use wiremock::MockServer;
 
 /// The saved ESPNcricinfo page: 13 matches, six of them upcoming (announced under the default
 /// states), Sri Lanka v England (id 1512760, 2026-02-22 09:30 UTC) among them.
@@ -192,21 +192,6 @@ async fn app(kind: Kind, prefix: &str, dir: &Path, sources: &[String], x: &MockS
         .unwrap()
 }
 
-/// The texts X was sent, in order.
-async fn posted(x: &MockServer) -> Vec<String> {
-    x.received_requests()
-        .await
-        .unwrap_or_default()
-        .iter()
-        .map(|r| {
-            serde_json::from_slice::<Value>(&r.body).unwrap()["text"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect()
-}
-
 /// One cycle of `app`: (posted, skipped), nothing failed.
 async fn cycle(app: &App) -> (usize, usize) {
     let s = app.cycle(&CancellationToken::new()).await;
@@ -271,7 +256,7 @@ async fn the_super_eight_game_three_sites_describe_differently_is_posted_once_in
     ] {
         assert!(ids.contains(&id.to_string()), "{id} in {ids:?}");
     }
-    let texts = posted(&x).await;
+    let texts = crate::helpers::x_texts(&x).await;
     let ours: Vec<&String> = texts.iter().filter(|t| t.contains("Sri Lanka v England")).collect();
     assert_eq!(ours.len(), 1, "{texts:?}");
     assert!(
@@ -321,7 +306,7 @@ async fn the_super_eight_game_is_posted_once_whichever_site_lists_it_first_in_su
         if order[0] == &cricketdata {
             // CricketData has no match pages: its post links to LINK_FALLBACK, Cricbuzz's live
             // scores by default, not to a cricketdata.org address that opens nothing.
-            let first = posted(&x).await.remove(0);
+            let first = crate::helpers::x_texts(&x).await.remove(0);
             assert!(first.contains("Sri Lanka v England"), "{first}");
             assert!(
                 first.ends_with("https://www.cricbuzz.com/cricket-match/live-scores"),
@@ -332,23 +317,10 @@ async fn the_super_eight_game_is_posted_once_whichever_site_lists_it_first_in_su
     }
 }
 
-/// An X stand-in that accepts every post (the tests count what it received).
-async fn x_accepting() -> MockServer {
-    let x = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/2/tweets"))
-        .respond_with(
-            ResponseTemplate::new(201).set_body_json(json!({"data": {"id": "1800000000000000001", "text": "ok"}})),
-        )
-        .mount(&x)
-        .await;
-    x
-}
-
 /// Sources of the pages `cricbuzz` (Cricbuzz API) and `cricketdata` (when not empty), written
 /// to a directory of their own, run for one cycle: the posts.
 async fn posts_of(kind: Kind, cricbuzz: &str, cricketdata: Option<&str>) -> usize {
-    let x = x_accepting().await;
+    let x = crate::helpers::x_accepting_all().await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique_prefix();
     let mut sources = vec![source(dir.path(), "cricbuzz-json", "cricbuzz.json", cricbuzz)];
@@ -506,7 +478,7 @@ async fn two_matches_that_look_alike_are_both_posted(kind: Kind) {
 /// The successive cycles of one bot on `pages` (the Cricbuzz API page rewritten before each):
 /// the posts of each.
 async fn posts_per_cycle(kind: Kind, pages: &[String]) -> Vec<usize> {
-    let x = x_accepting().await;
+    let x = crate::helpers::x_accepting_all().await;
     let dir = tempfile::tempdir().unwrap();
     let prefix = unique_prefix();
     let source = source(dir.path(), "cricbuzz-json", "cricbuzz.json", &pages[0]);
@@ -575,7 +547,7 @@ async fn three_processes_each_reading_one_site_post_the_super_eight_game_once(ki
         assert!(o.status.success(), "{out}\n{err}");
         stderr.push_str(&err);
     }
-    let texts = posted(&x).await;
+    let texts = crate::helpers::x_texts(&x).await;
     assert_eq!(
         texts.iter().filter(|t| t.contains("Sri Lanka v England")).count(),
         1,

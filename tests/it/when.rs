@@ -19,8 +19,8 @@ use cricket_announcer::config::{Config, Invocation, Needs};
 use cricket_announcer::cricket::MatchKey;
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use wiremock::MockServer;
 
 /// The saved listing: every match of the week from 16 June 2024.
 const FIXTURE: &str = "fixtures/cricbuzz/matches-v1-upcoming_2024-06-16.json";
@@ -129,20 +129,6 @@ async fn store_flags(kind: Kind, prefix: &str, dir: &Path) -> Vec<String> {
     }
 }
 
-/// X on loopback, answering every post with 201.
-async fn x_server() -> MockServer {
-    let x = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/2/tweets"))
-        .respond_with(
-            ResponseTemplate::new(201)
-                .set_body_json(serde_json::json!({"data": {"id": "1800000000000000001", "text": "ok"}})),
-        )
-        .mount(&x)
-        .await;
-    x
-}
-
 /// The first line of every post X received, in order.
 async fn posted(x: &MockServer) -> Vec<String> {
     x.received_requests()
@@ -229,7 +215,7 @@ async fn claim_of(app: &App, key: &str) -> Option<(ClaimState, DateTime<Utc>)> {
 async fn a_schedule_listed_five_days_ahead_posts_each_match_once_when_its_window_opens(kind: Kind) {
     let dir = tempfile::tempdir().unwrap();
     let prefix = helpers::unique_prefix();
-    let x = x_server().await;
+    let x = crate::helpers::x_accepting_all().await;
     let source = listing(dir.path());
     // Five days before the first match.
     let clock = Clock::manual(june(11, 8, 30));
@@ -264,7 +250,7 @@ async fn a_schedule_listed_five_days_ahead_posts_each_match_once_when_its_window
 async fn a_listing_moved_or_renamed_before_its_window_posts_once_at_the_new_time(kind: Kind) {
     let dir = tempfile::tempdir().unwrap();
     let prefix = helpers::unique_prefix();
-    let x = x_server().await;
+    let x = crate::helpers::x_accepting_all().await;
     let source = listing(dir.path());
     let clock = Clock::manual(june(15, 12, 0));
     let app = app(kind, &prefix, dir.path(), &source, &x, &clock).await;
@@ -312,7 +298,7 @@ async fn a_listing_moved_or_renamed_before_its_window_posts_once_at_the_new_time
 async fn a_match_first_seen_after_its_window_opened_posts_at_once(kind: Kind) {
     let dir = tempfile::tempdir().unwrap();
     let prefix = helpers::unique_prefix();
-    let x = x_server().await;
+    let x = crate::helpers::x_accepting_all().await;
     let source = listing(dir.path());
     // 11:30: the 2nd T20I started three hours ago (still listed upcoming), the 3rd's window
     // opened half an hour ago; the Cyprus series waits.
@@ -337,7 +323,7 @@ async fn a_match_first_seen_after_its_window_opened_posts_at_once(kind: Kind) {
 async fn a_first_start_with_seed_posts_the_later_matches_when_their_windows_open(kind: Kind) {
     let dir = tempfile::tempdir().unwrap();
     let prefix = helpers::unique_prefix();
-    let x = x_server().await;
+    let x = crate::helpers::x_accepting_all().await;
     let source = listing(dir.path());
     // 07:00: the 2nd T20I's window opened at 06:30; the rest wait.
     let clock = Clock::manual(june(16, 7, 0));
@@ -377,7 +363,7 @@ async fn a_first_start_with_seed_posts_the_later_matches_when_their_windows_open
 async fn run_with_a_five_minute_poll_announces_within_a_minute_of_each_window(kind: Kind) {
     let dir = tempfile::tempdir().unwrap();
     let prefix = helpers::unique_prefix();
-    let x = x_server().await;
+    let x = crate::helpers::x_accepting_all().await;
     let source = listing(dir.path());
     // Off the windows' grid: polls at 05:02:17, 05:07:17… never meet an opening.
     let start = june(16, 5, 2) + TimeDelta::seconds(17);
@@ -537,7 +523,7 @@ async fn check_sources_and_the_dry_run_say_when_each_match_is_announced() {
     let dir = tempfile::tempdir().unwrap();
     let source = listing(dir.path());
     let db = dir.path().join("claims.db");
-    let x = x_server().await;
+    let x = crate::helpers::x_accepting_all().await;
     // Announce the World Cup's matches for real first (all long begun by the system's clock).
     let mut live = bot(dir.path());
     crate::cli::with_x(&mut live, &x);
