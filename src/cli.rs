@@ -19,6 +19,11 @@ pub struct Cli {
     /// Machine-readable output: one JSON object per line.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Print every field of a table in full (by default a table fits 100 columns, long fields
+    /// cut with "…"): `check-sources`, `claims list`, `claims show`. Accepted before or after
+    /// the command, as `--json` is.
+    #[arg(long, global = true)]
+    pub wide: bool,
     /// A source, KIND=LOCATION or LOCATION (repeatable); replaces SOURCES.
     #[arg(long = "source", value_name = "SOURCE", global = true)]
     pub source: Vec<String>,
@@ -65,12 +70,7 @@ pub enum Command {
     },
     /// Fetch every configured source once and print a table: source, status, matches found,
     /// the first few matches. Exit 1 if any source failed.
-    CheckSources {
-        /// Print every field in full (by default the table fits 100 columns, long fields cut
-        /// with "…").
-        #[arg(long)]
-        wide: bool,
-    },
+    CheckSources,
     /// Inspect the claims in the store.
     Claims {
         /// The channel of the channels file whose claims to read (without a channels file, the
@@ -96,18 +96,15 @@ pub enum ClaimsCommand {
         /// Only claims in this state.
         #[arg(long, value_enum, ignore_case = true)]
         state: Option<ShownState>,
-        /// Print every field in full (by default the table fits 100 columns, long fields cut
-        /// with "…").
-        #[arg(long)]
-        wide: bool,
+        /// At most N claims (after --state): the first N by match key, the announcements'
+        /// before the results'.
+        #[arg(long, value_name = "N")]
+        limit: Option<std::num::NonZeroUsize>,
     },
     /// Show the claim on one match key.
     Show {
         /// The match key, as `claims list` prints it.
         key: String,
-        /// Print every field in full.
-        #[arg(long)]
-        wide: bool,
         /// The claim of this event: announce (the default) or result.
         #[arg(long, value_parser = read_event, default_value = "announce")]
         event: Event,
@@ -247,7 +244,7 @@ fn uses(path: &str) -> Vec<&'static str> {
         "run" => &[STORE, SOURCES, FILTER, POSTING, SCHEDULE, SERVICE],
         "backfill" => &[STORE, SOURCES, FILTER, POSTING, SCHEDULE, &["shutdown_grace_secs"]],
         "seed" => &[STORE, SOURCES, SCHEDULE, &["dry_run", "channels_file"]],
-        "check-sources" => &[SOURCES, STORE_CHECK, &["announce_before", "as_of"]],
+        "check-sources" => &[SOURCES, STORE_CHECK, &["announce_before", "as_of", "wide"]],
         "claims reconcile" => &[
             STORE,
             CLAIM_POLICY,
@@ -260,6 +257,7 @@ fn uses(path: &str) -> Vec<&'static str> {
                 "x_access_token_secret",
             ],
         ],
+        "claims list" | "claims show" => &[STORE, CLAIM_POLICY, &["channels_file", "wide"]],
         p if p.starts_with("claims") => &[STORE, CLAIM_POLICY, &["channels_file"]],
         _ => &[],
     };

@@ -37,7 +37,7 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, Failure> {
         Command::Run { init_store, cycles } => run::run(&config, stdout, init_store, cycles).await,
         Command::Backfill { init_store } => backfill::backfill(&config, stdout, init_store).await,
         Command::Seed { channel } => seed::seed(&config, stdout, channel.as_deref()).await,
-        Command::CheckSources { wide } => check_sources::check_sources(&config, wide).await,
-        Command::Claims { action, channel } => claims::claims(&config, action, channel.as_deref()).await,
+        Command::CheckSources => check_sources::check_sources(&config, cli.wide).await,
+        Command::Claims { action, channel } => claims::claims(&config, action, channel.as_deref(), cli.wide).await,
     }
 }

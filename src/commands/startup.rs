@@ -31,7 +31,7 @@ pub(super) fn configure(cli: &Cli) -> Result<Config, Failure> {
             "--shorten applies to a dry run of run or backfill only (a real post always shortens when SHORTENER is set)",
         ));
     }
-    if cli.settings.schedule.as_of.is_some() && !(cli.dry_run || matches!(cli.command, Command::CheckSources { .. })) {
+    if cli.settings.schedule.as_of.is_some() && !(cli.dry_run || matches!(cli.command, Command::CheckSources)) {
         return Err(Failure::usage(
             "--as-of applies to a dry run or check-sources only (a bot that writes claims judges time by the system's clock)",
         ));

@@ -526,6 +526,100 @@ async fn claims_list_shows_keys_and_post_ids_whole_and_cuts_the_owner() {
     assert!(rows[1].contains("ddd…"), "{table}");
 }
 
+/// `--limit N` lists at most N claims, after `--state`; `--wide` and `--json`, global flags,
+/// are accepted before `claims`, between `claims` and `list`, and after `list`.
+#[tokio::test]
+async fn claims_list_takes_a_limit_and_the_global_flags_anywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = unique_prefix();
+    let mut conn = raw_redis().await;
+    let now = chrono::Utc::now().to_rfc3339();
+    let owner = "o".repeat(150);
+    let states = [
+        ("2026-07-17_a-v-b_final", "posted"),
+        ("2026-07-17_c-v-d_final", "failed"),
+        ("2026-07-17_e-v-f_final", "failed"),
+    ];
+    for (key, state) in states {
+        let record = serde_json::json!({
+            "state": state, "owner": owner, "token": "t", "claimed_at": now, "updated_at": now,
+        });
+        let _: () = redis::cmd("SET")
+            .arg(format!("{prefix}match:{key}"))
+            .arg(record.to_string())
+            .arg("EX")
+            .arg(600)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    let mut outputs = Vec::new();
+    for args in [
+        &["claims", "list", "--limit", "1"][..],
+        &["claims", "list", "--state", "failed", "--limit", "1"],
+        &["claims", "list", "--limit", "5"],
+        &["claims", "list", "--limit", "0"],
+        &["--wide", "claims", "list"],
+        &["claims", "--wide", "list"],
+        &["claims", "list", "--wide"],
+        &["--json", "claims", "list"],
+        &["claims", "--json", "list"],
+        &["claims", "list", "--json", "--limit", "2"],
+    ] {
+        let o = bot(dir.path())
+            .env("REDIS_URL", redis_url())
+            .env("KEY_PREFIX", &prefix)
+            .args(args)
+            .output()
+            .await
+            .unwrap();
+        let (stdout, stderr) = text(&o);
+        outputs.push((args, o.status.code(), stdout, stderr));
+    }
+    for (key, _) in states {
+        let _: () = redis::cmd("DEL")
+            .arg(format!("{prefix}match:{key}"))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    let keys = |table: &str| -> Vec<String> {
+        table
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect()
+    };
+    let [limited, failed, five, zero, wide @ .., json_before, json_between, json_limited] = &outputs[..] else {
+        unreachable!()
+    };
+    for (args, code, stdout, stderr) in &outputs {
+        if args.contains(&"0") {
+            continue;
+        }
+        assert_eq!(*code, Some(0), "{args:?}: {stdout}{stderr}");
+    }
+    assert_eq!(keys(&limited.2), ["2026-07-17_a-v-b_final"], "{}", limited.2);
+    assert_eq!(keys(&failed.2), ["2026-07-17_c-v-d_final"], "{}", failed.2);
+    assert_eq!(keys(&five.2).len(), 3, "{}", five.2);
+    assert_eq!(zero.1, Some(2), "{}", zero.3);
+    assert!(zero.3.contains("--limit"), "{}", zero.3);
+    for (args, _, table, _) in wide {
+        assert_eq!(keys(table).len(), 3, "{args:?}: {table}");
+        assert!(table.lines().skip(1).all(|l| l.contains(&owner)), "{args:?}: {table}");
+    }
+    for (args, _, lines, _) in [json_before, json_between] {
+        assert_eq!(lines.lines().count(), 3, "{args:?}: {lines}");
+    }
+    let listed: Vec<serde_json::Value> = json_limited
+        .2
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let listed: Vec<&str> = listed.iter().map(|v| v["key"].as_str().unwrap()).collect();
+    assert_eq!(listed, ["2026-07-17_a-v-b_final", "2026-07-17_c-v-d_final"]);
+}
+
 /// A command that writes creates the schema `search_path` names, then the ledger; the commands
 /// that only read create nothing: a dry run reads every match as unclaimed, and `claims list`
 /// refuses (a mistyped schema must not read as "no claims").

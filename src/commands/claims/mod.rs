@@ -18,13 +18,19 @@ use cricket_announcer::cricket::Identity;
 use cricket_announcer::text::escaped;
 
 /// Runs the claims command `action`, on the channel named `channel` (required when the
-/// channels file has several; every channel for `reconcile` without it).
+/// channels file has several; every channel for `reconcile` without it); `wide` (`--wide`)
+/// prints the tables of `list` and `show` in full.
 ///
 /// # Errors
 /// A usage [`Failure`] for a key that is not a match key, a channel that does not exist or is
 /// not named, or a dry run of a command that writes; a [`Failure`] when the store cannot be
 /// opened or cannot answer.
-pub(super) async fn claims(config: &Config, action: ClaimsCommand, channel: Option<&str>) -> Result<Exit, Failure> {
+pub(super) async fn claims(
+    config: &Config,
+    action: ClaimsCommand,
+    channel: Option<&str>,
+    wide: bool,
+) -> Result<Exit, Failure> {
     if config.dry_run() && matches!(action, ClaimsCommand::Release { .. }) {
         return Err(Failure::usage(
             "claims release deletes a claim by design; it has no dry run (use `claims show` to look)",
@@ -74,8 +80,8 @@ pub(super) async fn claims(config: &Config, action: ClaimsCommand, channel: Opti
     };
     let store = channel_claims(&base, &config.posting.channels, name);
     match action {
-        ClaimsCommand::List { state, wide } => list::list(config, &store, state, wide, stuck_after).await,
-        ClaimsCommand::Show { key, wide, event } => {
+        ClaimsCommand::List { state, limit } => list::list(config, &store, (state, limit), wide, stuck_after).await,
+        ClaimsCommand::Show { key, event } => {
             show::show(
                 config,
                 &store.for_event(event),
