@@ -30,7 +30,7 @@ pub struct ScheduleSettings {
     /// file may list its own (events). Unset: announce.
     #[arg(long, env = "EVENTS", value_parser = OrBlank(Reads(read_events)), global = true)]
     pub events: Option<Blankable<Vec<Event>>>,
-    /// Post a result only this long after the match's end as its page shows it (24h, 90m):
+    /// Post a result only within this long of the match's end as its page shows it (24h, 90m):
     /// an older result, on a backfill or a page of old matches, is never posted. Unset: 24h.
     #[arg(long, env = "RESULT_MAX_AGE", value_parser = OrBlank(Reads(read_max_age)), global = true)]
     pub result_max_age: Option<Blankable<std::time::Duration>>,
