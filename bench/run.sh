@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark of docs/benchmarks.md and prints one table with ratios.
 #
-#   bash bench/run.sh            # extraction, claim path, two sites, decision latency, memory, size
+#   bash bench/run.sh            # extraction, claim path, two sites, results, decision latency, memory, size
 #   BENCH_COLD=1 bash bench/run.sh   # also a cold `cargo build --release` in a fresh target dir
 #   BENCH_CLAIM_PAIRS=9 bash bench/run.sh   # claim path: pairs of (claims example, redis-benchmark); 5 by default
 #   CARGO_TARGET_DIR=… bash bench/run.sh   # builds and reads results there instead of target/
@@ -105,6 +105,13 @@ redis-cli -p "$port" flushall >/dev/null
 log "sites example: held cycle, one site beside two sites"
 $tgt/release/examples/sites "$url" 1000 5 10 >"$out/sites.json"
 
+# --- 2c. The held cycle with results enabled beside without (issue 32: within 20 %), counted
+# in instructions (callgrind, when valgrind is here); its table is printed after the report.
+if command -v valgrind >/dev/null 2>&1; then
+  log "results: held cycle with results enabled beside without"
+  BIN=$tgt/release/cricket-announcer bash bench/results-held.sh >"$out/results-held.md"
+fi
+
 # --- 3. Decision latency.
 log "decision example"
 $tgt/release/examples/decision "$url" 300 >"$out/decision.json"
@@ -126,3 +133,7 @@ if [ "${BENCH_COLD:-0}" = 1 ]; then
 fi
 
 python3 bench/report.py "$out" | tee "$out/report.md"
+if [ -s "$out/results-held.md" ]; then
+  printf '\n## Held cycle with results enabled (docs/benchmarks.md 4c)\n\n'
+  cat "$out/results-held.md"
+fi
