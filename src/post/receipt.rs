@@ -28,7 +28,8 @@ impl Receipt {
     pub fn log_posted(&self) {
         match self.sink {
             SinkKind::X => tracing::info!(tweet_id = %self.id, "posted"),
-            _ => tracing::info!(post_id = %self.id, url = self.url.as_deref().unwrap_or(""), "posted"),
+            // A platform that gives no link (Bluesky, Telegram) leaves the field out, not empty.
+            _ => tracing::info!(post_id = %self.id, url = self.url.as_deref(), "posted"),
         }
     }
 }
