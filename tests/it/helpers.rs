@@ -609,6 +609,23 @@ pub async fn live_app_with(
     cap: u32,
     flags: &[&str],
 ) -> anyhow::Result<App> {
+    let args = live_args(store, prefix, sources, x, cap, flags, "backfill");
+    let cli = Cli::try_parse_from(args).unwrap();
+    let config = Config::from_settings(&cli.settings, Invocation::new(&cli.source, Needs::Posting))?;
+    Ok(App::build(&config, Buffer::default().output()).await?)
+}
+
+/// The command line of a bot on `store` (its flags) under `prefix`, reading `sources`, posting
+/// to the X stand-in `x` at most `cap` posts a cycle, with `flags` more, running `command`.
+pub fn live_args(
+    store: &[String],
+    prefix: &str,
+    sources: &[String],
+    x: &MockServer,
+    cap: u32,
+    flags: &[&str],
+    command: &str,
+) -> Vec<String> {
     let template = root().join("templates/announce.txt");
     let mut args: Vec<String> = vec!["cricket-announcer".into()];
     args.extend_from_slice(store);
@@ -634,13 +651,20 @@ pub async fn live_app_with(
             "ts",
             "--max-posts-per-cycle",
             &cap.to_string(),
-            "backfill",
+            command,
         ]
         .map(String::from),
     );
-    let cli = Cli::try_parse_from(args).unwrap();
-    let config = Config::from_settings(&cli.settings, Invocation::new(&cli.source, Needs::Posting))?;
-    Ok(App::build(&config, Buffer::default().output()).await?)
+    args
+}
+
+/// [`store_env`] as command-line flags (`REDIS_URL` → `--redis-url`, and so on).
+pub async fn store_flags(kind: Kind, prefix: &str, dir: &Path) -> Vec<String> {
+    store_env(kind, prefix, dir)
+        .await
+        .into_iter()
+        .flat_map(|(var, value)| [format!("--{}", var.to_lowercase().replace('_', "-")), value])
+        .collect()
 }
 
 /// One test per store: `store_matrix!(a, b)` makes `redis_store::a`, `embedded_store::a`,

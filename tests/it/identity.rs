@@ -9,7 +9,7 @@
 //! cut to the matches a test needs and edited as the site edits a listing.
 
 use crate::cli::{bot, text, with_x};
-use crate::helpers::{ensure_schema, raw_redis, redis_url, schema_for, schema_url, unique_prefix, x_accepts, Kind};
+use crate::helpers::{raw_redis, unique_prefix, x_accepts, Kind};
 use cricket_announcer::app::App;
 use cricket_announcer::claim::ClaimState;
 use cricket_announcer::cricket::MatchKey;
@@ -66,15 +66,7 @@ impl Bot {
 
 /// An `App` as `backfill` builds it, on a store of `kind` under `prefix`, reading `page`.
 async fn app(kind: Kind, prefix: &str, dir: &Path, pages: &[&Path], x: &MockServer) -> App {
-    let store: Vec<String> = match kind {
-        Kind::Redis => vec!["--redis-url".into(), redis_url()],
-        Kind::Embedded => vec!["--store-path".into(), dir.join("claims.db").display().to_string()],
-        Kind::Postgres => {
-            let schema = schema_for(prefix);
-            ensure_schema(&schema).await;
-            vec!["--database-url".into(), schema_url(&schema)]
-        }
-    };
+    let store = crate::helpers::store_flags(kind, prefix, dir).await;
     let sources: Vec<String> = pages.iter().map(|p| format!("cricbuzz-json={}", p.display())).collect();
     crate::helpers::live_app_on(&store, prefix, &sources, x, 50)
         .await

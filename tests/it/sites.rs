@@ -168,23 +168,10 @@ fn three_sites(dir: &Path) -> [String; 3] {
     ]
 }
 
-/// The store flags of `kind` under `prefix` (the embedded store's file in `dir`).
-async fn store_flags(kind: Kind, prefix: &str, dir: &Path) -> Vec<String> {
-    crate::helpers::store_env(kind, prefix, dir)
-        .await
-        .into_iter()
-        .map(|(var, value)| match var {
-            "REDIS_URL" => format!("--redis-url={value}"),
-            "STORE_PATH" => format!("--store-path={value}"),
-            _ => format!("--database-url={value}"),
-        })
-        .collect()
-}
-
 /// An `App` as `backfill` builds it on a store of `kind` under `prefix`, reading `sources`,
 /// with `flags` more.
 async fn app(kind: Kind, prefix: &str, dir: &Path, sources: &[String], x: &MockServer, flags: &[&str]) -> App {
-    let store = store_flags(kind, prefix, dir).await;
+    let store = crate::helpers::store_flags(kind, prefix, dir).await;
     // Paced above the pages' most posts in a cycle: every post is made in its cycle.
     let flags: Vec<&str> = ["--posts-per-minute", "100"].iter().chain(flags).copied().collect();
     crate::helpers::live_app_with(&store, prefix, sources, x, 50, &flags)

@@ -8,7 +8,7 @@
 //! day of five-minute polls passes in moments. X is a wiremock server; every store is real.
 
 use crate::cli::{bot, text};
-use crate::helpers::{self, ensure_schema, redis_url, root, schema_for, schema_url, store_matrix, Buffer, Kind};
+use crate::helpers::{self, root, store_matrix, Buffer, Kind};
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use clap::Parser;
 use cricket_announcer::app::{App, Summary};
@@ -116,19 +116,6 @@ fn edit(file: &Path, id: u64, change: impl Fn(&mut serde_json::Value)) {
     std::fs::write(file, serde_json::to_string(&page).unwrap()).unwrap();
 }
 
-/// The flags naming a store of `kind` under `prefix` (the SQLite file in `dir`).
-async fn store_flags(kind: Kind, prefix: &str, dir: &Path) -> Vec<String> {
-    match kind {
-        Kind::Redis => vec!["--redis-url".into(), redis_url()],
-        Kind::Embedded => vec!["--store-path".into(), dir.join("claims.db").display().to_string()],
-        Kind::Postgres => {
-            let schema = schema_for(prefix);
-            ensure_schema(&schema).await;
-            vec!["--database-url".into(), schema_url(&schema)]
-        }
-    }
-}
-
 /// The first line of every post X received, in order.
 async fn posted(x: &MockServer) -> Vec<String> {
     x.received_requests()
@@ -152,43 +139,21 @@ async fn last_post(x: &MockServer) -> String {
 /// The bot as `run` builds it, on `clock`: a store of `kind`, the listing at `source` limited
 /// to [`SERIES`], a two-hour lead, X at `x`, no pace or flood cap in the way.
 async fn app(kind: Kind, prefix: &str, dir: &Path, source: &Path, x: &MockServer, clock: &Clock) -> App {
-    let template = root().join("templates/announce.txt");
-    let mut args: Vec<String> = vec!["cricket-announcer".into()];
-    args.extend(store_flags(kind, prefix, dir).await);
-    args.extend(
-        [
-            "--source",
-            source.to_str().unwrap(),
-            "--key-prefix",
-            prefix,
-            "--template-path",
-            template.to_str().unwrap(),
-            "--x-api-base-url",
-            &x.uri(),
-            "--x-api-key",
-            "k",
-            "--x-api-secret",
-            "s",
-            "--x-access-token",
-            "t",
-            "--x-access-token-secret",
-            "ts",
-            "--series",
-            SERIES,
-            "--announce-before",
-            "2h",
-            "--poll-interval-secs",
-            "300",
-            "--posts-per-minute",
-            "1000",
-            "--posts-per-day",
-            "100000",
-            "--max-posts-per-cycle",
-            "20",
-            "run",
-        ]
-        .map(String::from),
-    );
+    let store = helpers::store_flags(kind, prefix, dir).await;
+    let flags = [
+        "--series",
+        SERIES,
+        "--announce-before",
+        "2h",
+        "--poll-interval-secs",
+        "300",
+        "--posts-per-minute",
+        "1000",
+        "--posts-per-day",
+        "100000",
+    ];
+    let sources = [source.to_str().unwrap().to_string()];
+    let args = helpers::live_args(&store, prefix, &sources, x, 20, &flags, "run");
     let cli = Cli::try_parse_from(args).unwrap();
     let config = Config::from_settings(&cli.settings, Invocation::new(&cli.source, Needs::Posting)).unwrap();
     App::build_on(&config, Buffer::default().output(), clock.clone())
