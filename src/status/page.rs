@@ -116,3 +116,124 @@ pub fn html(s: &Snapshot, cache_secs: u64) -> Result<String, minijinja::Error> {
 pub fn json(s: &Snapshot) -> Result<String, serde_json::Error> {
     serde_json::to_string_pretty(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::{ChannelRow, PostRow, PostState, SourceRow, Waiting, WindowRow};
+    use chrono::TimeZone;
+
+    const HOSTILE: &str = "<script>alert(1)</script>";
+    const ATTRIBUTE: &str = "\"><img src=x onerror=alert(2)>";
+
+    fn hostile() -> Snapshot {
+        let now = Utc.with_ymd_and_hms(2026, 12, 3, 12, 0, 0).unwrap();
+        Snapshot {
+            generated_at: now,
+            started_at: now - chrono::TimeDelta::hours(2),
+            version: "0.1.0".into(),
+            dry_run: false,
+            problems: vec![format!("posting halted on channel {HOSTILE}: 401")],
+            cycles: 3,
+            last_cycle: Some(now),
+            sources: vec![SourceRow {
+                source: format!("https://example.com/{ATTRIBUTE}"),
+                kind: "cricbuzz".into(),
+                host: "example.com".into(),
+                last_read: Some(now),
+                matches: Some(2),
+                reads: 3,
+                failures: 1,
+                failures_in_a_row: 0,
+                last_error: Some(HOSTILE.into()),
+                last_error_at: Some(now),
+                backoff_cycles: 0,
+            }],
+            channels: vec![ChannelRow {
+                channel: ATTRIBUTE.into(),
+                event: "announce".into(),
+                sink: "mastodon".into(),
+                posts_today: 1,
+                posts_this_week: 1,
+                failed: 0,
+                unknown: 0,
+                waiting: 1,
+                halted: Some(HOSTILE.into()),
+                posts_by_day: vec![0, 1],
+            }],
+            recent: vec![PostRow {
+                at: now,
+                channel: ATTRIBUTE.into(),
+                event: "announce".into(),
+                title: format!("{HOSTILE} v {ATTRIBUTE}"),
+                description: Some(HOSTILE.into()),
+                key: "k".into(),
+                match_url: Some("https://example.com/m?a=1&b=\"2\"".into()),
+                state: PostState::Posted,
+                post_id: Some("1".into()),
+                link: Some("https://mastodon.example/@bot/1?x=\"><b>".into()),
+                error: None,
+            }],
+            waiting: Waiting {
+                claims: Vec::new(),
+                stuck_last_cycle: 0,
+                windows: vec![WindowRow {
+                    channel: "x".into(),
+                    title: HOSTILE.into(),
+                    key: ATTRIBUTE.into(),
+                    opens: now,
+                }],
+            },
+            days: vec![now.date_naive().pred_opt().unwrap(), now.date_naive()],
+        }
+    }
+
+    #[test]
+    fn every_text_from_a_page_or_the_store_is_escaped_in_text_and_in_attributes() {
+        let page = html(&hostile(), 5).unwrap();
+        // No element or attribute made by the hostile texts: only the page's own tags.
+        assert!(!page.contains("<script"), "{page}");
+        assert!(!page.contains("<img"), "{page}");
+        assert!(!page.contains("<b>"), "{page}");
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"), "{page}");
+        assert!(page.contains("&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"), "{page}");
+        // A link's quote cannot end its attribute.
+        assert!(
+            page.contains("href=\"https:&#x2f;&#x2f;example.com&#x2f;m?a=1&amp;b=&quot;2&quot;\""),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn the_content_security_policy_names_the_one_stylesheet_the_page_inlines() {
+        let page = html(&hostile(), 5).unwrap();
+        assert_eq!(page.matches("<style>").count(), 1);
+        assert!(page.contains(&format!("<style>{STYLESHEET}</style>")));
+        let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(STYLESHEET.as_bytes()));
+        let csp = content_security_policy();
+        assert!(csp.starts_with("default-src 'none'; "), "{csp}");
+        assert!(csp.contains(&format!("style-src 'sha256-{hash}';")), "{csp}");
+        assert!(!csp.contains("script-src") && !csp.contains("unsafe"), "{csp}");
+        // Nothing on the page needs what the policy forbids.
+        assert!(!page.contains(" style="), "{page}");
+    }
+
+    #[test]
+    fn the_json_is_the_snapshot_the_page_renders() {
+        let s = hostile();
+        let back: Snapshot = serde_json::from_str(&json(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn time_ago_reads_in_the_largest_units_that_fit() {
+        let now = Utc.with_ymd_and_hms(2026, 12, 3, 12, 0, 0).unwrap();
+        let before = |secs| ago(now - chrono::TimeDelta::seconds(secs), now);
+        assert_eq!(before(0), "just now");
+        assert_eq!(before(42), "42 s ago");
+        assert_eq!(before(300), "5 min ago");
+        assert_eq!(before(3 * 3600 + 600), "3 h 10 min ago");
+        assert_eq!(before(2 * 86_400 + 4 * 3600), "2 d 4 h ago");
+        assert_eq!(before(-300), "in 5 min");
+    }
+}
