@@ -390,3 +390,80 @@ fn describe(outcome: &Settled) -> (String, Option<DateTime<Utc>>) {
         Settled::NotAsked { why } => (format!("not asked: {why}"), None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cricket::{sample_match, Site};
+    use crate::post::Receipt;
+    use chrono::TimeZone;
+
+    fn posted(id: &str) -> Outcome {
+        Outcome::Posted(Receipt {
+            sink: SinkKind::X,
+            id: id.into(),
+            url: None,
+            dedupe_key: None,
+            limits: None,
+            cid: None,
+        })
+    }
+
+    fn journal() -> Journal {
+        let start = Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap();
+        Journal::new(
+            &[],
+            vec![ChannelInfo {
+                name: "x".into(),
+                event: Event::Announce,
+                sink: SinkKind::X,
+            }],
+            start,
+        )
+    }
+
+    #[test]
+    fn it_keeps_the_last_fifty_posts_newest_first_and_fourteen_days_of_counts() {
+        let j = journal();
+        let start = Utc.with_ymd_and_hms(2026, 12, 1, 12, 0, 0).unwrap();
+        let s = Sighting::new(sample_match(Site::Cricbuzz, "1", "Zimbabwe", "Bangladesh", None));
+        // One post a day for 20 days, then 60 on the last.
+        for day in 0..20 {
+            j.announced(
+                "x",
+                Event::Announce,
+                &s,
+                &posted(&day.to_string()),
+                start + TimeDelta::days(day),
+            );
+        }
+        let last = start + TimeDelta::days(19);
+        for n in 0..60 {
+            j.announced("x", Event::Announce, &s, &posted(&format!("9{n}")), last);
+        }
+        let snap = j.snapshot(last, false);
+        assert_eq!(snap.recent.len(), RECENT_POSTS);
+        assert_eq!(snap.recent[0].post_id.as_deref(), Some("959"));
+        assert_eq!(snap.recent[0].link.as_deref(), Some("https://x.com/i/web/status/959"));
+        let c = &snap.channels[0];
+        assert_eq!(c.posts_by_day.len(), CHART_DAYS);
+        assert_eq!(c.posts_today, 61);
+        assert_eq!(c.posts_this_week, 61 + 6);
+        assert_eq!(c.posts_by_day.iter().sum::<u32>(), 61 + 13);
+        assert_eq!(snap.days.last(), Some(&last.date_naive()));
+    }
+
+    #[test]
+    fn what_is_not_a_post_is_not_listed_and_a_failure_is_counted_by_what_it_proves() {
+        let j = journal();
+        let at = Utc.with_ymd_and_hms(2026, 12, 1, 12, 0, 0).unwrap();
+        let s = Sighting::new(sample_match(Site::Cricbuzz, "1", "Zimbabwe", "Bangladesh", None));
+        j.announced("x", Event::Announce, &s, &Outcome::Withheld { reason: "not due" }, at);
+        // Another channel's, or another event's, is not this one's.
+        j.announced("y", Event::Announce, &s, &posted("1"), at);
+        j.announced("x", Event::Result, &s, &posted("1"), at);
+        let snap = j.snapshot(at, false);
+        assert!(snap.recent.is_empty());
+        assert_eq!(snap.channels[0].posts_today, 0);
+    }
+}
