@@ -10,7 +10,8 @@
 //! - [`telemetry`]: logging setup; [`clock`]: the wall clock every judgement of time reads.
 //! - [`app`]: wiring and the poll cycle (`run`, `backfill`); [`backoff`]: skipping a
 //!   source that keeps failing.
-//! - [`status`]: the operator's endpoint (`METRICS_ADDR`): Prometheus metrics and `/healthz`;
+//! - [`status`]: the operator's endpoint (`METRICS_ADDR`): Prometheus metrics, `/healthz` and
+//!   the status page; [`journal`]: what the running process did, kept in memory for that page;
 //!   [`metric_names`]: the metric names the cycle and the announcer record and it serves.
 //! - [`announcer`]: the per-match protocol (render → claim → shorten → post → record).
 //! - [`cricket`]: domain nouns (`Match`, `MatchKey`, `Format`, …); [`filter`]: which matches are announced;
@@ -44,6 +45,7 @@ pub mod event;
 pub mod filter;
 pub mod hashtags;
 pub mod http_client;
+pub mod journal;
 pub mod metric_names;
 pub mod post;
 pub mod reconcile;

@@ -1,5 +1,7 @@
 //! The operator's HTTP endpoint (`METRICS_ADDR`, `run` only): Prometheus metrics at
-//! `/metrics` and a health check at `/healthz`, on one small HTTP/1 listener.
+//! `/metrics`, a health check at `/healthz`, and the status page at `/` with its data at
+//! `/status.json` (`page.rs`, `chart.rs`, `cache.rs`; the data is [`crate::journal`]'s), on
+//! one small HTTP/1 listener. Every path is read-only.
 //!
 //! The exporter crate (`metrics-exporter-prometheus`) only *renders* here: its own listener
 //! (feature `http-listener`) answers every path with the metrics, so it cannot also serve a
@@ -7,7 +9,12 @@
 //!
 //! Metric names are the constants in [`names`]; every counter is cumulative since start.
 
+pub mod cache;
+pub mod chart;
+pub mod page;
+
 use crate::app::App;
+use cache::PageCache;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
@@ -69,9 +76,11 @@ fn describe() {
     describe_histogram!(names::CYCLE_DURATION, Unit::Seconds, "Duration of one poll cycle.");
 }
 
-/// Serves `/metrics` and `/healthz` on `listener` until `cancel` fires. `/healthz` answers
-/// 200 `ok`, or 503 with the reasons (see [`App::health`]).
+/// Serves `/metrics`, `/healthz`, `/` and `/status.json` on `listener` until `cancel` fires.
+/// `/healthz` answers 200 `ok`, or 503 with the reasons (see [`App::health`]); the page and
+/// its JSON come from [`App::snapshot`], cached for [`cache::CACHE_FOR`].
 pub async fn serve(listener: TcpListener, metrics: PrometheusHandle, app: Arc<App>, cancel: CancellationToken) {
+    let pages = Arc::new(PageCache::default());
     loop {
         let stream = tokio::select! {
             _ = cancel.cancelled() => break,
@@ -83,10 +92,10 @@ pub async fn serve(listener: TcpListener, metrics: PrometheusHandle, app: Arc<Ap
                 }
             },
         };
-        let (metrics, app) = (metrics.clone(), app.clone());
+        let (metrics, app, pages) = (metrics.clone(), app.clone(), pages.clone());
         let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-            let (metrics, app) = (metrics.clone(), app.clone());
-            async move { Ok::<_, Infallible>(answer(req.uri().path(), &metrics, &app).await) }
+            let (metrics, app, pages) = (metrics.clone(), app.clone(), pages.clone());
+            async move { Ok::<_, Infallible>(answer(&req, &metrics, &app, &pages).await) }
         });
         tokio::spawn(async move {
             let io = hyper_util::rt::TokioIo::new(stream);
@@ -100,7 +109,41 @@ pub async fn serve(listener: TcpListener, metrics: PrometheusHandle, app: Arc<Ap
     }
 }
 
-async fn answer(path: &str, metrics: &PrometheusHandle, app: &App) -> Response<Full<Bytes>> {
+async fn answer(
+    req: &Request<Incoming>,
+    metrics: &PrometheusHandle,
+    app: &App,
+    pages: &PageCache,
+) -> Response<Full<Bytes>> {
+    if !matches!(*req.method(), hyper::Method::GET | hyper::Method::HEAD) {
+        return respond(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "text/plain",
+            "read-only: GET only\n".into(),
+            false,
+        );
+    }
+    let path = req.uri().path();
+    if let "/" | "/status.json" = path {
+        let rendered = pages.get(app).await;
+        let (body, content_type) = if path == "/" {
+            (&rendered.html, "text/html; charset=utf-8")
+        } else {
+            (&rendered.json, "application/json")
+        };
+        return match body {
+            Ok(body) => respond(StatusCode::OK, content_type, body.clone(), true),
+            Err(e) => {
+                tracing::error!(error.message = %e, "status page not rendered");
+                respond(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "text/plain",
+                    "status page not rendered; see the log\n".into(),
+                    true,
+                )
+            }
+        };
+    }
     let (status, content_type, body) = match path {
         "/metrics" => {
             // The exporter drains histogram samples on upkeep; without its own listener
@@ -124,13 +167,31 @@ async fn answer(path: &str, metrics: &PrometheusHandle, app: &App) -> Response<F
         _ => (
             StatusCode::NOT_FOUND,
             "text/plain",
-            "not found; try /metrics or /healthz\n".into(),
+            "not found; try /, /status.json, /metrics or /healthz\n".into(),
         ),
     };
+    respond(status, content_type, body, false)
+}
+
+/// An answer with `body`; with the page's safety headers (see [`page::safety_headers`]) when
+/// `page`, and `nosniff` on every answer.
+fn respond(status: StatusCode, content_type: &str, body: String, page: bool) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;
+    let headers = response.headers_mut();
     if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
-        response.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+        headers.insert(hyper::header::CONTENT_TYPE, v);
+    }
+    headers.insert(
+        hyper::header::X_CONTENT_TYPE_OPTIONS,
+        hyper::header::HeaderValue::from_static("nosniff"),
+    );
+    if page {
+        for (name, value) in page::safety_headers() {
+            if let Ok(v) = hyper::header::HeaderValue::from_str(value) {
+                headers.insert(name, v);
+            }
+        }
     }
     response
 }

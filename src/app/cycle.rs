@@ -77,6 +77,7 @@ impl App {
         let started = Instant::now();
         let summary = self.cycle_inner(cancel).await;
         record_metrics(&summary, started.elapsed());
+        self.journal.cycle_done(summary.stuck_claims, self.clock.now());
         release_freed_memory();
         summary
     }
@@ -358,6 +359,15 @@ impl App {
                 break;
             }
             let announced_now = announcer.announce(memory, item.sighting, item.holder).await;
+            if let Ok(outcome) = &announced_now {
+                self.journal.announced(
+                    channel.name(),
+                    channel.event(),
+                    item.sighting,
+                    outcome,
+                    self.clock.now(),
+                );
+            }
             summary.store_errors += memory.take_unrecorded();
             match announced_now {
                 // A post the platform proved is there already counts as made: it is.

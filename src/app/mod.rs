@@ -5,12 +5,14 @@
 //! `store.rs` (opening the store, its first-start marker and eviction checks), `cycle.rs` (one
 //! poll), `window.rs` (the matches of a cycle that wait for their announcement window), `seed.rs`
 //! (`seed`, and its dry run), `timing.rs` (what `check-sources` says of when each match is
-//! announced), `health.rs` (`/healthz`), `summary.rs` (what a cycle did).
+//! announced), `health.rs` (`/healthz`), `summary.rs` (what a cycle did), `snapshot.rs` (the
+//! status page's view of the running bot, from its [`Journal`]).
 
 mod cycle;
 mod error;
 mod health;
 mod seed;
+mod snapshot;
 mod sources;
 mod store;
 mod summary;
@@ -30,6 +32,7 @@ use crate::clock::Clock;
 use crate::config::{ChannelList, Config};
 use crate::event::Event;
 use crate::filter::Filter;
+use crate::journal::{ChannelInfo, Journal};
 use crate::post::{PostPace, SinkKind};
 use crate::reconcile::{asks, earliest_wait, reconcile, Decision, RECONCILE_EVERY_CYCLES};
 use crate::shorten::Shortener;
@@ -99,6 +102,8 @@ pub struct App {
     eviction_refusal: Mutex<Option<String>>,
     /// The wall clock every channel's announcer and the cycle judge time by.
     clock: Clock,
+    /// What this process did, for the status page (see [`crate::journal`]).
+    journal: Journal,
 }
 
 /// One channel the bot announces on: its announcer (the channel's sink or dry-run printer,
@@ -390,6 +395,22 @@ impl App {
             // that replies to it.
             channels.extend(results);
         }
+        let journal = Journal::new(
+            &config.sources.specs,
+            channels
+                .iter()
+                .map(|run| ChannelInfo {
+                    name: run.name().to_string(),
+                    event: run.event(),
+                    sink: list
+                        .channels()
+                        .iter()
+                        .find(|c| c.name == run.name())
+                        .map_or(crate::post::SinkKind::X, |c| c.sink.kind()),
+                })
+                .collect(),
+            clock.now(),
+        );
         if !config.dry_run() {
             // Claims written before identities were recorded keep them only in their records:
             // record them, so an edited listing of a match claimed then is still held.
@@ -422,6 +443,7 @@ impl App {
             eviction_policy_asserted: config.store.redis.eviction_policy_asserted,
             eviction_refusal: Mutex::new(None),
             clock,
+            journal,
         })
     }
 
@@ -500,7 +522,9 @@ impl App {
         // the operator, and `run` does not read them for nothing.
         for c in &self.channels {
             if let Some(sink) = c.announcer.sink().filter(|sink| asks(sink)) {
-                decisions.extend(reconcile(c.announcer.store(), sink, self.policy.stuck_after).await?);
+                let found = reconcile(c.announcer.store(), sink, self.policy.stuck_after).await?;
+                self.journal.reconciled(c.name(), c.event(), &found, self.clock.now());
+                decisions.extend(found);
             }
         }
         Ok(decisions)

@@ -160,6 +160,7 @@ impl App {
                 summary.sources_backed_off += 1;
                 metrics::counter!(names::SOURCE_BACKOFF_SKIPS, "source" => label).increment(1);
                 if let Turn::Skip { cycles_left } = turns[i] {
+                    self.journal.source_skipped(i, cycles_left);
                     tracing::info!(source = %spec, cycles_left, "source backing off after repeated failures; not read this cycle");
                 }
                 continue;
@@ -176,6 +177,7 @@ impl App {
                         tracing::info!(source = %spec, failures_before, "source recovered; backoff reset");
                     }
                     tracing::debug!(source = %spec, matches = found.len(), "source read");
+                    self.journal.source_read(i, found.len(), self.clock.now());
                     for m in found {
                         sightings.add(m);
                     }
@@ -188,6 +190,8 @@ impl App {
                         .lock()
                         .map(|mut b| (b[i].failed(), b[i].consecutive_failures()))
                         .unwrap_or((0, 0));
+                    self.journal
+                        .source_failed(i, &e, consecutive_failures, skip_cycles, self.clock.now());
                     tracing::error!(source = %spec, consecutive_failures, skip_cycles, error.cause_chain = %CauseChain(&e), "source failed");
                 }
             }

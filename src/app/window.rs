@@ -76,6 +76,7 @@ impl App {
         if let Ok(mut waits) = channel.waits.lock() {
             waits.free.retain(|k| listed.contains(k));
         }
+        let mut left = Vec::with_capacity(waiting.len());
         for item in waiting {
             let held = if self.dry_run {
                 // The dry run's printer reads every identity and says what it finds.
@@ -107,7 +108,9 @@ impl App {
             let opens = item.opens;
             tracing::debug!(match_key = %item.sighting.ids.key, channel = %channel.name(), opens = %opens, "waiting for its window");
             summary.next_window = Some(summary.next_window.map_or(opens, |t| t.min(opens)));
+            left.push((item.sighting, opens));
         }
+        self.journal.windows(channel.name(), channel.event(), &left);
         Ok(())
     }
 

@@ -38,7 +38,10 @@ pub(super) async fn run(
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| Failure::from(e).context(format!("cannot listen on METRICS_ADDR={addr}")))?;
-        tracing::info!(addr = %listener.local_addr().unwrap_or(addr), "serving /metrics and /healthz");
+        tracing::info!(addr = %listener.local_addr().unwrap_or(addr), "serving /metrics, /healthz and the status page at /");
+        if !addr.ip().is_loopback() {
+            tracing::warn!(addr = %addr, "METRICS_ADDR is not a loopback address: anyone who reaches it can read the status page (what was posted where, errors); expose it through a reverse proxy with authentication (README, Status page)");
+        }
         tracker.spawn(status::serve(listener, metrics, app.clone(), cancel.clone()));
     }
     let polling = tracker.spawn({

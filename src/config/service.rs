@@ -13,8 +13,8 @@ pub struct ServiceSettings {
     /// Seconds between polls in `run`.
     #[arg(long, env = "POLL_INTERVAL_SECS", value_parser = Whole::seconds(1), default_value = "300", global = true)]
     pub poll_interval_secs: Duration,
-    /// Address (IP:PORT) serving Prometheus metrics at /metrics and health at /healthz in
-    /// `run`. Unset: no listener.
+    /// Address (IP:PORT) serving Prometheus metrics at /metrics, health at /healthz and the
+    /// status page at / (and /status.json) in `run`. Unset: no listener.
     #[arg(long, env = "METRICS_ADDR", global = true)]
     pub metrics_addr: Option<String>,
     /// /healthz fails when no source has been read for this many poll intervals.

@@ -39,6 +39,7 @@ mod sinks;
 mod sites;
 mod skew;
 mod sources;
+mod status_page;
 mod story;
 mod tls;
 mod upgrade;

@@ -364,11 +364,17 @@ async fn every_output_on(kind: Kind, peers: &Peers) -> Outputs {
     .await;
     let (_, scrape) = get(&metrics).await.unwrap();
     let (_, health) = get(&format!("http://{addr}/healthz")).await.unwrap();
+    // The status page and its JSON: every source, channel, post and error it shows.
+    let (_, page) = get(&format!("http://{addr}/")).await.unwrap();
+    let (_, status) = get(&format!("http://{addr}/status.json")).await.unwrap();
+    assert!(status.contains("/p/REDACTED/live-scores"), "{status}");
     running.signal(libc::SIGTERM);
     let code = running.exit_code().await;
     out.0.push((format!("run (exit {code:?}) stderr"), running.log()));
     out.0.push(("/metrics".into(), scrape));
     out.0.push(("/healthz".into(), health));
+    out.0.push(("/".into(), page));
+    out.0.push(("/status.json".into(), status));
     cleanup(store.kind, &store.prefix).await;
     out
 }

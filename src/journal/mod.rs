@@ -1,0 +1,469 @@
+//! What this running process did, kept in memory for the operator's status page (`GET /` and
+//! `GET /status.json` on `METRICS_ADDR`, see [`crate::status`]): each source's last read and
+//! error, each channel's posts by day, the last announcements and results with a link to each
+//! post, and what waits (unknown and stuck claims, Mastodon repeats, announcement windows).
+//!
+//! This module owns that record ([`Journal`]), the page's data ([`Snapshot`], in
+//! `snapshot.rs`) and the post links (`link.rs`). The cycle, the source reads and the
+//! reconciliation write to it as they go; the page reads it, so a page view costs the store
+//! nothing. Everything is bounded: the last [`RECENT_POSTS`] posts, [`CHART_DAYS`] days of
+//! counts, [`MAX_ROWS`] waiting rows per channel. It covers this process since it started: a
+//! replica shows what it did, and a restart starts it afresh.
+
+mod link;
+mod snapshot;
+
+pub use link::post_link;
+pub use snapshot::{ChannelRow, ClaimRow, PostRow, PostState, Snapshot, SourceRow, Waiting, WindowRow};
+
+use crate::announcer::Outcome;
+use crate::cricket::Sighting;
+use crate::event::Event;
+use crate::post::{SinkKind, Verdict};
+use crate::reconcile::{Decision, Settled};
+use crate::source::{Location, SourceSpec};
+use crate::telemetry::CauseChain;
+use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+/// How many of the last posts (announcements and results, every channel) are kept and shown.
+pub const RECENT_POSTS: usize = 50;
+/// How many days of posts per channel the chart shows (today included).
+pub const CHART_DAYS: usize = 14;
+/// Most waiting rows kept per channel (claims a reconciliation found, matches waiting for
+/// their window): the page stays small however much waits.
+pub const MAX_ROWS: usize = 50;
+
+/// What this process did, for the status page. Cheap to write (a lock and a few counters per
+/// post or source read); see the module doc.
+#[derive(Debug)]
+pub struct Journal {
+    started_at: DateTime<Utc>,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    sources: Vec<SourceRow>,
+    channels: Vec<ChannelLog>,
+    recent: VecDeque<PostRow>,
+    cycles: u64,
+    last_cycle: Option<DateTime<Utc>>,
+    stuck_last_cycle: usize,
+}
+
+/// One channel's run, as recorded.
+#[derive(Debug)]
+struct ChannelLog {
+    name: String,
+    event: Event,
+    sink: SinkKind,
+    /// Posts per UTC day, oldest first, at most [`CHART_DAYS`] days.
+    by_day: VecDeque<(NaiveDate, u32)>,
+    failed: u32,
+    unknown: u32,
+    waiting: usize,
+    claims: Vec<ClaimRow>,
+    windows: Vec<WindowRow>,
+}
+
+/// One channel's run as [`Journal::new`] is told of it: its name, what it posts, its sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelInfo {
+    /// The channel's name.
+    pub name: String,
+    /// The event the run posts.
+    pub event: Event,
+    /// The channel's sink.
+    pub sink: SinkKind,
+}
+
+impl Journal {
+    /// An empty journal of a process started at `started_at`, reading `sources` (in order) and
+    /// posting on `channels` (in order).
+    pub fn new(sources: &[SourceSpec], channels: Vec<ChannelInfo>, started_at: DateTime<Utc>) -> Journal {
+        let sources = sources
+            .iter()
+            .map(|spec| SourceRow {
+                source: spec.to_string(),
+                kind: spec
+                    .kind
+                    .as_ref()
+                    .map_or_else(|| "detect".to_string(), ToString::to_string),
+                host: match &spec.location {
+                    Location::Url(u) => u.host_str().unwrap_or_default().to_string(),
+                    Location::File(_) => "file".to_string(),
+                },
+                last_read: None,
+                matches: None,
+                reads: 0,
+                failures: 0,
+                failures_in_a_row: 0,
+                last_error: None,
+                last_error_at: None,
+                backoff_cycles: 0,
+            })
+            .collect();
+        let channels = channels
+            .into_iter()
+            .map(|c| ChannelLog {
+                name: c.name,
+                event: c.event,
+                sink: c.sink,
+                by_day: VecDeque::with_capacity(CHART_DAYS + 1),
+                failed: 0,
+                unknown: 0,
+                waiting: 0,
+                claims: Vec::new(),
+                windows: Vec::new(),
+            })
+            .collect();
+        Journal {
+            started_at,
+            inner: Mutex::new(Inner {
+                sources,
+                channels,
+                recent: VecDeque::with_capacity(RECENT_POSTS + 1),
+                cycles: 0,
+                last_cycle: None,
+                stuck_last_cycle: 0,
+            }),
+        }
+    }
+
+    /// Runs `f` on the record; a lock poisoned by a panic elsewhere is used as it is (a
+    /// count may be off; the page must still answer).
+    fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
+        let mut inner = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut inner)
+    }
+
+    /// Source number `index` was read at `at`, listing `matches` matches.
+    pub fn source_read(&self, index: usize, matches: usize, at: DateTime<Utc>) {
+        self.with(|i| {
+            if let Some(s) = i.sources.get_mut(index) {
+                s.last_read = Some(at);
+                s.matches = Some(matches);
+                s.reads += 1;
+                s.failures_in_a_row = 0;
+                s.last_error = None;
+                s.backoff_cycles = 0;
+            }
+        });
+    }
+
+    /// Source number `index` failed at `at` with `error` (the error, whose cause chain is
+    /// shown as the log shows it), `failures_in_a_row` times now; it is skipped for
+    /// `backoff_cycles` cycles.
+    pub fn source_failed(
+        &self,
+        index: usize,
+        error: &(dyn std::error::Error + 'static),
+        failures_in_a_row: u32,
+        backoff_cycles: u32,
+        at: DateTime<Utc>,
+    ) {
+        let message = CauseChain(error).to_string();
+        self.with(|i| {
+            if let Some(s) = i.sources.get_mut(index) {
+                s.failures += 1;
+                s.failures_in_a_row = failures_in_a_row;
+                s.last_error = Some(message);
+                s.last_error_at = Some(at);
+                s.backoff_cycles = backoff_cycles;
+            }
+        });
+    }
+
+    /// Source number `index` was skipped by its backoff, for `cycles_left` more cycles.
+    pub fn source_skipped(&self, index: usize, cycles_left: u32) {
+        self.with(|i| {
+            if let Some(s) = i.sources.get_mut(index) {
+                s.backoff_cycles = cycles_left;
+            }
+        });
+    }
+
+    /// The channel `channel`'s run of `event` announced `sighting` at `at`, with `outcome`.
+    /// Only what reached the platform (or, in a dry run, would) is recorded: a match held,
+    /// withheld or deferred is not a post.
+    pub fn announced(&self, channel: &str, event: Event, sighting: &Sighting, outcome: &Outcome, at: DateTime<Utc>) {
+        self.with(|i| {
+            let Some(log) = i.channels.iter_mut().find(|c| c.name == channel && c.event == event) else {
+                return;
+            };
+            let (state, post_id, link, error) = match outcome {
+                Outcome::Posted(receipt) => (
+                    PostState::Posted,
+                    Some(receipt.id.clone()),
+                    post_link(receipt.sink, &receipt.id, receipt.url.as_deref()),
+                    None,
+                ),
+                Outcome::AlreadyPosted { id, .. } => (
+                    PostState::AlreadyPosted,
+                    id.clone(),
+                    id.as_deref().and_then(|id| post_link(log.sink, id, None)),
+                    None,
+                ),
+                Outcome::PostFailed { verdict, error, .. } => (
+                    if *verdict == Verdict::Unknown {
+                        PostState::Unknown
+                    } else {
+                        PostState::Failed
+                    },
+                    None,
+                    None,
+                    Some(CauseChain(error).to_string()),
+                ),
+                Outcome::WouldPost(_) => (PostState::WouldPost, None, None, None),
+                Outcome::Skipped { .. } | Outcome::Withheld { .. } | Outcome::Deferred { .. } => return,
+            };
+            match state {
+                PostState::Posted | PostState::AlreadyPosted | PostState::WouldPost => log.count_post(at.date_naive()),
+                PostState::Failed => log.failed += 1,
+                PostState::Unknown => log.unknown += 1,
+            }
+            let m = &sighting.m;
+            i.recent.push_front(PostRow {
+                at,
+                channel: channel.to_string(),
+                event: event.as_str().to_string(),
+                title: m.title(),
+                description: m.description.as_ref().map(ToString::to_string),
+                key: sighting.ids.key.to_string(),
+                match_url: matches!(m.url.scheme(), "http" | "https").then(|| m.url.to_string()),
+                state,
+                post_id,
+                link,
+                error,
+            });
+            i.recent.truncate(RECENT_POSTS);
+        });
+    }
+
+    /// What the last reconciliation of the channel `channel`'s run of `event` decided, at
+    /// `at` (replacing what the one before decided).
+    pub fn reconciled(&self, channel: &str, event: Event, decisions: &[Decision], at: DateTime<Utc>) {
+        let rows: Vec<ClaimRow> = decisions
+            .iter()
+            .take(MAX_ROWS)
+            .map(|d| {
+                let (decided, repeat_at) = describe(&d.outcome);
+                ClaimRow {
+                    channel: channel.to_string(),
+                    key: d.key.to_string(),
+                    was: d.was.to_string(),
+                    decided,
+                    repeat_at,
+                    seen_at: at,
+                }
+            })
+            .collect();
+        self.with(|i| {
+            if let Some(log) = i.channels.iter_mut().find(|c| c.name == channel && c.event == event) {
+                log.claims = rows;
+            }
+        });
+    }
+
+    /// The matches the last cycle left waiting for their windows on the channel `channel`'s
+    /// run of `event`: each sighting with when its window opens (replacing the cycle
+    /// before's).
+    pub fn windows(&self, channel: &str, event: Event, waiting: &[(&Sighting, DateTime<Utc>)]) {
+        let rows: Vec<WindowRow> = waiting
+            .iter()
+            .take(MAX_ROWS)
+            .map(|(s, opens)| WindowRow {
+                channel: channel.to_string(),
+                title: s.m.title(),
+                key: s.ids.key.to_string(),
+                opens: *opens,
+            })
+            .collect();
+        self.with(|i| {
+            if let Some(log) = i.channels.iter_mut().find(|c| c.name == channel && c.event == event) {
+                log.waiting = waiting.len();
+                log.windows = rows;
+            }
+        });
+    }
+
+    /// A cycle ended at `at`, having met `stuck_claims` stuck claims.
+    pub fn cycle_done(&self, stuck_claims: usize, at: DateTime<Utc>) {
+        self.with(|i| {
+            i.cycles += 1;
+            i.last_cycle = Some(at);
+            i.stuck_last_cycle = stuck_claims;
+        });
+    }
+
+    /// What the journal holds, as of `now`: no channel halted and no problem (the app adds
+    /// those: see `App::snapshot`).
+    pub fn snapshot(&self, now: DateTime<Utc>, dry_run: bool) -> Snapshot {
+        let today = now.date_naive();
+        let days: Vec<NaiveDate> = (0..CHART_DAYS)
+            .rev()
+            .filter_map(|back| today.checked_sub_signed(TimeDelta::days(i64::try_from(back).unwrap_or(0))))
+            .collect();
+        let week_from = today.checked_sub_signed(TimeDelta::days(6)).unwrap_or(today);
+        self.with(|i| {
+            let mut windows: Vec<WindowRow> = i.channels.iter().flat_map(|c| c.windows.iter().cloned()).collect();
+            windows.sort_by_key(|w| w.opens);
+            Snapshot {
+                generated_at: now,
+                started_at: self.started_at,
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                dry_run,
+                problems: Vec::new(),
+                cycles: i.cycles,
+                last_cycle: i.last_cycle,
+                sources: i.sources.clone(),
+                channels: i
+                    .channels
+                    .iter()
+                    .map(|c| ChannelRow {
+                        channel: c.name.clone(),
+                        event: c.event.as_str().to_string(),
+                        sink: c.sink.as_str().to_string(),
+                        posts_today: c.on(today),
+                        posts_this_week: c
+                            .by_day
+                            .iter()
+                            .filter(|(d, _)| *d >= week_from && *d <= today)
+                            .map(|(_, n)| n)
+                            .sum(),
+                        failed: c.failed,
+                        unknown: c.unknown,
+                        waiting: c.waiting,
+                        halted: None,
+                        posts_by_day: days.iter().map(|d| c.on(*d)).collect(),
+                    })
+                    .collect(),
+                recent: i.recent.iter().cloned().collect(),
+                waiting: Waiting {
+                    claims: i.channels.iter().flat_map(|c| c.claims.iter().cloned()).collect(),
+                    stuck_last_cycle: i.stuck_last_cycle,
+                    windows,
+                },
+                days,
+            }
+        })
+    }
+}
+
+impl ChannelLog {
+    /// Counts a post made on `day`, dropping the days the chart no longer shows.
+    fn count_post(&mut self, day: NaiveDate) {
+        match self.by_day.iter_mut().find(|(d, _)| *d == day) {
+            Some((_, n)) => *n = n.saturating_add(1),
+            None => {
+                self.by_day.push_back((day, 1));
+                self.by_day.make_contiguous().sort_by_key(|(d, _)| *d);
+                while self.by_day.len() > CHART_DAYS {
+                    self.by_day.pop_front();
+                }
+            }
+        }
+    }
+
+    /// Posts made on `day`.
+    fn on(&self, day: NaiveDate) -> u32 {
+        self.by_day.iter().find(|(d, _)| *d == day).map_or(0, |(_, n)| *n)
+    }
+}
+
+/// A reconciliation's decision in words, and when a repeat may go when it must wait.
+fn describe(outcome: &Settled) -> (String, Option<DateTime<Utc>>) {
+    match outcome {
+        Settled::Posted { id, how } => (format!("posted (id {id}): {}", how.describe()), None),
+        Settled::StillUnknown { found } => (format!("still unknown: {found}"), None),
+        Settled::Changed { state } => (format!("changed while checked: now {state}"), None),
+        Settled::Waiting { until } => (
+            format!("its post may be repeated from {}", until.format("%Y-%m-%d %H:%M UTC")),
+            Some(*until),
+        ),
+        Settled::Repeating { by, until } => (
+            format!("being repeated by {by} until {}", until.format("%Y-%m-%d %H:%M UTC")),
+            None,
+        ),
+        Settled::NotAsked { why } => (format!("not asked: {why}"), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cricket::{sample_match, Site};
+    use crate::post::Receipt;
+    use chrono::TimeZone;
+
+    fn posted(id: &str) -> Outcome {
+        Outcome::Posted(Receipt {
+            sink: SinkKind::X,
+            id: id.into(),
+            url: None,
+            dedupe_key: None,
+            limits: None,
+            cid: None,
+        })
+    }
+
+    fn journal() -> Journal {
+        let start = Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap();
+        Journal::new(
+            &[],
+            vec![ChannelInfo {
+                name: "x".into(),
+                event: Event::Announce,
+                sink: SinkKind::X,
+            }],
+            start,
+        )
+    }
+
+    #[test]
+    fn it_keeps_the_last_fifty_posts_newest_first_and_fourteen_days_of_counts() {
+        let j = journal();
+        let start = Utc.with_ymd_and_hms(2026, 12, 1, 12, 0, 0).unwrap();
+        let s = Sighting::new(sample_match(Site::Cricbuzz, "1", "Zimbabwe", "Bangladesh", None));
+        // One post a day for 20 days, then 60 on the last.
+        for day in 0..20 {
+            j.announced(
+                "x",
+                Event::Announce,
+                &s,
+                &posted(&day.to_string()),
+                start + TimeDelta::days(day),
+            );
+        }
+        let last = start + TimeDelta::days(19);
+        for n in 0..60 {
+            j.announced("x", Event::Announce, &s, &posted(&format!("9{n}")), last);
+        }
+        let snap = j.snapshot(last, false);
+        assert_eq!(snap.recent.len(), RECENT_POSTS);
+        assert_eq!(snap.recent[0].post_id.as_deref(), Some("959"));
+        assert_eq!(snap.recent[0].link.as_deref(), Some("https://x.com/i/web/status/959"));
+        let c = &snap.channels[0];
+        assert_eq!(c.posts_by_day.len(), CHART_DAYS);
+        assert_eq!(c.posts_today, 61);
+        assert_eq!(c.posts_this_week, 61 + 6);
+        assert_eq!(c.posts_by_day.iter().sum::<u32>(), 61 + 13);
+        assert_eq!(snap.days.last(), Some(&last.date_naive()));
+    }
+
+    #[test]
+    fn what_is_not_a_post_is_not_listed_and_a_failure_is_counted_by_what_it_proves() {
+        let j = journal();
+        let at = Utc.with_ymd_and_hms(2026, 12, 1, 12, 0, 0).unwrap();
+        let s = Sighting::new(sample_match(Site::Cricbuzz, "1", "Zimbabwe", "Bangladesh", None));
+        j.announced("x", Event::Announce, &s, &Outcome::Withheld { reason: "not due" }, at);
+        // Another channel's, or another event's, is not this one's.
+        j.announced("y", Event::Announce, &s, &posted("1"), at);
+        j.announced("x", Event::Result, &s, &posted("1"), at);
+        let snap = j.snapshot(at, false);
+        assert!(snap.recent.is_empty());
+        assert_eq!(snap.channels[0].posts_today, 0);
+    }
+}
