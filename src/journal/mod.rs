@@ -466,4 +466,41 @@ mod tests {
         assert!(snap.recent.is_empty());
         assert_eq!(snap.channels[0].posts_today, 0);
     }
+
+    #[test]
+    fn what_waits_is_the_last_reconciliation_and_the_last_cycle_with_the_mastodon_repeat_time() {
+        let j = journal();
+        let at = Utc.with_ymd_and_hms(2026, 12, 1, 12, 0, 0).unwrap();
+        let s = Sighting::new(sample_match(Site::Cricbuzz, "1", "Zimbabwe", "Bangladesh", None));
+        let until = at + TimeDelta::minutes(10);
+        let decision = |outcome| Decision {
+            key: s.ids.key.clone(),
+            was: "unknown",
+            outcome,
+        };
+        j.reconciled(
+            "x",
+            Event::Announce,
+            &[decision(Settled::NotAsked { why: "no id".into() })],
+            at,
+        );
+        // The next reconciliation replaces the last one's rows.
+        j.reconciled("x", Event::Announce, &[decision(Settled::Waiting { until })], at);
+        j.windows("x", Event::Announce, &[(&s, until)]);
+        j.cycle_done(2, at);
+        let w = j.snapshot(at, false).waiting;
+        assert_eq!(w.claims.len(), 1);
+        assert_eq!(w.claims[0].repeat_at, Some(until));
+        assert_eq!(w.claims[0].was, "unknown");
+        assert_eq!(
+            w.claims[0].decided,
+            "its post may be repeated from 2026-12-01 12:10 UTC"
+        );
+        assert_eq!(w.stuck_last_cycle, 2);
+        assert_eq!(w.windows.len(), 1);
+        assert_eq!(w.windows[0].title, "Zimbabwe v Bangladesh");
+        assert_eq!(w.windows[0].opens, until);
+        j.windows("x", Event::Announce, &[]);
+        assert!(j.snapshot(at, false).waiting.windows.is_empty());
+    }
 }
