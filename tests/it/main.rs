@@ -31,6 +31,7 @@ mod pds;
 mod post;
 mod readme;
 mod reconcile;
+mod refresh;
 mod results;
 mod rule;
 mod secrets;
