@@ -565,6 +565,14 @@ impl RedisClaims {
     /// Every key starting with `prefix`, with its value and TTL (`SCAN`, then `GET`/`TTL` in
     /// pipelined batches).
     pub(super) async fn scan(&self, prefix: &str) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
+        let keys = self.scan_names(prefix).await?;
+        self.read_listed(keys).await
+    }
+
+    /// The name of every key starting with `prefix`, on every primary (a cluster's each), in
+    /// no order: `SCAN … MATCH` by pages of 500, nothing else read (what `claims list` reads
+    /// first, to then read the values a page at a time).
+    pub(super) async fn scan_names(&self, prefix: &str) -> Result<Vec<String>, ClaimError> {
         let mut conn = self.conn.clone();
         let pattern = format!("{}*", escape_glob(prefix));
         let mut keys: Vec<String> = Vec::new();
@@ -591,6 +599,16 @@ impl RedisClaims {
                 }
             }
         }
+        Ok(keys)
+    }
+
+    /// The value and TTL of each of `keys` that still holds one (a key of another type read
+    /// as [`FOREIGN_TYPE`]), in pipelines of 200 (`GET` and `TTL` each), as `(key, value, TTL)`.
+    pub(super) async fn read_listed(
+        &self,
+        mut keys: Vec<String>,
+    ) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
+        let mut conn = self.conn.clone();
         // On a cluster, keys of several slots cannot share a pipeline: one slot per batch.
         if let RedisConn::Cluster(_) = self.conn {
             keys = by_slot(keys);

@@ -25,6 +25,7 @@ mod faults;
 mod fuzz;
 mod helpers;
 mod identity;
+mod listing;
 mod lossy_proxy;
 mod operator;
 mod pds;
