@@ -475,6 +475,50 @@ impl EmbeddedClaims {
         self.checked("release", key, token, None, window).await
     }
 
+    /// The name of every live key starting with `prefix`, in key order (nothing else read:
+    /// what `claims list` reads first, to then read the records a page at a time).
+    pub(super) async fn scan_names(&self, prefix: &str) -> Result<Vec<String>, ClaimError> {
+        let (prefix, clock) = (prefix.to_string(), self.clock.clone());
+        self.read("list", move |c| {
+            let now = clock.now().timestamp();
+            // A range of the primary key: the keys from `prefix` up to the last string it
+            // starts (U+10FFFF sorts after every character in SQLite's byte order).
+            let mut stmt =
+                c.prepare("SELECT key FROM claims WHERE key >= ?1 AND key < ?2 AND expires_at > ?3 ORDER BY key")?;
+            let rows = stmt
+                .query_map(params![prefix, format!("{prefix}\u{10FFFF}"), now], |r| {
+                    r.get::<_, String>(0)
+                })?
+                .filter(|k| k.as_ref().map_or(true, |k| k.starts_with(&prefix)))
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+        .await
+    }
+
+    /// The record and TTL of each of `keys` still live, as `(key, record, TTL)`, in one read.
+    pub(super) async fn read_listed(
+        &self,
+        keys: Vec<String>,
+    ) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
+        let clock = self.clock.clone();
+        self.read("list", move |c| {
+            let now = clock.now().timestamp();
+            let mut stmt = c.prepare("SELECT record, expires_at FROM claims WHERE key = ?1 AND expires_at > ?2")?;
+            let mut out = Vec::with_capacity(keys.len());
+            for key in keys {
+                let row = stmt
+                    .query_row(params![key, now], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+                    .optional()?;
+                if let Some((record, expires)) = row {
+                    out.push((key, record, u64::try_from(expires - now).ok().map(Duration::from_secs)));
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
     pub(super) async fn scan(&self, prefix: &str) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
         let (prefix, clock) = (prefix.to_string(), self.clock.clone());
         self.tx("list", move |c| {

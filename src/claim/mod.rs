@@ -70,6 +70,7 @@ pub use self::outcome::{
     Adoption, Checked, ClaimToken, ListedClaim, MatchClaim, OperatorRelease, PostIntent, Released, Transition,
 };
 pub use self::postgres::PostgresClaims;
+pub use self::reads::{Listing, LIST_PAGE};
 pub use self::record::{known_time, later_by, Claim, ClaimState, Replay, ReplyTo, ShownState, MAX_RECORD_BYTES};
 pub use self::redis::{RedisClaims, RedisOptions};
 pub use self::redis_conn::{check_sentinel_url, cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};

@@ -710,6 +710,60 @@ impl PostgresClaims {
         self.checked("release", key, token, None, window).await
     }
 
+    /// The name of every live key starting with `prefix` (claims and other keys alike), in no
+    /// order (nothing else read: what `claims list` reads first, to then read the records a
+    /// page at a time).
+    pub(super) async fn scan_names(&self, prefix: &str) -> Result<Vec<String>, ClaimError> {
+        bounded("list", async {
+            let client = self.pool.get().await?;
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT key FROM (
+                           SELECT prefix || 'match:' || match_key AS key FROM claims WHERE {LIVE}
+                           UNION ALL
+                           SELECT key FROM store_keys WHERE expires_at > now()
+                         ) AS live WHERE starts_with(key, $1)"
+                    ),
+                    &[&prefix],
+                )
+                .await?;
+            Ok(rows.into_iter().map(|r| r.get(0)).collect())
+        })
+        .await
+    }
+
+    /// The value and TTL of each of `keys` still live, as `(key, value, TTL)`, in one query.
+    pub(super) async fn read_listed(
+        &self,
+        keys: Vec<String>,
+    ) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
+        bounded("list", async {
+            let client = self.pool.get().await?;
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT key, value, floor(extract(epoch FROM expires_at - now()))::bigint FROM (
+                           SELECT prefix || 'match:' || match_key AS key, record::text AS value, expires_at
+                             FROM claims WHERE {LIVE} AND prefix || 'match:' || match_key = ANY($1)
+                           UNION ALL
+                           SELECT key, value, expires_at FROM store_keys WHERE expires_at > now() AND key = ANY($1)
+                         ) AS live"
+                    ),
+                    &[&keys],
+                )
+                .await?;
+            Ok(rows
+                .into_iter()
+                .map(|r| {
+                    let left = u64::try_from(r.get::<_, i64>(2)).ok().map(Duration::from_secs);
+                    (r.get(0), r.get(1), left)
+                })
+                .collect())
+        })
+        .await
+    }
+
     /// Every live key starting with `prefix` (claims of any bot prefix, and other keys), with
     /// its value and TTL, as Redis `SCAN MATCH prefix*` would find them.
     pub(super) async fn scan(&self, prefix: &str) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {

@@ -264,55 +264,25 @@ impl RedisClaims {
         }
     }
 
-    /// Several look-ups in ONE round trip (see [`super::ClaimStore::holders_across`]): for each
-    /// `(keys, touch, refresh)`, what [`RedisClaims::get_many`] sends, all in one pipeline (a
-    /// look-up that does not refresh reads with `GET`; when none refreshes,
-    /// [`RedisClaims::mget_across`] is the one `MGET`). The values, per look-up, in order.
-    pub(super) async fn get_many_across(
-        &self,
-        reads: &[(Vec<StoreKey>, Vec<StoreKey>, Option<u64>)],
-    ) -> Result<Vec<Vec<Option<Vec<u8>>>>, ClaimError> {
-        // Nothing to read: no round trip (an empty pipeline is an error to the client).
-        if reads.iter().all(|(keys, _, _)| keys.is_empty()) {
-            return Ok(vec![Vec::new(); reads.len()]);
+    /// Sets the TTL of each of `keys` to `ttl_secs` where it exists (an absent key stays
+    /// absent), in ONE pipeline of `EXPIRE`s, their replies ignored: a batch of refreshes (see
+    /// [`super::ClaimStore::refresh_many`], which bounds its size). `EXPIRE` works on a key of
+    /// any type, so no foreign value fails the batch.
+    pub(super) async fn expire_each(&self, keys: &[StoreKey], ttl_secs: u64) -> Result<(), ClaimError> {
+        if keys.is_empty() {
+            return Ok(());
         }
-        let values: Vec<Option<Vec<u8>>> = {
-            let mut pipe = redis::pipe();
-            for (keys, touch, refresh) in reads {
-                for key in keys {
-                    match refresh {
-                        Some(ttl) => pipe.cmd("GETEX").arg(key).arg("EX").arg(*ttl),
-                        None => pipe.cmd("GET").arg(key),
-                    };
-                }
-                if let Some(ttl) = refresh {
-                    for key in touch {
-                        pipe.cmd("EXPIRE").arg(key).arg(*ttl).ignore();
-                    }
-                }
-            }
-            match pipe.query_async(&mut self.conn.clone()).await {
-                Ok(values) => values,
-                // A key of another type fails the whole pipeline: look-up by look-up instead.
-                Err(e) if wrong_type(&e) => {
-                    let mut out = Vec::with_capacity(reads.len());
-                    for (keys, touch, refresh) in reads {
-                        out.push(self.get_many(keys, touch, *refresh).await?);
-                    }
-                    return Ok(out);
-                }
-                Err(e) => return Err(err("peek")(e)),
-            }
-        };
-        let mut values = values.into_iter();
-        Ok(reads
-            .iter()
-            .map(|(keys, _, _)| values.by_ref().take(keys.len()).collect())
-            .collect())
+        let mut pipe = redis::pipe();
+        for key in keys {
+            pipe.cmd("EXPIRE").arg(key).arg(ttl_secs).ignore();
+        }
+        pipe.query_async::<()>(&mut self.conn.clone())
+            .await
+            .map_err(err("refresh"))
     }
 
-    /// The values of several look-ups' keys in ONE `MGET` (a held cycle: no look-up refreshes),
-    /// each key's name written straight into the command from its parts (a key of another type
+    /// The values of several look-ups' keys in ONE `MGET` (the cycle's batch read), each key's
+    /// name written straight into the command from its parts (a key of another type
     /// reads as nil): the values per look-up (`names`, one list a look-up), in order.
     pub(super) async fn mget_across(
         &self,
@@ -595,6 +565,14 @@ impl RedisClaims {
     /// Every key starting with `prefix`, with its value and TTL (`SCAN`, then `GET`/`TTL` in
     /// pipelined batches).
     pub(super) async fn scan(&self, prefix: &str) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
+        let keys = self.scan_names(prefix).await?;
+        self.read_listed(keys).await
+    }
+
+    /// The name of every key starting with `prefix`, on every primary (a cluster's each), in
+    /// no order: `SCAN … MATCH` by pages of 500, nothing else read (what `claims list` reads
+    /// first, to then read the values a page at a time).
+    pub(super) async fn scan_names(&self, prefix: &str) -> Result<Vec<String>, ClaimError> {
         let mut conn = self.conn.clone();
         let pattern = format!("{}*", escape_glob(prefix));
         let mut keys: Vec<String> = Vec::new();
@@ -621,6 +599,16 @@ impl RedisClaims {
                 }
             }
         }
+        Ok(keys)
+    }
+
+    /// The value and TTL of each of `keys` that still holds one (a key of another type read
+    /// as [`FOREIGN_TYPE`]), in pipelines of 200 (`GET` and `TTL` each), as `(key, value, TTL)`.
+    pub(super) async fn read_listed(
+        &self,
+        mut keys: Vec<String>,
+    ) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
+        let mut conn = self.conn.clone();
         // On a cluster, keys of several slots cannot share a pipeline: one slot per batch.
         if let RedisConn::Cluster(_) = self.conn {
             keys = by_slot(keys);
