@@ -41,6 +41,7 @@ mod skew;
 mod sources;
 mod story;
 mod tls;
+mod unsettled;
 mod upgrade;
 mod when;
 mod wipe;
