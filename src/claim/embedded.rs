@@ -26,7 +26,18 @@ CREATE TABLE IF NOT EXISTS claims (
     key        TEXT PRIMARY KEY,
     record     TEXT NOT NULL,
     expires_at INTEGER NOT NULL
-);";
+);
+CREATE INDEX IF NOT EXISTS claims_unsettled ON claims (key)
+    WHERE (CASE WHEN json_valid(record) THEN json_extract(record, '$.state') END) IN ('claimed', 'unknown');";
+
+/// The rows [`SCHEMA`]'s partial index `claims_unsettled` holds: the claims in state `claimed`
+/// or `unknown` (the other values of the table, identity pointers and counters, are not JSON
+/// objects with a state). Written as the index's own condition, word for word, so SQLite reads
+/// the index instead of the table (a query's condition must contain the index's). Every write
+/// keeps it, those of files written by earlier releases included: opening one creates the
+/// index over their rows (`CREATE INDEX IF NOT EXISTS`).
+const UNSETTLED: &str =
+    "(CASE WHEN json_valid(record) THEN json_extract(record, '$.state') END) IN ('claimed', 'unknown')";
 
 /// Claims held in a SQLite file. Cheap to clone (clones share one connection).
 #[derive(Clone)]
@@ -496,6 +507,25 @@ impl EmbeddedClaims {
         .await
     }
 
+    /// Every live claim in state `claimed` or `unknown` whose key starts with `root`, with its
+    /// record: read through the partial index `claims_unsettled`, so the cost is what is
+    /// unsettled, not the table (see `super::unsettled`).
+    pub(super) async fn unsettled(&self, root: &str) -> Result<Vec<(String, String)>, ClaimError> {
+        let (root, clock) = (root.to_string(), self.clock.clone());
+        self.read("read the unsettled claims", move |c| {
+            let now = clock.now().timestamp();
+            let mut stmt = c.prepare(&unsettled_sql())?;
+            let rows = stmt
+                .query_map(
+                    params![now, root, i64::try_from(root.chars().count()).unwrap_or(i64::MAX)],
+                    |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+                )?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+        .await
+    }
+
     /// The record and TTL of each of `keys` still live, as `(key, record, TTL)`, in one read.
     pub(super) async fn read_listed(
         &self,
@@ -539,5 +569,40 @@ impl EmbeddedClaims {
             Ok(rows)
         })
         .await
+    }
+}
+
+/// The statement of [`EmbeddedClaims::unsettled`] (?1 now, Unix seconds; ?2 the prefix; ?3 its
+/// length in characters).
+fn unsettled_sql() -> String {
+    format!("SELECT key, record FROM claims WHERE {UNSETTLED} AND expires_at > ?1 AND substr(key, 1, ?3) = ?2")
+}
+
+#[cfg(test)]
+mod unsettled_tests {
+    use super::*;
+
+    #[test]
+    fn the_unsettled_claims_are_read_through_the_partial_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedClaims::open(&dir.path().join("claims.db"), "bot:", "host:1").unwrap();
+        let conn = store.conn.lock().unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", unsettled_sql()))
+            .unwrap()
+            .query_map(params![0, "bot:", 4], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(
+            plan.iter().any(|step| step.contains("USING INDEX claims_unsettled")),
+            "{plan:?}"
+        );
+        // A value that is not JSON (an identity pointer) is stored as before.
+        conn.execute(
+            "INSERT INTO claims (key, record, expires_at) VALUES ('bot:id:x', '2026-07-17_a-v-b', 9)",
+            [],
+        )
+        .unwrap();
     }
 }

@@ -44,6 +44,7 @@ mod sources;
 mod status_page;
 mod story;
 mod tls;
+mod unsettled;
 mod upgrade;
 mod when;
 mod wipe;
