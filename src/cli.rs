@@ -171,8 +171,18 @@ const STORE: &[&str] = &[
     "redis_eviction_policy_asserted",
     "claim_min_replicas",
 ];
-/// What `check-sources` reads of the store: whether a Redis may evict claims.
-const STORE_CHECK: &[&str] = &["redis_url", "redis_ca_file", "redis_eviction_policy_asserted"];
+/// What `check-sources` reads of the store, read only: whether a Redis may evict claims, whether
+/// a PostgreSQL schema holds a ledger, where the embedded file is, and (with a lead time) which
+/// matches the channels' claims hold already.
+const STORE_CHECK: &[&str] = &[
+    "redis_url",
+    "database_url",
+    "store_path",
+    "key_prefix",
+    "redis_ca_file",
+    "database_ca_file",
+    "redis_eviction_policy_asserted",
+];
 /// Reading the sources.
 const SOURCES: &[&str] = &[
     "source",
@@ -244,7 +254,12 @@ fn uses(path: &str) -> Vec<&'static str> {
         "run" => &[STORE, SOURCES, FILTER, POSTING, SCHEDULE, SERVICE],
         "backfill" => &[STORE, SOURCES, FILTER, POSTING, SCHEDULE, &["shutdown_grace_secs"]],
         "seed" => &[STORE, SOURCES, SCHEDULE, &["dry_run", "channels_file"]],
-        "check-sources" => &[SOURCES, STORE_CHECK, &["announce_before", "as_of", "wide"]],
+        "check-sources" => &[
+            SOURCES,
+            STORE_CHECK,
+            FILTER,
+            &["announce_before", "timezone", "as_of", "wide", "channels_file"],
+        ],
         "claims reconcile" => &[
             STORE,
             CLAIM_POLICY,
@@ -407,11 +422,19 @@ mod tests {
             assert!(!seed.contains(&absent.to_string()), "seed shows {absent}");
         }
         let check = shown(&["check-sources"]);
-        assert!(!check.contains(&"dry_run".to_string()) && !check.contains(&"database_url".to_string()));
-        assert!(
-            check.contains(&"redis_url".to_string()),
-            "check-sources reads Redis' eviction policy"
-        );
+        assert!(!check.contains(&"dry_run".to_string()) && !check.contains(&"x_api_key".to_string()));
+        // It looks at whichever store is configured, and tells a lead time's wait by each
+        // channel's filter, lead and zone.
+        for used in [
+            "redis_url",
+            "database_url",
+            "store_path",
+            "series",
+            "channels_file",
+            "timezone",
+        ] {
+            assert!(check.contains(&used.to_string()), "check-sources hides {used}");
+        }
         let list = shown(&["claims", "list"]);
         assert!(!list.contains(&"dry_run".to_string()) && !list.contains(&"shorten".to_string()));
         assert!(list.contains(&"state".to_string()) && list.contains(&"wide".to_string()));

@@ -514,7 +514,7 @@ impl Announcer {
         }
     }
 
-    /// The live path: claim under every identity, then (won) pace, shorten, post and record.
+    /// The live path: pace, claim under every identity, then (won) shorten, post and record.
     async fn claim_and_post(
         &self,
         memory: &mut Memory,
@@ -524,11 +524,7 @@ impl Announcer {
         draft: Rendered,
         reply_to: Option<&ReplyTo>,
     ) -> Result<Outcome, AnnounceError> {
-        let (m, key) = (&s.m, &s.ids.key);
-        let store_err = |source| AnnounceError::Store {
-            key: key.clone(),
-            source,
-        };
+        let m = &s.m;
         if let Some(until) = sink.gate().closed_until(self.clock.now()) {
             let reason = format!("{} rate limit exhausted", sink.kind().platform());
             tracing::info!(until = %until, "{reason}; not claiming until the reset");
@@ -537,70 +533,29 @@ impl Announcer {
                 until: Some(until),
             });
         }
-        // The claim's time, read from the store's clock (one clock for every replica: the
-        // owner's deadline and Mastodon's windows are counted from it), chosen here so that a
-        // dedupe key made of it (Bluesky's record key) is written with the claim.
-        let claimed_at = self.store.now().await.map_err(store_err)?;
-        let dedupe_key = sink.dedupe_key(&s.ids.key, claimed_at);
-        let token = match self
-            .store
-            .claim_match_to_post(
-                &s.ids,
-                &m.claim_title(),
-                Some(&PostIntent {
-                    text: draft.text(),
-                    dedupe_key: dedupe_key.as_deref(),
-                    claimed_at,
-                    reply_to,
-                }),
-                self.policy.ttl,
-                self.policy.stuck_after,
-                self.require_marker,
-            )
-            .await
-            .map_err(store_err)?
-        {
-            MatchClaim::Held {
-                key: held_key,
-                claim,
-                via,
-                facts,
-            } => {
-                let holder = Holder::from(&claim);
-                learn(memory, s, &held_key);
-                self.log_held(s, &held_key, &claim, &via, facts.as_ref(), claimed_at);
-                // A still-listed match must never expire into a second announcement.
-                if let Err(e) = self.store.refresh(&held_key, self.policy.ttl).await {
-                    tracing::warn!(error.message = %e, "could not refresh the claim's TTL");
-                }
-                return Ok(Outcome::Skipped { holder });
-            }
-            MatchClaim::NoMarker => return Err(AnnounceError::NoMarker { key: key.clone() }),
-            MatchClaim::Won(token) => token,
-        };
-        claims_counter("won", self.event()).increment(1);
-        // Stored beside its key (another match of the fixture holds that one): later cycles
-        // read it there.
-        learn(memory, s, token.key());
-        tracing::info!(owner = %token.claim().owner, stored_under = %token.key(), "claim won");
-        // The pace is checked after the claim, so skipped matches spend no slot; a
-        // claim we cannot use now is released: nothing was sent.
+        // The pace is checked before the claim: a paced cycle claims nothing it cannot post
+        // (a claim won only to be released again would count as won, and hold the match for
+        // nothing). A slot taken for a match that turns out held is given back.
         if let Err(not_until) = pace.check() {
-            if let Err(e) = self.store.release(&token).await {
-                tracing::error!(error.message = %e, "could not release a paced claim; it stays claimed (stuck)");
-            }
             let until = chrono::Duration::from_std(not_until.wait)
                 .ok()
                 .map(|w| self.clock.now() + w);
             tracing::info!(
                 wait_ms = u64::try_from(not_until.wait.as_millis()).unwrap_or(u64::MAX),
-                "local post pace reached; match left for later"
+                "local post pace reached; match left for later, nothing claimed"
             );
             return Ok(Outcome::Deferred {
                 reason: not_until.to_string(),
                 until,
             });
         }
+        let token = match self.claim_for_post(memory, s, sink, &draft, reply_to).await {
+            ClaimStep::Won(token) => *token,
+            ClaimStep::Ends(ends) => {
+                pace.give_back();
+                return ends;
+            }
+        };
         let link = self.link(m).await;
         let post = self.with_link(draft, m, &link);
         // The card shows the match page itself and the start in the channel's zone.
@@ -624,6 +579,76 @@ impl Announcer {
             }
             Err(error) => Ok(self.after_failure(memory, &token, error).await),
         }
+    }
+
+    /// The claim step of [`Announcer::claim_and_post`]: the token when won, else what the
+    /// sighting's turn ends with (held: skipped, its TTL set again; no marker, or the store
+    /// did not answer: the error).
+    async fn claim_for_post(
+        &self,
+        memory: &mut Memory,
+        s: &Sighting,
+        sink: &Sink,
+        draft: &Rendered,
+        reply_to: Option<&ReplyTo>,
+    ) -> ClaimStep {
+        let (m, key) = (&s.m, &s.ids.key);
+        let store_err = |source| {
+            ClaimStep::Ends(Err(AnnounceError::Store {
+                key: key.clone(),
+                source,
+            }))
+        };
+        // The claim's time, read from the store's clock (one clock for every replica: the
+        // owner's deadline and Mastodon's windows are counted from it), chosen here so that a
+        // dedupe key made of it (Bluesky's record key) is written with the claim.
+        let claimed_at = match self.store.now().await {
+            Ok(now) => now,
+            Err(e) => return store_err(e),
+        };
+        let dedupe_key = sink.dedupe_key(&s.ids.key, claimed_at);
+        let claimed = self
+            .store
+            .claim_match_to_post(
+                &s.ids,
+                &m.claim_title(),
+                Some(&PostIntent {
+                    text: draft.text(),
+                    dedupe_key: dedupe_key.as_deref(),
+                    claimed_at,
+                    reply_to,
+                }),
+                self.policy.ttl,
+                self.policy.stuck_after,
+                self.require_marker,
+            )
+            .await;
+        let token = match claimed {
+            Err(e) => return store_err(e),
+            Ok(MatchClaim::Held {
+                key: held_key,
+                claim,
+                via,
+                facts,
+            }) => {
+                let holder = Holder::from(&claim);
+                learn(memory, s, &held_key);
+                self.log_held(s, &held_key, &claim, &via, facts.as_ref(), claimed_at);
+                // A still-listed match must never expire into a second announcement.
+                if let Err(e) = self.store.refresh(&held_key, self.policy.ttl).await {
+                    tracing::warn!(error.message = %e, "could not refresh the claim's TTL");
+                }
+                return ClaimStep::Ends(Ok(Outcome::Skipped { holder }));
+            }
+            Ok(MatchClaim::NoMarker) => return ClaimStep::Ends(Err(AnnounceError::NoMarker { key: key.clone() })),
+            Ok(MatchClaim::Won(token)) => token,
+        };
+        claims_counter("won", self.event()).increment(1);
+        // Stored beside its key (another match of the fixture holds that one): later cycles
+        // read it there.
+        learn(memory, s, token.key());
+        tracing::info!(owner = %token.claim().owner, stored_under = %token.key(), "claim won");
+        ClaimStep::Won(Box::new(token))
     }
 
     /// Logs a sighting found held by the claim step: through another identity (what changed
@@ -770,6 +795,14 @@ impl Announcer {
             }
         }
     }
+}
+
+/// How the claim step of a live post ended (see [`Announcer::claim_and_post`]).
+enum ClaimStep {
+    /// Won: post under this token (boxed: a token is large, the other variant small).
+    Won(Box<ClaimToken>),
+    /// Not won: what the sighting's turn ends with.
+    Ends(Result<Outcome, AnnounceError>),
 }
 
 /// The claims metric's counter of `result` (`won`, `lost`, `held`): an announcement's series as

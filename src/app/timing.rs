@@ -11,15 +11,16 @@ use crate::config::Config;
 use crate::cricket::{Match, Sighting};
 use crate::filter::Filter;
 use crate::schedule::{until, Lead, When};
+use crate::zone::Zone;
 use chrono::{DateTime, Utc};
 
 /// The channels' leads and claims, as `check-sources` tells the announcements by them.
 pub(super) struct Timing {
     /// The bot's filter, applied before each channel's.
     filter: Filter,
-    /// Each channel: its name, its filter, its lead, and its claims when the store could be
-    /// read.
-    channels: Vec<(String, Filter, Lead, Option<ClaimStore>)>,
+    /// Each channel: its name, its filter, its lead, the zone its posts tell times in, and its
+    /// claims when the store could be read.
+    channels: Vec<(String, Filter, Lead, Zone, Option<ClaimStore>)>,
     /// The command's "now".
     now: DateTime<Utc>,
 }
@@ -29,15 +30,16 @@ impl Timing {
     /// match is announced at first sighting, and `check-sources` says nothing more of it).
     pub(super) async fn of(config: &Config) -> Option<Timing> {
         let list = &config.posting.channels;
-        let leads: Vec<(String, Filter, Lead)> = list
+        let leads: Vec<(String, Filter, Lead, Zone)> = list
             .channels()
             .iter()
             .map(|c| {
                 let lead = c.announce_before.unwrap_or(config.schedule.lead);
-                (c.name.clone(), c.filter.clone(), lead)
+                let zone = c.timezone.unwrap_or(config.schedule.zone);
+                (c.name.clone(), c.filter.clone(), lead, zone)
             })
             .collect();
-        if !leads.iter().any(|(_, _, lead)| lead.waits()) {
+        if !leads.iter().any(|(_, _, lead, _)| lead.waits()) {
             return None;
         }
         // Read only: a PostgreSQL schema without a ledger, or a store that does not answer, is
@@ -53,9 +55,9 @@ impl Timing {
             filter: config.filter.clone(),
             channels: leads
                 .into_iter()
-                .map(|(name, filter, lead)| {
+                .map(|(name, filter, lead, zone)| {
                     let claims = store.as_ref().map(|s| channel_claims(s, list, &name));
-                    (name, filter, lead, claims)
+                    (name, filter, lead, zone, claims)
                 })
                 .collect(),
             now: config.clock().now(),
@@ -63,14 +65,15 @@ impl Timing {
     }
 
     /// When `m` is announced: one text for every channel (`announce now`, `announce in 3 h 10
-    /// min`, `already announced`, `not announced: state not announced`), or each channel's
-    /// (`x: announce now; club: announce in 2 h`) when they differ.
+    /// min, at Fri 17 Jul, 12:50 IST` in the channel's zone, `already announced`, `not
+    /// announced: state complete (announced: upcoming, live)`), or each channel's (`x:
+    /// announce now; club: announce in 2 h, at …`) when they differ.
     pub(super) async fn of_match(&self, m: &Match) -> String {
         let sighting = Sighting::new(m.clone());
         let mut told: Vec<(String, String)> = Vec::with_capacity(self.channels.len());
-        for (name, filter, lead, claims) in &self.channels {
+        for (name, filter, lead, zone, claims) in &self.channels {
             if let Err(why) = self.filter.check(m).and_then(|()| filter.check(m)) {
-                told.push((name.clone(), format!("not announced: {why}")));
+                told.push((name.clone(), format!("not announced: {}", self.reason(filter, m, why))));
                 continue;
             }
             let held = match claims {
@@ -81,7 +84,7 @@ impl Timing {
                 (Some((_, claim, _)), _) if claim.state == ClaimState::Posted => "already announced".to_string(),
                 (Some((_, claim, _)), _) => format!("already claimed ({})", claim.state),
                 (None, When::Now) => "announce now".to_string(),
-                (None, When::At(opens)) => format!("announce {}", until(self.now, opens)),
+                (None, When::At(opens)) => format!("announce {}, at {}", until(self.now, opens), zone.start(opens)),
             };
             told.push((name.clone(), text));
         }
@@ -93,5 +96,22 @@ impl Timing {
                 .collect::<Vec<_>>()
                 .join("; "),
         }
+    }
+
+    /// Why `m` is not announced, in a reader's words: the filter's reason, or for a state left
+    /// out, which state it is and which states are announced (`state complete (announced:
+    /// upcoming, live)`).
+    fn reason(&self, channel: &Filter, m: &Match, why: &'static str) -> String {
+        let announced = |f: &Filter| f.states.contains(&m.state);
+        if announced(&self.filter) && announced(channel) {
+            return why.to_string();
+        }
+        let states = if announced(&self.filter) {
+            &channel.states
+        } else {
+            &self.filter.states
+        };
+        let names: Vec<String> = states.iter().map(ToString::to_string).collect();
+        format!("state {} (announced: {})", m.state, names.join(", "))
     }
 }

@@ -213,9 +213,15 @@ impl PostgresClaims {
         };
         // The client is gone (dropped by `migrate`, or with its future): the driver ends.
         let _ = driver.await;
+        // A read-only command only looks for the ledger: its errors say so, not "migrate".
+        let op = if migrating {
+            "migrate"
+        } else {
+            "finding the claims ledger"
+        };
         match migrated {
-            Ok(r) => r.map_err(err("migrate"))?,
-            Err(_) => return Err(err("migrate")(PostgresError::Timeout(MIGRATE_TIMEOUT))),
+            Ok(r) => r.map_err(err(op))?,
+            Err(_) => return Err(err(op)(PostgresError::Timeout(MIGRATE_TIMEOUT))),
         }
         let manager = Manager::from_config(
             config,

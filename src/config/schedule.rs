@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 pub struct ScheduleSettings {
     /// Announce a match this long before its start (2h, 90m, 1h 30m), at the first poll inside
     /// that window; a match first seen later, live, or without a start time is announced at
-    /// once. Unset (or off): at first sighting.
+    /// once. 0: at its start time. Unset (or off): at first sighting.
     #[arg(long, env = "ANNOUNCE_BEFORE", value_parser = OrBlank(Reads(read_lead)), global = true)]
     pub announce_before: Option<Blankable<Lead>>,
     /// Time zone of the start time in posts (IANA name: Asia/Kolkata, Europe/London,

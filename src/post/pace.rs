@@ -17,6 +17,7 @@ use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
 use reqwest::header::HeaderMap;
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -134,6 +135,9 @@ pub struct PostPace<C: Clock = DefaultClock> {
     per_minute: RateLimiter<NotKeyed, InMemoryState, C, NoOpMiddleware<C::Instant>>,
     per_day: RateLimiter<NotKeyed, InMemoryState, C, NoOpMiddleware<C::Instant>>,
     clock: C,
+    /// Slots both budgets granted that no post used (see [`PostPace::give_back`]): the next
+    /// checks take these before asking the budgets again. governor cannot return a slot.
+    unused: AtomicU32,
 }
 
 impl<C: Clock> std::fmt::Debug for PostPace<C> {
@@ -169,6 +173,7 @@ impl<C: Clock + Clone> PostPace<C> {
             per_minute: RateLimiter::direct_with_clock(Quota::per_minute(per_minute), clock.clone()),
             per_day: RateLimiter::direct_with_clock(day_quota, clock.clone()),
             clock,
+            unused: AtomicU32::new(0),
         }
     }
 
@@ -179,6 +184,12 @@ impl<C: Clock + Clone> PostPace<C> {
     /// day budget does not, the minute slot is spent anyway (governor cannot test two limiters
     /// atomically); this only matters while the day budget is empty, when nothing posts.
     pub fn check(&self) -> Result<(), NotUntil> {
+        let spare = self
+            .unused
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if spare.is_ok() {
+            return Ok(());
+        }
         let now = self.clock.now();
         self.per_minute
             .check()
@@ -186,6 +197,17 @@ impl<C: Clock + Clone> PostPace<C> {
             .map_err(|not_until| NotUntil {
                 wait: not_until.wait_time_from(now),
             })
+    }
+}
+
+impl<C: Clock> PostPace<C> {
+    /// Gives back a slot [`PostPace::check`] granted that no post used (the match it was taken
+    /// for turned out held, or the store failed before the claim): the next check takes it
+    /// instead of a new one, so a slot is taken before claiming (a paced cycle claims nothing
+    /// it cannot post) without a lost claim costing one. Posts never outnumber the slots the
+    /// budgets granted.
+    pub fn give_back(&self) {
+        self.unused.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -237,6 +259,17 @@ mod tests {
         );
         clock.advance(Duration::from_secs(43_200));
         assert_eq!(pace.check(), Ok(()));
+    }
+
+    #[test]
+    fn a_slot_given_back_is_the_next_one_taken_and_no_more_are_made() {
+        let clock = FakeRelativeClock::default();
+        let pace = PostPace::with_clock(nz(10), nz(1), clock);
+        assert_eq!(pace.check(), Ok(()));
+        assert!(pace.check().is_err(), "the day's one slot is taken");
+        pace.give_back();
+        assert_eq!(pace.check(), Ok(()), "the slot given back");
+        assert!(pace.check().is_err(), "given back once, taken once");
     }
 
     #[tokio::test(start_paused = true)]

@@ -315,11 +315,19 @@ async fn each_command_help_lists_only_its_options_and_short_help_fits_a_screen()
         assert!(!seed.contains(absent), "seed --help shows {absent}");
     }
     let check = help(&["check-sources", "--help"]).await;
-    assert!(!check.contains("--dry-run") && !check.contains("--database-url") && check.contains("--wide"));
-    assert!(
-        check.contains("--redis-url"),
-        "check-sources reads Redis' eviction policy: {check}"
-    );
+    assert!(!check.contains("--dry-run") && !check.contains("--x-api-key") && check.contains("--wide"));
+    // It looks at whichever store is configured, and tells a lead time's wait by each
+    // channel's filter and zone.
+    for used in [
+        "--redis-url",
+        "--database-url",
+        "--store-path",
+        "--channels",
+        "--timezone",
+        "--series",
+    ] {
+        assert!(check.contains(used), "check-sources --help hides {used}: {check}");
+    }
     // What reconciling does on each platform, read before running it: X only reads, Mastodon
     // and Bluesky repeat the create, Discord and Telegram are listed.
     let reconcile = help(&["claims", "reconcile", "--help"]).await;
@@ -659,7 +667,7 @@ async fn a_missing_postgres_schema_is_created_by_a_command_that_writes_and_by_no
     assert_eq!(list.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
         stderr.contains(&format!(
-            "no claims ledger in the schema {schema} (nothing was ever claimed there)"
+            "postgres store error on finding the claims ledger: no claims ledger in the schema {schema} (nothing was ever claimed there)"
         )),
         "{stderr}"
     );

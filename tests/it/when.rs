@@ -484,6 +484,39 @@ async fn an_unknown_zone_stops_the_bot_at_start_naming_the_setting() {
 }
 
 #[tokio::test]
+async fn check_sources_tells_a_wait_in_the_channels_zone_and_a_state_left_out_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = listing(dir.path());
+    let check = |states: &'static str| {
+        let mut cmd = bot(dir.path());
+        cmd.env("STORE_PATH", dir.path().join("claims.db"))
+            .env("SERIES", "ICC Mens T20 World Cup")
+            .env("STATES", states)
+            .env("ANNOUNCE_BEFORE", "2h")
+            .env("TIMEZONE", "Asia/Kolkata")
+            .args(["--as-of", "2024-06-16T06:00:00Z", "check-sources", "--wide", "--source"])
+            .arg(&source);
+        cmd
+    };
+    let o = check("upcoming,live").output().await.unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    // Pakistan v Ireland starts 14:30 UTC (20:00 IST): its window opens at 18:00 IST.
+    assert_eq!(
+        lines[2],
+        "  Pakistan v Ireland, 36th Match, Group A (upcoming): announce in 6 h 30 min, at Sun 16 Jun, 18:00 IST"
+    );
+    let o = check("live").output().await.unwrap();
+    let (stdout, _) = text(&o);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[2],
+        "  Pakistan v Ireland, 36th Match, Group A (upcoming): not announced: state upcoming (announced: live)"
+    );
+}
+
+#[tokio::test]
 async fn check_sources_and_the_dry_run_say_when_each_match_is_announced() {
     let dir = tempfile::tempdir().unwrap();
     let source = listing(dir.path());
