@@ -639,3 +639,43 @@ async fn a_thousand_fetches_of_the_page_while_run_posts_cost_the_store_nothing_m
     running.signal(libc::SIGTERM);
     assert_eq!(running.exit_code().await, Some(0), "{}", running.log());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_an_address_that_is_not_loopback_the_page_is_off_unless_status_page_is_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    for (setting, served) in [(None, false), (Some("on"), true), (Some("off"), false)] {
+        let port = free_port();
+        let mut cmd = bot(dir.path());
+        cmd.env("SOURCES", &page)
+            .env("STORE_PATH", dir.path().join("bot.db"))
+            .env("METRICS_ADDR", format!("0.0.0.0:{port}"))
+            .args(["--dry-run", "run"]);
+        if let Some(s) = setting {
+            cmd.env("STATUS_PAGE", s);
+        }
+        let mut running = Running::start(&mut cmd, dir.path(), "run");
+        let metrics = format!("http://127.0.0.1:{port}/metrics");
+        wait_until("the listener answers", || async { get(&metrics).await.is_some() }).await;
+        for path in ["/", "/status.json"] {
+            let (code, body) = get(&format!("http://127.0.0.1:{port}{path}")).await.unwrap();
+            assert_eq!(code == 200, served, "STATUS_PAGE={setting:?} {path}: {code} {body}");
+            if !served {
+                assert_eq!(code, 404, "{body}");
+                assert!(body.contains("STATUS_PAGE"), "{body}");
+            }
+        }
+        assert_eq!(get(&metrics).await.map(|(code, _)| code), Some(200));
+        if setting == Some("on") {
+            assert!(
+                running
+                    .log()
+                    .contains("STATUS_PAGE=on on an address that is not loopback"),
+                "{}",
+                running.log()
+            );
+        }
+        running.signal(libc::SIGTERM);
+        assert_eq!(running.exit_code().await, Some(0), "{}", running.log());
+    }
+}
