@@ -225,6 +225,7 @@ const POSTING: &[&str] = &[
 const SERVICE: &[&str] = &[
     "poll_interval_secs",
     "metrics_addr",
+    "status_page",
     "health_max_stale_cycles",
     "shutdown_grace_secs",
 ];

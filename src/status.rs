@@ -76,11 +76,18 @@ fn describe() {
     describe_histogram!(names::CYCLE_DURATION, Unit::Seconds, "Duration of one poll cycle.");
 }
 
-/// Serves `/metrics`, `/healthz`, `/` and `/status.json` on `listener` until `cancel` fires.
-/// `/healthz` answers 200 `ok`, or 503 with the reasons (see [`App::health`]); the page and
-/// its JSON come from [`App::snapshot`], cached for [`cache::CACHE_FOR`].
-pub async fn serve(listener: TcpListener, metrics: PrometheusHandle, app: Arc<App>, cancel: CancellationToken) {
-    let pages = Arc::new(PageCache::default());
+/// Serves `/metrics`, `/healthz` and, when `page`, `/` and `/status.json` on `listener` until
+/// `cancel` fires. `/healthz` answers 200 `ok`, or 503 with the reasons (see [`App::health`]);
+/// the page and its JSON come from [`App::snapshot`], cached for [`cache::CACHE_FOR`]; without
+/// `page` (`STATUS_PAGE`) they answer 404 saying how to turn them on.
+pub async fn serve(
+    listener: TcpListener,
+    metrics: PrometheusHandle,
+    app: Arc<App>,
+    page: bool,
+    cancel: CancellationToken,
+) {
+    let pages = Arc::new(page.then(PageCache::default));
     loop {
         let stream = tokio::select! {
             _ = cancel.cancelled() => break,
@@ -113,7 +120,7 @@ async fn answer(
     req: &Request<Incoming>,
     metrics: &PrometheusHandle,
     app: &App,
-    pages: &PageCache,
+    pages: &Option<PageCache>,
 ) -> Response<Full<Bytes>> {
     if !matches!(*req.method(), hyper::Method::GET | hyper::Method::HEAD) {
         return respond(
@@ -125,6 +132,14 @@ async fn answer(
     }
     let path = req.uri().path();
     if let "/" | "/status.json" = path {
+        let Some(pages) = pages else {
+            return respond(
+                StatusCode::NOT_FOUND,
+                "text/plain",
+                "the status page is off (STATUS_PAGE=off, or METRICS_ADDR is not a loopback address and STATUS_PAGE is auto); see the README, Status page\n".into(),
+                false,
+            );
+        };
         let rendered = pages.get(app).await;
         let (body, content_type) = if path == "/" {
             (&rendered.html, "text/html; charset=utf-8")

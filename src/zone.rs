@@ -41,6 +41,11 @@ impl Zone {
         at.with_timezone(&self.0).format("%a %-d %b, %H:%M %Z").to_string()
     }
 
+    /// The date `at` falls on in this zone (a status page's "today").
+    pub fn date(self, at: DateTime<Utc>) -> chrono::NaiveDate {
+        at.with_timezone(&self.0).date_naive()
+    }
+
     /// `at` in this zone to the second, for logs and timelines: `2026-07-17 16:00:00 IST`.
     pub fn moment(self, at: DateTime<Utc>) -> String {
         at.with_timezone(&self.0).format("%Y-%m-%d %H:%M:%S %Z").to_string()

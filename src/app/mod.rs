@@ -410,6 +410,7 @@ impl App {
                 })
                 .collect(),
             clock.now(),
+            config.schedule.zone,
         );
         if !config.dry_run() {
             // Claims written before identities were recorded keep them only in their records:

@@ -38,11 +38,17 @@ pub(super) async fn run(
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| Failure::from(e).context(format!("cannot listen on METRICS_ADDR={addr}")))?;
-        tracing::info!(addr = %listener.local_addr().unwrap_or(addr), "serving /metrics, /healthz and the status page at /");
-        if !addr.ip().is_loopback() {
-            tracing::warn!(addr = %addr, "METRICS_ADDR is not a loopback address: anyone who reaches it can read the status page (what was posted where, errors); expose it through a reverse proxy with authentication (README, Status page)");
+        let page = config.service.status_page;
+        let shown = listener.local_addr().unwrap_or(addr);
+        if page {
+            tracing::info!(addr = %shown, "serving /metrics, /healthz and the status page at /");
+        } else {
+            tracing::info!(addr = %shown, "serving /metrics and /healthz; the status page is off (STATUS_PAGE, on by itself only for a loopback METRICS_ADDR)");
         }
-        tracker.spawn(status::serve(listener, metrics, app.clone(), cancel.clone()));
+        if page && !addr.ip().is_loopback() {
+            tracing::warn!(addr = %addr, "STATUS_PAGE=on on an address that is not loopback: anyone who reaches it can read the status page (what was posted where, errors); put a reverse proxy with authentication in front (README, Status page)");
+        }
+        tracker.spawn(status::serve(listener, metrics, app.clone(), page, cancel.clone()));
     }
     let polling = tracker.spawn({
         let (app, cancel) = (app.clone(), cancel.clone());

@@ -17,7 +17,7 @@ pub use crate::filter::FormatSetting;
 pub use filter::{FilterSettings, StateSetting};
 pub use posting::{ChannelList, Posting, PostingSettings, ENVIRONMENT_CHANNEL};
 pub use schedule::{Schedule, ScheduleSettings};
-pub use service::{LogSettings, Service, ServiceSettings};
+pub use service::{LogSettings, Service, ServiceSettings, StatusPage};
 pub use sources::{SourceSettings, Sources};
 pub use store::{
     Store, StoreSettings, DEFAULT_CLAIM_TTL_SECS, DEFAULT_KEY_PREFIX, DEFAULT_STORE_PATH, MIN_CLAIM_TTL_SECS,

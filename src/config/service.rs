@@ -17,6 +17,11 @@ pub struct ServiceSettings {
     /// status page at / (and /status.json) in `run`. Unset: no listener.
     #[arg(long, env = "METRICS_ADDR", global = true)]
     pub metrics_addr: Option<String>,
+    /// Whether METRICS_ADDR also serves the status page (/ and /status.json): auto serves it
+    /// only on a loopback address (a proxy with authentication in front reaches it), on serves
+    /// it on any address, off never.
+    #[arg(long, env = "STATUS_PAGE", value_enum, ignore_case = true, default_value_t = StatusPage::Auto, global = true)]
+    pub status_page: StatusPage,
     /// /healthz fails when no source has been read for this many poll intervals.
     #[arg(long, env = "HEALTH_MAX_STALE_CYCLES", value_parser = Whole::count(), default_value = "3", global = true)]
     pub health_max_stale_cycles: u32,
@@ -37,6 +42,9 @@ pub struct Service {
     pub poll_interval: Duration,
     /// Where `run` serves /metrics and /healthz, if anywhere.
     pub metrics_addr: Option<SocketAddr>,
+    /// Whether that address also serves the status page (`STATUS_PAGE`, resolved against the
+    /// address: `auto` is on for a loopback one only).
+    pub status_page: bool,
     /// /healthz fails after this many poll intervals without any source read.
     pub health_max_stale_cycles: u32,
     /// How long `run` waits for work in flight after a stop signal.
@@ -56,13 +64,31 @@ impl ServiceSettings {
             ),
             None => None,
         };
+        let status_page = match self.status_page {
+            StatusPage::On => true,
+            StatusPage::Off => false,
+            StatusPage::Auto => metrics_addr.is_some_and(|a| a.ip().is_loopback()),
+        };
         Ok(Service {
             poll_interval: given(self.poll_interval_ms).unwrap_or(self.poll_interval_secs),
             metrics_addr,
+            status_page,
             health_max_stale_cycles: self.health_max_stale_cycles,
             shutdown_grace: self.shutdown_grace_secs,
         })
     }
+}
+
+/// Whether `METRICS_ADDR` serves the status page (`STATUS_PAGE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatusPage {
+    /// Only when `METRICS_ADDR` is a loopback address: the page lists what was posted where and
+    /// every error, so it is not served to a network unless the operator says so.
+    Auto,
+    /// On any address (behind a reverse proxy with authentication).
+    On,
+    /// Never: `/metrics` and `/healthz` only.
+    Off,
 }
 
 /// Logging's settings, as given (read before anything else: they set up the logs).
@@ -74,4 +100,32 @@ pub struct LogSettings {
     /// Log line format on stderr: text (for people) or json (one object per line, for machines).
     #[arg(long, env = "LOG_FORMAT", value_enum, ignore_case = true, default_value_t = LogFormat::Text, global = true)]
     pub log_format: LogFormat,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Args {
+        #[command(flatten)]
+        service: ServiceSettings,
+    }
+
+    fn served(args: &[&str]) -> bool {
+        let args = Args::try_parse_from(std::iter::once("test").chain(args.iter().copied())).unwrap();
+        args.service.validate().unwrap().status_page
+    }
+
+    #[test]
+    fn the_status_page_is_served_on_loopback_by_default_and_elsewhere_only_when_asked() {
+        assert!(served(&["--metrics-addr", "127.0.0.1:9464"]));
+        assert!(served(&["--metrics-addr", "[::1]:9464"]));
+        assert!(!served(&["--metrics-addr", "0.0.0.0:9464"]));
+        assert!(!served(&["--metrics-addr", "192.0.2.1:9464"]));
+        assert!(served(&["--metrics-addr", "0.0.0.0:9464", "--status-page", "on"]));
+        assert!(!served(&["--metrics-addr", "127.0.0.1:9464", "--status-page", "off"]));
+        assert!(!served(&[]));
+    }
 }

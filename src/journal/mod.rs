@@ -23,6 +23,7 @@ use crate::post::{SinkKind, Verdict};
 use crate::reconcile::{Decision, Settled};
 use crate::source::{Location, SourceSpec};
 use crate::telemetry::CauseChain;
+use crate::zone::Zone;
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -40,6 +41,8 @@ pub const MAX_ROWS: usize = 50;
 #[derive(Debug)]
 pub struct Journal {
     started_at: DateTime<Utc>,
+    /// The zone whose days the posts are counted by (the bot's `TIMEZONE`).
+    zone: Zone,
     inner: Mutex<Inner>,
 }
 
@@ -59,7 +62,7 @@ struct ChannelLog {
     name: String,
     event: Event,
     sink: SinkKind,
-    /// Posts per UTC day, oldest first, at most [`CHART_DAYS`] days.
+    /// Posts per day (in the journal's zone), oldest first, at most [`CHART_DAYS`] days.
     by_day: VecDeque<(NaiveDate, u32)>,
     failed: u32,
     unknown: u32,
@@ -81,8 +84,8 @@ pub struct ChannelInfo {
 
 impl Journal {
     /// An empty journal of a process started at `started_at`, reading `sources` (in order) and
-    /// posting on `channels` (in order).
-    pub fn new(sources: &[SourceSpec], channels: Vec<ChannelInfo>, started_at: DateTime<Utc>) -> Journal {
+    /// posting on `channels` (in order), counting posts by the days of `zone`.
+    pub fn new(sources: &[SourceSpec], channels: Vec<ChannelInfo>, started_at: DateTime<Utc>, zone: Zone) -> Journal {
         let sources = sources
             .iter()
             .map(|spec| SourceRow {
@@ -121,6 +124,7 @@ impl Journal {
             .collect();
         Journal {
             started_at,
+            zone,
             inner: Mutex::new(Inner {
                 sources,
                 channels,
@@ -189,6 +193,7 @@ impl Journal {
     /// Only what reached the platform (or, in a dry run, would) is recorded: a match held,
     /// withheld or deferred is not a post.
     pub fn announced(&self, channel: &str, event: Event, sighting: &Sighting, outcome: &Outcome, at: DateTime<Utc>) {
+        let day = self.zone.date(at);
         self.with(|i| {
             let Some(log) = i.channels.iter_mut().find(|c| c.name == channel && c.event == event) else {
                 return;
@@ -220,7 +225,7 @@ impl Journal {
                 Outcome::Skipped { .. } | Outcome::Withheld { .. } | Outcome::Deferred { .. } => return,
             };
             match state {
-                PostState::Posted | PostState::AlreadyPosted | PostState::WouldPost => log.count_post(at.date_naive()),
+                PostState::Posted | PostState::AlreadyPosted | PostState::WouldPost => log.count_post(day),
                 PostState::Failed => log.failed += 1,
                 PostState::Unknown => log.unknown += 1,
             }
@@ -301,7 +306,7 @@ impl Journal {
     /// What the journal holds, as of `now`: no channel halted and no problem (the app adds
     /// those: see `App::snapshot`).
     pub fn snapshot(&self, now: DateTime<Utc>, dry_run: bool) -> Snapshot {
-        let today = now.date_naive();
+        let today = self.zone.date(now);
         let days: Vec<NaiveDate> = (0..CHART_DAYS)
             .rev()
             .filter_map(|back| today.checked_sub_signed(TimeDelta::days(i64::try_from(back).unwrap_or(0))))
@@ -315,6 +320,7 @@ impl Journal {
                 started_at: self.started_at,
                 version: env!("CARGO_PKG_VERSION").to_string(),
                 dry_run,
+                zone: self.zone.name().to_string(),
                 problems: Vec::new(),
                 cycles: i.cycles,
                 last_cycle: i.last_cycle,
@@ -419,6 +425,7 @@ mod tests {
                 sink: SinkKind::X,
             }],
             start,
+            Zone::default(),
         )
     }
 
@@ -502,5 +509,24 @@ mod tests {
         assert_eq!(w.windows[0].opens, until);
         j.windows("x", Event::Announce, &[]);
         assert!(j.snapshot(at, false).waiting.windows.is_empty());
+    }
+
+    #[test]
+    fn posts_are_counted_by_the_days_of_the_bots_time_zone() {
+        let start = Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap();
+        let channel = ChannelInfo {
+            name: "x".into(),
+            event: Event::Announce,
+            sink: SinkKind::X,
+        };
+        let j = Journal::new(&[], vec![channel], start, Zone::parse("Asia/Kolkata").unwrap());
+        let s = Sighting::new(sample_match(Site::Cricbuzz, "1", "Zimbabwe", "Bangladesh", None));
+        // 20:00 UTC on the 1st is 01:30 on the 2nd in Kolkata.
+        let late = Utc.with_ymd_and_hms(2026, 12, 1, 20, 0, 0).unwrap();
+        j.announced("x", Event::Announce, &s, &posted("1"), late);
+        let snap = j.snapshot(late, false);
+        assert_eq!(snap.zone, "Asia/Kolkata");
+        assert_eq!(snap.days.last().map(ToString::to_string).as_deref(), Some("2026-12-02"));
+        assert_eq!(snap.channels[0].posts_today, 1);
     }
 }

@@ -16,6 +16,9 @@ pub struct Snapshot {
     pub version: String,
     /// Whether this is a dry run (nothing is posted; the posts are printed).
     pub dry_run: bool,
+    /// The time zone whose days [`Snapshot::days`] and each channel's counts by day are (the
+    /// bot's `TIMEZONE`, an IANA name; `UTC` by default).
+    pub zone: String,
     /// What is wrong, as far as the process knows without asking the store (posting halted,
     /// a store that may evict claims, sources not read for too long); empty when nothing is.
     pub problems: Vec<String>,
@@ -32,7 +35,7 @@ pub struct Snapshot {
     pub recent: Vec<PostRow>,
     /// What waits: claims whose post's fate is open, repeats, and announcement windows.
     pub waiting: Waiting,
-    /// The days of the chart, oldest first (UTC dates; the last is today): each channel's
+    /// The days of the chart, oldest first (dates in [`Snapshot::zone`]; the last is today): each channel's
     /// [`ChannelRow::posts_by_day`] lines up with them.
     pub days: Vec<NaiveDate>,
 }
@@ -73,7 +76,7 @@ pub struct ChannelRow {
     pub event: String,
     /// Its sink (`x`, `mastodon`, `bluesky`, `discord`, `telegram`).
     pub sink: String,
-    /// Posts made today (UTC date), by this process.
+    /// Posts made today (in [`Snapshot::zone`]), by this process.
     pub posts_today: u32,
     /// Posts made over the last 7 days (today included), by this process.
     pub posts_this_week: u32,

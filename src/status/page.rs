@@ -133,6 +133,7 @@ mod tests {
             started_at: now - chrono::TimeDelta::hours(2),
             version: "0.1.0".into(),
             dry_run: false,
+            zone: "UTC".into(),
             problems: vec![format!("posting halted on channel {HOSTILE}: 401")],
             cycles: 3,
             last_cycle: Some(now),
