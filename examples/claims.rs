@@ -15,8 +15,9 @@
 //!   every record (`Announcer::holders_of` remembers the records it read and parses only those that
 //!   changed);
 //! - `cycle_held_refresh`: the held matches looked up by a second process on the same store, whose
-//!   refresh of the held claims' TTLs is due (its first look-up; later, once per TTL /
-//!   `REFRESHES_PER_TTL`): one `GETEX` per match in one pipeline;
+//!   refresh of every held claim's TTL is due (its first look-up; later each key once per TTL /
+//!   `REFRESHES_PER_TTL`, a slice per cycle): the `MGET`, then one `EXPIRE` per key and identity
+//!   in pipelines of 1,000;
 //! - `cycle_held_20ch`: 20 channels × 500 matches, all held (issue 21): the cycle's one batch
 //!   look-up across every channel (`holders_of_all`, one `MGET`), then `Announcer::announce` of
 //!   each (match, channel); per 1,000 (match, channel) sightings;

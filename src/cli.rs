@@ -100,6 +100,9 @@ pub enum ClaimsCommand {
         /// before the results'.
         #[arg(long, value_name = "N")]
         limit: Option<std::num::NonZeroUsize>,
+        /// Only the claims of this event: announce or result (default: both).
+        #[arg(long, value_parser = read_event)]
+        event: Option<Event>,
     },
     /// Show the claim on one match key.
     Show {

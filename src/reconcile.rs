@@ -22,7 +22,10 @@
 //! - A claim whose record has no post text (written by a release before this one) cannot be
 //!   looked for: it is listed for the operator.
 //!
-//! [`reconcile`] picks the way for a channel's sink: `run` and `claims reconcile` both call it.
+//! [`reconcile_all`] picks the way for each channel's sink: `run` and `claims reconcile` both
+//! call it. It reads the claims to settle in ONE pass for every channel, through the index of
+//! unsettled claims the claim step keeps ([`ClaimStore::unsettled_across`]): its cost is what is
+//! unsettled, never the store's keyspace nor channels × keys (issue 36).
 //!
 //! Every time judged here (stuck, a lease, Mastodon's windows) is the store's: the records'
 //! times are written by its clock, `now` is read from it ([`ClaimStore::now`]), and a claim is
@@ -30,7 +33,7 @@
 //! inside the repeat's window ([`Window`]). The replicas' own clocks need not agree.
 
 use crate::claim::{
-    Adoption, Checked, Claim, ClaimError, ClaimState, ClaimStore, ClaimToken, ListedClaim, Transition, Window,
+    Adoption, Checked, Claim, ClaimError, ClaimState, ClaimStore, ClaimToken, Transition, UnsettledClaim, Window,
 };
 use crate::cricket::MatchKey;
 use crate::post::{Client, Found, Sink, SinkError, SinkKind, XClient};
@@ -141,11 +144,39 @@ pub enum Settled {
 /// [`ClaimError`] when the store cannot list the claims. A store error while recording one
 /// claim's outcome is that claim's [`Settled::NotAsked`], not the whole call's.
 pub async fn reconcile(store: &ClaimStore, sink: &Sink, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
-    match way(sink) {
-        Way::Search(x) => search(store, x, stuck_after).await,
-        Way::Replay => replay(store, sink, stuck_after).await,
-        Way::NotAsked => not_asked(store, sink.kind(), stuck_after).await,
+    Ok(reconcile_all(store, &[(store, sink)], stuck_after)
+        .await?
+        .into_iter()
+        .flatten()
+        .collect())
+}
+
+/// [`reconcile`] for every one of `channels` (each channel's or event's claims in its store,
+/// posted through its sink), reading the claims to settle in ONE pass over the deployment's
+/// unsettled claims (`base`: the deployment's store, whose prefix every channel's starts
+/// with), then each channel's, one channel after another. One list of decisions per channel,
+/// in the order of `channels`.
+///
+/// # Errors
+/// As [`reconcile`].
+pub async fn reconcile_all(
+    base: &ClaimStore,
+    channels: &[(&ClaimStore, &Sink)],
+    stuck_after: Duration,
+) -> Result<Vec<Vec<Decision>>, ClaimError> {
+    let now = base.now().await?;
+    let stores: Vec<&ClaimStore> = channels.iter().map(|(store, _)| *store).collect();
+    let found = base.unsettled_across(&stores, now).await?;
+    let mut decisions = Vec::with_capacity(channels.len());
+    for ((store, sink), claims) in channels.iter().zip(found) {
+        let pending = unsettled(claims, now, stuck_after);
+        decisions.push(match way(sink) {
+            Way::Search(x) => search(store, x, pending).await,
+            Way::Replay => replay(store, sink, stuck_after, pending).await?,
+            Way::NotAsked => not_asked(pending, sink.kind()),
+        });
     }
+    Ok(decisions)
 }
 
 /// Whether [`reconcile`] asks `sink`'s platform anything (X, Mastodon, Bluesky), rather than
@@ -176,14 +207,13 @@ fn way(sink: &Sink) -> Way<'_> {
 /// Reconciles with X's account behind `x` (see [`reconcile`]). Stops asking X at the first
 /// refusal that every later read would meet too (credentials, rate limit); the claims not
 /// asked are listed as such.
-async fn search(store: &ClaimStore, x: &XClient, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
-    let now = store.now().await?;
+async fn search(store: &ClaimStore, x: &XClient, pending: Vec<Pending>) -> Vec<Decision> {
     let mut decisions = Vec::new();
     let mut stop: Option<String> = None;
-    for (listed, was) in unsettled(store, now, stuck_after).await? {
-        let claim = &listed.claim;
+    for Pending { key, claim, was } in pending {
+        let claim = &claim;
         let decision = |outcome| Decision {
-            key: listed.key.clone(),
+            key: key.clone(),
             was,
             outcome,
         };
@@ -197,7 +227,7 @@ async fn search(store: &ClaimStore, x: &XClient, stuck_after: Duration) -> Resul
             (Some(text), None) => {
                 let since = claim.claimed_at - SEARCH_SLACK;
                 match x.find_post(text, since).await {
-                    Ok(found) => record(store, &listed.key, claim, found, since).await,
+                    Ok(found) => record(store, &key, claim, found, since).await,
                     Err(e) => {
                         let why = format!("X could not be asked: {e}");
                         if stops_asking(&e) {
@@ -208,10 +238,10 @@ async fn search(store: &ClaimStore, x: &XClient, stuck_after: Duration) -> Resul
                 }
             }
         };
-        log(&listed.key, was, &outcome);
+        log(&key, was, &outcome);
         decisions.push(decision(outcome));
     }
-    Ok(decisions)
+    decisions
 }
 
 /// How long Mastodon keeps an `Idempotency-Key` (one hour, per account: `sinks.md`, from
@@ -230,11 +260,19 @@ pub const MASTODON_SETTLE: chrono::Duration = chrono::Duration::minutes(10);
 
 /// Reconciles a Mastodon or Bluesky channel's claims by repeating the create where the
 /// platform makes a second post impossible (see [`reconcile`]).
-async fn replay(store: &ClaimStore, sink: &Sink, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
+///
+/// # Errors
+/// [`ClaimError`] when the store cannot tell its time.
+async fn replay(
+    store: &ClaimStore,
+    sink: &Sink,
+    stuck_after: Duration,
+    pending: Vec<Pending>,
+) -> Result<Vec<Decision>, ClaimError> {
     let kind = sink.kind();
     let mut decisions = Vec::new();
-    for (listed, was) in unsettled(store, store.now().await?, stuck_after).await? {
-        let claim = &listed.claim;
+    for Pending { key, claim, was } in pending {
+        let claim = &claim;
         // Read for each claim: the repeats before it may have taken minutes, and Mastodon's
         // window closes by the clock (the store's; the adoption judges it again, atomically).
         let now = store.now().await?;
@@ -255,8 +293,8 @@ async fn replay(store: &ClaimStore, sink: &Sink, stuck_after: Duration) -> Resul
                 why: "the record has no post text to send again (claimed by an earlier release); check the channel by hand".into(),
             },
             (None, Some(_), Some(held_back)) => held_back,
-            (None, Some(text), None) => match store.adopt_for_replay(&listed.key, claim, stuck_after, window).await {
-                Ok(Adoption::Adopted(token)) => repeat(store, sink, &listed.key, text, &token).await,
+            (None, Some(text), None) => match store.adopt_for_replay(&key, claim, stuck_after, window).await {
+                Ok(Adoption::Adopted(token)) => repeat(store, sink, &key, text, &token).await,
                 // Another reconciler took it between our read and our write.
                 Ok(Adoption::Changed(now)) => match now.replay {
                     Some(r) => Settled::Repeating { by: r.by, until: r.until },
@@ -284,12 +322,8 @@ async fn replay(store: &ClaimStore, sink: &Sink, stuck_after: Duration) -> Resul
                 },
             },
         };
-        log(&listed.key, was, &outcome);
-        decisions.push(Decision {
-            key: listed.key.clone(),
-            was,
-            outcome,
-        });
+        log(&key, was, &outcome);
+        decisions.push(Decision { key, was, outcome });
     }
     Ok(decisions)
 }
@@ -401,48 +435,42 @@ async fn repeat(store: &ClaimStore, sink: &Sink, key: &MatchKey, text: &str, tok
     settle(store, key, token.claim(), &change, settled).await
 }
 
-/// The claims a reconciliation settles, each with what it was: `unknown`, or `stuck` (`claimed`
-/// past its owner's deadline, or for older records `stuck_after` after its claim, at `now`).
-///
-/// # Errors
-/// [`ClaimError`] when the store cannot list the claims.
-async fn unsettled(
-    store: &ClaimStore,
-    now: DateTime<Utc>,
-    stuck_after: Duration,
-) -> Result<Vec<(ListedClaim, &'static str)>, ClaimError> {
-    Ok(store
-        .list()
-        .await?
+/// A claim a reconciliation settles, with what it was.
+struct Pending {
+    key: MatchKey,
+    claim: Claim,
+    was: &'static str,
+}
+
+/// Of the claims found unsettled, those a reconciliation settles, each with what it was:
+/// `unknown`, or `stuck` (`claimed` past its owner's deadline, or for older records
+/// `stuck_after` after its claim, at `now`).
+fn unsettled(found: Vec<UnsettledClaim>, now: DateTime<Utc>, stuck_after: Duration) -> Vec<Pending> {
+    found
         .into_iter()
-        .filter_map(|listed| {
-            let was = match listed.claim.state {
+        .filter_map(|(key, claim)| {
+            let was = match claim.state {
                 ClaimState::Unknown => "unknown",
-                ClaimState::Claimed if listed.claim.is_stuck(now, stuck_after) => "stuck",
+                ClaimState::Claimed if claim.is_stuck(now, stuck_after) => "stuck",
                 _ => return None,
             };
-            Some((listed, was))
+            Some(Pending { key, claim, was })
         })
-        .collect())
+        .collect()
 }
 
 /// The `unknown` and stuck claims of a channel whose sink this release does not ask yet
 /// (`kind`), each listed as not asked, for the operator.
-async fn not_asked(store: &ClaimStore, kind: SinkKind, stuck_after: Duration) -> Result<Vec<Decision>, ClaimError> {
-    let now = store.now().await?;
+fn not_asked(pending: Vec<Pending>, kind: SinkKind) -> Vec<Decision> {
     let mut decisions = Vec::new();
-    for (listed, was) in unsettled(store, now, stuck_after).await? {
+    for Pending { key, was, .. } in pending {
         let outcome = Settled::NotAsked {
             why: format!("{kind} is not asked by this release: check the channel by hand, then `claims release`"),
         };
-        log(&listed.key, was, &outcome);
-        decisions.push(Decision {
-            key: listed.key,
-            was,
-            outcome,
-        });
+        log(&key, was, &outcome);
+        decisions.push(Decision { key, was, outcome });
     }
-    Ok(decisions)
+    decisions
 }
 
 /// Records what X said about `claim`.

@@ -60,54 +60,94 @@ impl Column {
 /// `wide`, the cuttable columns are narrowed, rightmost first, until the table fits [`WIDTH`]
 /// (or each is at its minimum: the columns kept whole may then make it wider).
 pub(crate) fn render(columns: &[Column], rows: &[Vec<String>], wide: bool) -> String {
-    let mut widths: Vec<usize> = columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|cell| cell.width())
-                .chain([c.header.width()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    if !wide {
-        let total = widths.iter().sum::<usize>() + GAP * widths.len().saturating_sub(1);
-        let mut excess = total.saturating_sub(WIDTH);
-        // The rightmost cuttable column first (details), the leftmost last (the key a reader
-        // copies into the next command).
-        for i in (0..columns.len()).rev().filter(|&i| columns[i].cut) {
-            let floor = columns[i].min.max(columns[i].header.width());
-            let step = widths[i].saturating_sub(floor).min(excess);
-            widths[i] -= step;
-            excess -= step;
+    Stream::new(columns, &[], wide).page(rows)
+}
+
+/// A table printed a page of rows at a time (`claims list` over a large store): the header
+/// with the first page, and every page with the column widths of the pages before it, grown
+/// where its cells need more (so far as the table still fits, unless `wide`). A column's
+/// width known before the first page (`claims list`: its longest match key) is given as a floor,
+/// so that column lines up from the first row to the last.
+pub(crate) struct Stream<'c> {
+    columns: &'c [Column],
+    /// Each column's width so far.
+    widths: Vec<usize>,
+    wide: bool,
+    /// Whether the header was printed.
+    started: bool,
+}
+
+impl<'c> Stream<'c> {
+    /// A table of `columns`, each at least as wide as its `floor` (0 where not given).
+    pub(crate) fn new(columns: &'c [Column], floor: &[usize], wide: bool) -> Stream<'c> {
+        let widths = columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| floor.get(i).copied().unwrap_or(0).max(c.header.width()))
+            .collect();
+        Stream {
+            columns,
+            widths,
+            wide,
+            started: false,
         }
     }
-    let mut out = String::new();
-    let header: Vec<String> = columns.iter().map(|c| c.header.to_string()).collect();
-    for row in std::iter::once(&header).chain(rows) {
-        let mut line = String::new();
-        for (i, (column, width)) in columns.iter().zip(&widths).enumerate() {
-            let cell = cut(row.get(i).map_or("", String::as_str), *width);
-            let pad = width.saturating_sub(cell.width());
-            if i > 0 {
-                line.push_str(&" ".repeat(GAP));
+
+    /// The next `rows` as text (after the header, on the first call), as [`render`] prints
+    /// them.
+    pub(crate) fn page(&mut self, rows: &[Vec<String>]) -> String {
+        let columns = self.columns;
+        for (i, width) in self.widths.iter_mut().enumerate() {
+            let longest = rows.iter().filter_map(|r| r.get(i)).map(|cell| cell.width()).max();
+            *width = (*width).max(longest.unwrap_or(0));
+        }
+        let wide = self.wide;
+        let widths = &mut self.widths;
+        if !wide {
+            let total = widths.iter().sum::<usize>() + GAP * widths.len().saturating_sub(1);
+            let mut excess = total.saturating_sub(WIDTH);
+            // The rightmost cuttable column first (details), the leftmost last (the key a reader
+            // copies into the next command).
+            for i in (0..columns.len()).rev().filter(|&i| columns[i].cut) {
+                let floor = columns[i].min.max(columns[i].header.width());
+                let step = widths[i].saturating_sub(floor).min(excess);
+                widths[i] -= step;
+                excess -= step;
             }
-            if column.right {
+        }
+        let mut out = String::new();
+        let header: Vec<String> = columns.iter().map(|c| c.header.to_string()).collect();
+        let header = (!self.started).then_some(&header);
+        self.started = true;
+        for row in header.into_iter().chain(rows) {
+            out.push_str(&line(columns, widths, row));
+        }
+        out
+    }
+}
+
+/// One row of a table as text, its cells padded (or cut) to `widths`, ending with `\n`.
+fn line(columns: &[Column], widths: &[usize], row: &[String]) -> String {
+    let mut line = String::new();
+    for (i, (column, width)) in columns.iter().zip(widths).enumerate() {
+        let cell = cut(row.get(i).map_or("", String::as_str), *width);
+        let pad = width.saturating_sub(cell.width());
+        if i > 0 {
+            line.push_str(&" ".repeat(GAP));
+        }
+        if column.right {
+            line.push_str(&" ".repeat(pad));
+            line.push_str(&cell);
+        } else {
+            line.push_str(&cell);
+            if i + 1 < columns.len() {
                 line.push_str(&" ".repeat(pad));
-                line.push_str(&cell);
-            } else {
-                line.push_str(&cell);
-                if i + 1 < columns.len() {
-                    line.push_str(&" ".repeat(pad));
-                }
             }
         }
-        out.push_str(line.trim_end());
-        out.push('\n');
     }
-    out
+    let mut line = line.trim_end().to_string();
+    line.push('\n');
+    line
 }
 
 /// `text` cut to at most `width` display cells, ending with "…" when cut.

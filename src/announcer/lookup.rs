@@ -1,15 +1,30 @@
-//! The cycle's batch look-up of holders: one store round trip for every sighting, reading each
-//! claim under the key it was last found under, and refreshing TTLs only when due.
+//! The cycle's batch look-up of holders: one store read for every sighting, reading each claim
+//! under the key it was last found under, and setting again the TTLs of the keys due a refresh
+//! (a slice spread over the TTL: [`REFRESHES_PER_TTL`]).
 
 use super::memory::Refreshes;
 use super::{Announcer, Memory};
 use crate::claim::{BatchRead, ClaimError, ClaimStore, Holder};
 use crate::cricket::{Identity, MatchKey, Sighting};
+use chrono::{DateTime, Utc};
 use std::time::Duration;
 
-/// How many times per claim TTL a process refreshes the TTLs of the matches it keeps seeing.
-/// A refresh leaves a claim its full TTL, so refreshing every TTL/8 keeps at least 7/8 of it
-/// (21 h of the minimum 24 h) on every listed match, while the cycles in between only read.
+/// How many times per claim TTL a process refreshes the TTL of each match it keeps seeing.
+///
+/// The guarantee: a held key that stays listed has its TTL set again (a) at the first look-up
+/// that lists it (this memory's first look-up, or the first after one that did not list it),
+/// and (b) then at the first look-up at or after each of its refresh instants, one every
+/// TTL / 8, at an offset within that period that a hash of the key sets. So between two
+/// refreshes of a listed key pass at most TTL / 8 plus the time between two look-ups (the poll
+/// interval and a cycle's run), and a listed match keeps at least 7/8 of its TTL less that
+/// time (21 h of the minimum 24 h, less a poll): it never expires into a second announcement.
+///
+/// The cost: a look-up `Δt` after the one before refreshes the keys whose instant fell in
+/// between, about `N × Δt / (TTL / 8)` of `N` (at the default 10-day TTL and 300 s poll,
+/// `N / 360` a cycle), plus the keys newly listed; a new match costs its own refresh and
+/// nothing for the others. Only the first look-up (a process's start) refreshes every key, as
+/// it cannot know how long the keys went without one; it does so in chunks
+/// ([`ClaimStore::holders_across`]), so its memory stays that of any other look-up.
 pub const REFRESHES_PER_TTL: u32 = 8;
 
 impl Announcer {
@@ -19,12 +34,10 @@ impl Announcer {
     /// sighting derives; a miss still goes through the claim step, which tries every identity.
     /// Forgets what it learned of source ids no longer listed.
     ///
-    /// Live, the look-up also gives every held claim the policy's full TTL again (what a later
-    /// sighting owes a still-listed match, so it never expires into a second announcement), and
-    /// every identity of the sightings with it, but only when due: on the first look-up with
-    /// this `memory`, when a key is one the last refresh did not cover, and otherwise once per
-    /// TTL / [`REFRESHES_PER_TTL`]. The look-ups in between only read (Redis: one `MGET` instead
-    /// of a `GETEX` per match). In dry run nothing is written.
+    /// Live, the look-up also gives the held claims due a refresh the policy's full TTL again
+    /// (what a later sighting owes a still-listed match, so it never expires into a second
+    /// announcement), and every identity of their sightings with it: see [`REFRESHES_PER_TTL`]
+    /// for which are due, when, and what it costs. In dry run nothing is written.
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
@@ -42,14 +55,25 @@ impl Announcer {
         Ok(found.pop().unwrap_or_default())
     }
 
-    /// Whether this look-up of `keys` must refresh TTLs (see [`Announcer::holders_of`]): the TTL
-    /// to set again, or `None` (dry run, or not due).
-    fn refresh_due(&self, refreshes: &Refreshes, keys: &[&MatchKey]) -> Option<Duration> {
+    /// What this look-up of `keys` refreshes at `now` (see [`REFRESHES_PER_TTL`]): the TTL
+    /// to set again, and the positions in `keys` due it; `None` in dry run.
+    fn refresh_due(
+        &self,
+        refreshes: &Refreshes,
+        keys: &[&MatchKey],
+        now: DateTime<Utc>,
+    ) -> Option<(Duration, Vec<usize>)> {
         if self.is_dry_run() {
             return None;
         }
         let every = self.policy.ttl / REFRESHES_PER_TTL;
-        refreshes.due(keys, every).then_some(self.policy.ttl)
+        Some((self.policy.ttl, refreshes.due(keys, every, now)))
+    }
+
+    /// The time a look-up is made at, by this announcer's clock (a test's own clock moves the
+    /// refresh instants too).
+    fn look_up_time(&self) -> DateTime<Utc> {
+        self.clock.now()
     }
 }
 
@@ -92,8 +116,8 @@ fn hinted(memory: &mut Memory, sightings: &[&Sighting]) -> Vec<Option<MatchKey>>
 /// answers. A cycle on many channels costs one batch read, not one per channel.
 ///
 /// # Errors
-/// [`ClaimError`] when the store cannot answer; every refresh is then still due, and each
-/// memory's records are as they were.
+/// [`ClaimError`] when the store cannot answer; every refresh it was to make is then still
+/// due, and each memory's records are as they were.
 pub async fn holders_of_all(lookups: &mut [LookUp<'_>]) -> Result<Vec<Vec<Option<Holder>>>, ClaimError> {
     let hinted: Vec<Vec<Option<MatchKey>>> = lookups.iter_mut().map(|l| hinted(l.memory, l.sightings)).collect();
     let refs: Vec<Vec<&MatchKey>> = lookups
@@ -107,51 +131,58 @@ pub async fn holders_of_all(lookups: &mut [LookUp<'_>]) -> Result<Vec<Vec<Option
                 .collect()
         })
         .collect();
-    let refresh: Vec<Option<Duration>> = lookups
+    let now: Vec<DateTime<Utc>> = lookups.iter().map(|l| l.announcer.look_up_time()).collect();
+    let refresh: Vec<Option<(Duration, Vec<usize>)>> = lookups
         .iter()
         .zip(&refs)
-        .map(|(l, r)| l.announcer.refresh_due(&l.memory.refreshes, r))
+        .zip(&now)
+        .map(|((l, r), now)| l.announcer.refresh_due(&l.memory.refreshes, r, *now))
         .collect();
-    let started = tokio::time::Instant::now();
     let found = {
         let mut reads: Vec<BatchRead<'_>> = lookups
             .iter_mut()
             .zip(&refs)
             .zip(&refresh)
-            .map(|((l, keys), refresh)| BatchRead {
-                store: l.announcer.store(),
-                keys: keys.clone(),
-                // Each sighting's source ids, its own key's identity where the claim is stored
-                // under another key (a claim under the sighting's key answers for it), and
-                // its fixture's list.
-                touch: match refresh {
-                    Some(_) => touched(l.sightings, keys),
-                    None => Vec::new(),
-                },
-                refresh: *refresh,
-                last: &mut l.memory.last_records,
+            .map(|((l, keys), refresh)| {
+                let (renew, touch) = match refresh {
+                    Some((_, due)) => {
+                        let renew = due.iter().map(|i| keys[*i]).collect();
+                        // Each due sighting's source ids, its own key's identity where the
+                        // claim is stored under another key (a claim under the sighting's key
+                        // answers for it), and its fixture's list.
+                        (renew, touched(due.iter().map(|i| (l.sightings[*i], keys[*i]))))
+                    }
+                    None => (Vec::new(), Vec::new()),
+                };
+                BatchRead {
+                    store: l.announcer.store(),
+                    keys: keys.clone(),
+                    renew,
+                    touch,
+                    refresh: refresh.as_ref().map(|(ttl, _)| *ttl),
+                    last: &mut l.memory.last_records,
+                }
             })
             .collect();
         ClaimStore::holders_across(&mut reads).await?
     };
-    for ((l, keys), refresh) in lookups.iter_mut().zip(&refs).zip(&refresh) {
+    for (((l, keys), refresh), now) in lookups.iter_mut().zip(&refs).zip(&refresh).zip(now) {
         if refresh.is_some() {
-            l.memory.refreshes = Refreshes::done(started, keys);
+            l.memory.refreshes.done(keys, now);
         }
     }
     Ok(found)
 }
-/// The identities a refresh of `sightings` (read under `keys`) sets the TTL of again.
-fn touched<'a>(sightings: &[&'a Sighting], keys: &[&MatchKey]) -> Vec<&'a Identity> {
-    sightings
-        .iter()
-        .zip(keys)
-        .flat_map(|(s, read)| {
-            let own = (*read != &s.ids.key).then(|| s.ids.ids.iter());
-            s.source_identities()
-                .chain(own.into_iter().flatten().filter(|i| i.is_key()))
-                // The fixture's list lives as long as a claim on it is seen.
-                .chain(s.ids.fixture())
-        })
-        .collect()
+
+/// The identities a refresh of `due` (each sighting, with the key it is read under) sets the
+/// TTL of again.
+fn touched<'a>(due: impl Iterator<Item = (&'a Sighting, &'a MatchKey)>) -> Vec<&'a Identity> {
+    due.flat_map(|(s, read)| {
+        let own = (read != &s.ids.key).then(|| s.ids.ids.iter());
+        s.source_identities()
+            .chain(own.into_iter().flatten().filter(|i| i.is_key()))
+            // The fixture's list lives as long as a claim on it is seen.
+            .chain(s.ids.fixture())
+    })
+    .collect()
 }

@@ -6,10 +6,11 @@
 //! Nothing here decides whether a match is held: the store's answer does. What is remembered
 //! only saves work (a parse, a round trip, a refresh), and a fresh [`Memory`] (a restart, or a
 //! caller that keeps none) costs that work once, never a post. It also owns [`Refreshes`], the
-//! record of the last TTL refresh that the batch look-up (`lookup.rs`) consults.
+//! schedule of TTL refreshes that the batch look-up (`lookup.rs`) follows.
 
 use crate::claim::LastRecords;
 use crate::cricket::MatchKey;
+use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -25,8 +26,8 @@ pub struct Memory {
     /// The records the last batch look-up read: a record read again unchanged (a match posted
     /// days ago, seen every cycle) gives the same holder without being parsed again.
     pub(super) last_records: LastRecords,
-    /// When the held claims' TTLs were last refreshed, and which keys that covered: the look-ups
-    /// in between only read.
+    /// When the last look-up ran and which keys it read: which keys' TTLs a look-up refreshes
+    /// (see [`Refreshes`]).
     pub(super) refreshes: Refreshes,
     /// Matches skipped as held by the batch look-up since [`Memory::publish_held`] last added
     /// them to the claims metric: nearly every sighting of a cycle is one, and a metric update
@@ -56,39 +57,128 @@ impl Memory {
     }
 }
 
-/// When this process last refreshed the TTLs of the matches it looks up, and which matches
-/// that refresh covered.
+/// What the batch look-up (`lookup.rs`) needs to spread TTL refreshes over time: when the
+/// last look-up ran, and which keys it read. Each key has its own refresh instants, one every
+/// `every` (TTL / [`REFRESHES_PER_TTL`](super::REFRESHES_PER_TTL)) at an offset that a hash of
+/// the key sets, counted from this memory's first look-up: a look-up refreshes the keys whose
+/// instant passed since the last one (a slice of about `every`'s share of them), the keys the
+/// last one did not read (newly listed), and, the first time, every key.
 #[derive(Debug, Default)]
 pub(super) struct Refreshes {
-    // tokio's clock, so that tests can advance it instead of waiting a share of a TTL.
-    last: Option<tokio::time::Instant>,
-    /// The keys that refresh covered, in the order it read them.
-    covered: Vec<MatchKey>,
+    /// When this memory's first look-up ran: the origin of every key's refresh instants.
+    origin: Option<DateTime<Utc>>,
+    /// When the last look-up ran (never earlier than a look-up before it: a clock set back
+    /// counts as no time passed).
+    last: Option<DateTime<Utc>>,
+    /// The keys the last look-up read, in its order.
+    seen: Vec<MatchKey>,
 }
 
 impl Refreshes {
-    /// A refresh of `keys` that started at `started`.
-    pub(super) fn done(started: tokio::time::Instant, keys: &[&MatchKey]) -> Refreshes {
-        Refreshes {
-            last: Some(started),
-            covered: keys.iter().map(|k| (*k).clone()).collect(),
-        }
-    }
-
-    /// True when a look-up of `keys` must refresh: never refreshed yet, the last refresh is
-    /// `every` old, or a key is one the last refresh did not cover.
-    pub(super) fn due(&self, keys: &[&MatchKey], every: Duration) -> bool {
-        self.last.is_none_or(|t| t.elapsed() >= every) || !self.covers(keys)
-    }
-
-    /// True when the last refresh covered every one of `keys`.
-    fn covers(&self, keys: &[&MatchKey]) -> bool {
+    /// The positions in `keys` (a look-up at `now`) whose TTL is due to be set again, with
+    /// refresh instants `every` apart: every position on the first look-up; otherwise each key
+    /// the last look-up did not read, and each whose refresh instant passed since it.
+    pub(super) fn due(&self, keys: &[&MatchKey], every: Duration, now: DateTime<Utc>) -> Vec<usize> {
+        let (Some(origin), Some(last)) = (self.origin, self.last) else {
+            return (0..keys.len()).collect();
+        };
+        let every = u64::try_from(every.as_nanos()).unwrap_or(u64::MAX).max(1);
+        let since = |t: DateTime<Utc>| {
+            (t - origin)
+                .num_nanoseconds()
+                .and_then(|n| u64::try_from(n).ok())
+                .unwrap_or(0)
+        };
+        let (from, to) = (since(last), since(now.max(last)));
         // Cycle after cycle looks up the same keys in the same order: compared in place, with
         // no hashing, unless the listing changed.
-        if keys.len() <= self.covered.len() && keys.iter().zip(&self.covered).all(|(k, c)| *k == c) {
-            return true;
+        let same = keys.len() == self.seen.len() && keys.iter().zip(&self.seen).all(|(k, s)| *k == s);
+        let seen: foldhash::HashSet<&MatchKey> = if same {
+            foldhash::HashSet::default()
+        } else {
+            self.seen.iter().collect()
+        };
+        keys.iter()
+            .enumerate()
+            .filter(|(_, k)| {
+                (!same && !seen.contains(**k)) || {
+                    let offset = offset(k, every);
+                    instants_by(from, offset, every) < instants_by(to, offset, every)
+                }
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Records a look-up of `keys` at `now` whose due refreshes were made.
+    pub(super) fn done(&mut self, keys: &[&MatchKey], now: DateTime<Utc>) {
+        self.origin.get_or_insert(now);
+        self.last = Some(self.last.map_or(now, |last| last.max(now)));
+        let same = keys.len() == self.seen.len() && keys.iter().zip(&self.seen).all(|(k, s)| *k == s);
+        if !same {
+            self.seen.clear();
+            self.seen.extend(keys.iter().map(|k| (*k).clone()));
         }
-        let covered: foldhash::HashSet<&MatchKey> = self.covered.iter().collect();
-        keys.iter().all(|k| covered.contains(*k))
+    }
+}
+
+/// Where in each period of `every` ns the refresh instant of `key` falls: a hash of the key,
+/// so that a listing's keys spread evenly over the period, and a key keeps its place when the
+/// listing around it changes.
+fn offset(key: &MatchKey, every: u64) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(key.as_str()) % every
+}
+
+/// How many refresh instants of a key at `offset` in each period of `every` ns fall in the
+/// first `t` ns: a key is due when this grew since the last look-up.
+fn instants_by(t: u64, offset: u64, every: u64) -> u64 {
+    match t.checked_sub(offset) {
+        Some(after) => after / every + 1,
+        None => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(n: usize) -> Vec<MatchKey> {
+        (0..n)
+            .map(|i| MatchKey::parse(&format!("2026-07-{:02}_a{i}-v-b{i}", 1 + i % 28)).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn each_key_is_due_once_per_period_and_a_new_key_at_once() {
+        let every = Duration::from_secs(100);
+        let all = keys(200);
+        let refs: Vec<&MatchKey> = all.iter().collect();
+        let t0 = DateTime::<Utc>::from_timestamp(1_800_000_000, 0).unwrap();
+        let mut r = Refreshes::default();
+        assert_eq!(r.due(&refs, every, t0).len(), 200, "the first look-up refreshes all");
+        r.done(&refs, t0);
+        assert!(r.due(&refs, every, t0).is_empty(), "no time passed: nothing");
+        // Looked up every 10 s for one period: each key due exactly once, about a tenth each
+        // time.
+        let mut count = vec![0; 200];
+        for step in 1..=10 {
+            let now = t0 + chrono::TimeDelta::seconds(10 * step);
+            let due = r.due(&refs, every, now);
+            assert!(due.len() < 60, "a slice, not the lot: {}", due.len());
+            for i in due {
+                count[i] += 1;
+            }
+            r.done(&refs, now);
+        }
+        assert!(count.iter().all(|c| *c == 1), "{count:?}");
+        // A key the last look-up did not read is due at once, alone.
+        let more = keys(201);
+        let refs: Vec<&MatchKey> = more.iter().collect();
+        let now = t0 + chrono::TimeDelta::seconds(100);
+        assert_eq!(r.due(&refs, every, now), vec![200]);
+        r.done(&refs, now);
+        // A clock set back: no time passed.
+        assert!(r.due(&refs, every, t0).is_empty());
     }
 }

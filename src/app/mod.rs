@@ -34,7 +34,7 @@ use crate::event::Event;
 use crate::filter::Filter;
 use crate::journal::{ChannelInfo, Journal};
 use crate::post::{PostPace, SinkKind};
-use crate::reconcile::{asks, earliest_wait, reconcile, Decision, RECONCILE_EVERY_CYCLES};
+use crate::reconcile::{asks, earliest_wait, reconcile_all, Decision, RECONCILE_EVERY_CYCLES};
 use crate::shorten::Shortener;
 use crate::source::{self, SourceReader, SourceSpec};
 use crate::telemetry::CauseChain;
@@ -422,6 +422,12 @@ impl App {
                     "recorded the identities of claims written by an earlier release"
                 );
             }
+            // Claims of an earlier release are not in the index reconciliation reads: added once
+            // per deployment, at start, so no reconciliation of `run` scans. A failure is not
+            // fatal: the first reconciliation fills it instead.
+            if let Err(e) = store.index_unsettled().await {
+                tracing::warn!(error.cause_chain = %CauseChain(&e), "could not index the unsettled claims of an earlier release yet; the first reconciliation will");
+            }
         }
         Ok(App {
             sources: config.sources.specs.clone(),
@@ -510,23 +516,32 @@ impl App {
     }
 
     /// Settles every channel's `unknown` and stuck claims with its platform (see
-    /// [`crate::reconcile`]); none in a dry run, which writes nothing.
+    /// [`crate::reconcile`]), found in one pass for every channel; none in a dry run, which
+    /// writes nothing.
     ///
     /// # Errors
     /// [`ClaimError`] when the store cannot list its claims.
     pub async fn reconcile(&self) -> Result<Vec<Decision>, ClaimError> {
-        let mut decisions = Vec::new();
         if self.dry_run {
-            return Ok(decisions);
+            return Ok(Vec::new());
         }
         // A Discord or Telegram channel cannot be asked: `claims reconcile` lists its claims for
         // the operator, and `run` does not read them for nothing.
-        for c in &self.channels {
-            if let Some(sink) = c.announcer.sink().filter(|sink| asks(sink)) {
-                let found = reconcile(c.announcer.store(), sink, self.policy.stuck_after).await?;
-                self.journal.reconciled(c.name(), c.event(), &found, self.clock.now());
-                decisions.extend(found);
-            }
+        let asked: Vec<_> = self
+            .channels
+            .iter()
+            .filter_map(|c| Some((c, c.announcer.sink().filter(|sink| asks(sink))?)))
+            .collect();
+        if asked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let pairs: Vec<_> = asked.iter().map(|(c, sink)| (c.announcer.store(), *sink)).collect();
+        let found = reconcile_all(&self.store, &pairs, self.policy.stuck_after).await?;
+        let now = self.clock.now();
+        let mut decisions = Vec::new();
+        for ((c, _), found) in asked.iter().zip(found) {
+            self.journal.reconciled(c.name(), c.event(), &found, now);
+            decisions.extend(found);
         }
         Ok(decisions)
     }

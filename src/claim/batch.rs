@@ -1,6 +1,7 @@
-//! The cycle's batch look-up: the holder of every match a cycle sees, in one round trip
-//! (one per deployment, across channels, on Redis), refreshing TTLs when asked, and parsing
-//! only the records that changed since the last look-up ([`LastRecords`]).
+//! The cycle's batch look-up: the holder of every match a cycle sees, in one read (one `MGET`
+//! per deployment, across channels, on Redis), the TTLs of the keys due a refresh set again in
+//! bounded chunks, and parsing only the records that changed since the last look-up
+//! ([`LastRecords`]).
 
 use super::error::ClaimError;
 use super::holder::{text_as_bytes, Fingerprint, Holder, Kept, LastRecords, Owners};
@@ -55,20 +56,21 @@ impl ClaimStore {
         read_holders(raw, keys.len(), last)
     }
 
-    /// Several look-ups at once, each as [`ClaimStore::holders_touching`] on its own store
-    /// (one per channel: the same store under each channel's prefix). On Redis, when every
-    /// look-up's store shares one connection, ONE round trip answers them all (one `MGET`
-    /// when none refreshes); elsewhere they run one after another. Holders per look-up, in
-    /// order.
+    /// Several look-ups at once (one per channel: the same store under each channel's
+    /// prefix), each reading every one of its `keys` as [`ClaimStore::holders_touching`] does
+    /// without refreshing, and then setting the TTL of its `renew` keys and `touch` identities
+    /// (those of them that exist) to its `refresh` ([`ClaimStore::refresh_many`]). On Redis,
+    /// when every look-up's store shares one connection, ONE `MGET` reads them all; elsewhere
+    /// they read one after another. Holders per look-up, in order.
     ///
     /// # Errors
-    /// [`ClaimError`] when the store cannot answer; then nothing is known about any key.
+    /// [`ClaimError`] when the store cannot answer; then nothing is known about any key (and
+    /// some refreshes may not have been made).
     pub async fn holders_across(reads: &mut [BatchRead<'_>]) -> Result<Vec<Vec<Option<Holder>>>, ClaimError> {
         let all_redis = reads.iter().all(|r| matches!(r.store, ClaimStore::Redis(_)));
-        let raw = match reads.first().map(|r| r.store) {
-            // The held cycle: no look-up refreshes, so ONE `MGET` of every key, each named
-            // in the command without a `String` of its own.
-            Some(ClaimStore::Redis(redis)) if all_redis && reads.iter().all(|r| r.refresh.is_none()) => {
+        let found = match reads.first().map(|r| r.store) {
+            // ONE `MGET` of every key, each named in the command without a `String` of its own.
+            Some(ClaimStore::Redis(redis)) if all_redis => {
                 let names: Vec<Vec<RecordName<'_>>> = reads
                     .iter()
                     .map(|r| {
@@ -82,37 +84,70 @@ impl ClaimStore {
                             .collect()
                     })
                     .collect();
-                redis.mget_across(&names).await?
-            }
-            Some(ClaimStore::Redis(redis)) if all_redis => {
-                let requests: Vec<(Vec<StoreKey>, Vec<StoreKey>, Option<u64>)> = reads
-                    .iter()
-                    .map(|r| {
-                        let stored = r.keys.iter().map(|k| r.store.key(k)).collect();
-                        let touched = match r.refresh {
-                            Some(_) => r.touch.iter().map(|i| r.store.identity_key(i)).collect(),
-                            None => Vec::new(),
-                        };
-                        (stored, touched, r.refresh.map(ttl_secs))
-                    })
-                    .collect();
-                redis.get_many_across(&requests).await?
+                let raw = redis.mget_across(&names).await?;
+                drop(names);
+                reads
+                    .iter_mut()
+                    .zip(raw)
+                    .map(|(r, raw)| read_holders(raw, r.keys.len(), r.last))
+                    .collect::<Result<Vec<_>, _>>()?
             }
             _ => {
                 let mut out = Vec::with_capacity(reads.len());
                 for r in reads.iter_mut() {
-                    out.push(r.store.holders_touching(&r.keys, &r.touch, r.refresh, r.last).await?);
+                    out.push(r.store.holders_touching(&r.keys, &[], None, r.last).await?);
                 }
-                return Ok(out);
+                out
             }
         };
-        reads
-            .iter_mut()
-            .zip(raw)
-            .map(|(r, raw)| read_holders(raw, r.keys.len(), r.last))
-            .collect()
+        for r in reads.iter() {
+            if let Some(ttl) = r.refresh {
+                r.store.refresh_many(&r.renew, &r.touch, ttl).await?;
+            }
+        }
+        Ok(found)
+    }
+
+    /// Sets the TTL of each of `keys` and of each identity in `touch` to `ttl`, where it is
+    /// held (an absent key stays absent), in chunks of at most 1,000 (`REFRESH_CHUNK`) (Redis: one
+    /// pipeline of `EXPIRE`s a chunk, replies ignored), so that what it holds in memory is
+    /// bounded whatever the number of keys. What a later sighting owes a still-listed match, so
+    /// it never expires into a second announcement; an identity lives as long as its claim.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer; the chunks before were made.
+    pub async fn refresh_many(&self, keys: &[&MatchKey], touch: &[&Identity], ttl: Duration) -> Result<(), ClaimError> {
+        let ttl = ttl_secs(ttl);
+        let total = keys.len() + touch.len();
+        let mut chunk: Vec<StoreKey> = Vec::with_capacity(REFRESH_CHUNK.min(total));
+        // By position, not an iterator of closures held across the awaits (a future holding one
+        // is not `Send` for every lifetime, which a spawned cycle needs).
+        let mut at = 0;
+        while at < total {
+            chunk.clear();
+            for i in at..total.min(at + REFRESH_CHUNK) {
+                chunk.push(match keys.get(i) {
+                    Some(k) => self.key(k),
+                    None => self.identity_key(touch[i - keys.len()]),
+                });
+            }
+            at += chunk.len();
+            match self {
+                ClaimStore::Redis(s) => s.expire_each(&chunk, ttl).await?,
+                // Read and refreshed: the SQL stores' batch of a held key's TTL and an
+                // identity's (`touch`) differ only in that the first reads the record back.
+                ClaimStore::Embedded(s) => drop(s.get_many(&[], &chunk, Some(ttl)).await?),
+                ClaimStore::Postgres(s) => drop(s.get_many(&[], &chunk, Some(ttl)).await?),
+            }
+        }
+        Ok(())
     }
 }
+
+/// The most keys one refresh round trip sets the TTL of ([`ClaimStore::refresh_many`]): on
+/// Redis a pipeline of this many `EXPIRE`s (each O(1)), so a first look-up over 100,000 keys
+/// holds one chunk's commands in memory at a time, not all of them.
+pub(super) const REFRESH_CHUNK: usize = 1_000;
 
 /// One look-up of a batch across channels (see [`ClaimStore::holders_across`]).
 pub struct BatchRead<'a> {
@@ -120,9 +155,12 @@ pub struct BatchRead<'a> {
     pub store: &'a ClaimStore,
     /// The keys to read.
     pub keys: Vec<&'a MatchKey>,
-    /// The identities whose TTL to refresh with them (only with `refresh`).
+    /// The keys whose TTL to set again, where held (only with `refresh`): those of `keys` due
+    /// a refresh.
+    pub renew: Vec<&'a MatchKey>,
+    /// The identities whose TTL to set again with them (only with `refresh`).
     pub touch: Vec<&'a Identity>,
-    /// The TTL to set again on every held key, when due.
+    /// The TTL to set again on `renew` and `touch`; `None`: nothing is written (dry run).
     pub refresh: Option<Duration>,
     /// The records this look-up read last time (see [`ClaimStore::holders_touching`]).
     pub last: &'a mut LastRecords,

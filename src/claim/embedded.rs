@@ -26,7 +26,18 @@ CREATE TABLE IF NOT EXISTS claims (
     key        TEXT PRIMARY KEY,
     record     TEXT NOT NULL,
     expires_at INTEGER NOT NULL
-);";
+);
+CREATE INDEX IF NOT EXISTS claims_unsettled ON claims (key)
+    WHERE (CASE WHEN json_valid(record) THEN json_extract(record, '$.state') END) IN ('claimed', 'unknown');";
+
+/// The rows [`SCHEMA`]'s partial index `claims_unsettled` holds: the claims in state `claimed`
+/// or `unknown` (the other values of the table, identity pointers and counters, are not JSON
+/// objects with a state). Written as the index's own condition, word for word, so SQLite reads
+/// the index instead of the table (a query's condition must contain the index's). Every write
+/// keeps it, those of files written by earlier releases included: opening one creates the
+/// index over their rows (`CREATE INDEX IF NOT EXISTS`).
+const UNSETTLED: &str =
+    "(CASE WHEN json_valid(record) THEN json_extract(record, '$.state') END) IN ('claimed', 'unknown')";
 
 /// Claims held in a SQLite file. Cheap to clone (clones share one connection).
 #[derive(Clone)]
@@ -475,6 +486,69 @@ impl EmbeddedClaims {
         self.checked("release", key, token, None, window).await
     }
 
+    /// The name of every live key starting with `prefix`, in key order (nothing else read:
+    /// what `claims list` reads first, to then read the records a page at a time).
+    pub(super) async fn scan_names(&self, prefix: &str) -> Result<Vec<String>, ClaimError> {
+        let (prefix, clock) = (prefix.to_string(), self.clock.clone());
+        self.read("list", move |c| {
+            let now = clock.now().timestamp();
+            // A range of the primary key: the keys from `prefix` up to the last string it
+            // starts (U+10FFFF sorts after every character in SQLite's byte order).
+            let mut stmt =
+                c.prepare("SELECT key FROM claims WHERE key >= ?1 AND key < ?2 AND expires_at > ?3 ORDER BY key")?;
+            let rows = stmt
+                .query_map(params![prefix, format!("{prefix}\u{10FFFF}"), now], |r| {
+                    r.get::<_, String>(0)
+                })?
+                .filter(|k| k.as_ref().map_or(true, |k| k.starts_with(&prefix)))
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+        .await
+    }
+
+    /// Every live claim in state `claimed` or `unknown` whose key starts with `root`, with its
+    /// record: read through the partial index `claims_unsettled`, so the cost is what is
+    /// unsettled, not the table (see `super::unsettled`).
+    pub(super) async fn unsettled(&self, root: &str) -> Result<Vec<(String, String)>, ClaimError> {
+        let (root, clock) = (root.to_string(), self.clock.clone());
+        self.read("read the unsettled claims", move |c| {
+            let now = clock.now().timestamp();
+            let mut stmt = c.prepare(&unsettled_sql())?;
+            let rows = stmt
+                .query_map(
+                    params![now, root, i64::try_from(root.chars().count()).unwrap_or(i64::MAX)],
+                    |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+                )?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+        .await
+    }
+
+    /// The record and TTL of each of `keys` still live, as `(key, record, TTL)`, in one read.
+    pub(super) async fn read_listed(
+        &self,
+        keys: Vec<String>,
+    ) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
+        let clock = self.clock.clone();
+        self.read("list", move |c| {
+            let now = clock.now().timestamp();
+            let mut stmt = c.prepare("SELECT record, expires_at FROM claims WHERE key = ?1 AND expires_at > ?2")?;
+            let mut out = Vec::with_capacity(keys.len());
+            for key in keys {
+                let row = stmt
+                    .query_row(params![key, now], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+                    .optional()?;
+                if let Some((record, expires)) = row {
+                    out.push((key, record, u64::try_from(expires - now).ok().map(Duration::from_secs)));
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
     pub(super) async fn scan(&self, prefix: &str) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
         let (prefix, clock) = (prefix.to_string(), self.clock.clone());
         self.tx("list", move |c| {
@@ -495,5 +569,40 @@ impl EmbeddedClaims {
             Ok(rows)
         })
         .await
+    }
+}
+
+/// The statement of [`EmbeddedClaims::unsettled`] (?1 now, Unix seconds; ?2 the prefix; ?3 its
+/// length in characters).
+fn unsettled_sql() -> String {
+    format!("SELECT key, record FROM claims WHERE {UNSETTLED} AND expires_at > ?1 AND substr(key, 1, ?3) = ?2")
+}
+
+#[cfg(test)]
+mod unsettled_tests {
+    use super::*;
+
+    #[test]
+    fn the_unsettled_claims_are_read_through_the_partial_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedClaims::open(&dir.path().join("claims.db"), "bot:", "host:1").unwrap();
+        let conn = store.conn.lock().unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", unsettled_sql()))
+            .unwrap()
+            .query_map(params![0, "bot:", 4], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(
+            plan.iter().any(|step| step.contains("USING INDEX claims_unsettled")),
+            "{plan:?}"
+        );
+        // A value that is not JSON (an identity pointer) is stored as before.
+        conn.execute(
+            "INSERT INTO claims (key, record, expires_at) VALUES ('bot:id:x', '2026-07-17_a-v-b', 9)",
+            [],
+        )
+        .unwrap();
     }
 }

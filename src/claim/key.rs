@@ -31,6 +31,8 @@ pub(crate) enum KeyKind {
     Attempts,
     /// The first-start marker, `<prefix>store:initialised`.
     Marker,
+    /// The deployment's index of unsettled claims (Redis only: see `unsettled.rs`).
+    Index,
 }
 
 impl StoreKey {
@@ -76,6 +78,13 @@ impl StoreKey {
     /// The first-start marker: `<prefix>store:initialised`.
     pub(crate) fn marker(prefix: &str) -> StoreKey {
         StoreKey::joined(prefix, "store:initialised", "", KeyKind::Marker)
+    }
+
+    /// The deployment's index of unsettled claims, `<root>store:unsettled` (`root`: the
+    /// deployment's prefix, every channel's keys under it): a Redis sorted set of claim keys
+    /// by the time each is due for a reconciliation (see `unsettled.rs`).
+    pub(crate) fn unsettled(root: &str) -> StoreKey {
+        StoreKey::joined(root, "store:unsettled", "", KeyKind::Index)
     }
 
     /// The key's text, as Redis and SQLite store it.

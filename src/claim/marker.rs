@@ -19,6 +19,13 @@ pub struct Marker {
     pub at: DateTime<Utc>,
     /// What wrote it.
     pub how: MarkerOrigin,
+    /// On the deployment's marker (Redis): the index of unsettled claims holds every claim
+    /// written before it existed, filled once by the first start of a release that keeps it
+    /// (`unsettled.rs`), so no later start scans. Absent (false) on a marker of an earlier
+    /// release; delete the field (or the marker's JSON key) to have the next start fill the
+    /// index again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsettled_indexed: bool,
 }
 
 /// What wrote a first-start marker.
@@ -81,6 +88,7 @@ impl ClaimStore {
                 by: "(unreadable marker)".into(),
                 at: DateTime::<Utc>::UNIX_EPOCH,
                 how: MarkerOrigin::Unknown,
+                unsettled_indexed: false,
             })
         }))
     }
@@ -96,6 +104,7 @@ impl ClaimStore {
             by: self.owner().to_string(),
             at: self.now().await?,
             how,
+            unsettled_indexed: false,
         };
         let stored = serde_json::to_string(&marker).unwrap_or_default();
         let previous = each!(self, s => s.set_nx(&self.marker_key(), &stored, ttl_secs(ttl)).await)?;

@@ -13,7 +13,8 @@
 //! - `identity_claim.rs`: claiming a match ([`ClaimStore::claim_match`]);
 //! - `owner.rs`: what the winner does with its token (record, release, refresh);
 //! - `reads.rs`: reading a claim by key or identity, listing; `batch.rs`: the cycle's
-//!   batch look-up of holders;
+//!   batch look-up of holders; `unsettled.rs`: the claims a reconciliation looks at, through
+//!   the index the claim step keeps;
 //! - `operator.rs`: changes by others than the winner (operators, `claims reconcile`),
 //!   each inside its window of the store's clock (`window.rs`);
 //!   `marker.rs`: the first-start marker; `upgrade.rs`: stores written by earlier releases;
@@ -55,6 +56,7 @@ mod redis_conn;
 mod request;
 mod rule;
 mod tls;
+mod unsettled;
 mod upgrade;
 mod window;
 
@@ -70,11 +72,13 @@ pub use self::outcome::{
     Adoption, Checked, ClaimToken, ListedClaim, MatchClaim, OperatorRelease, PostIntent, Released, Transition,
 };
 pub use self::postgres::PostgresClaims;
+pub use self::reads::{Listing, LIST_PAGE};
 pub use self::record::{known_time, later_by, Claim, ClaimState, Replay, ReplyTo, ShownState, MAX_RECORD_BYTES};
-pub use self::redis::{RedisClaims, RedisOptions};
+pub use self::redis::{RedisClaims, RedisOptions, READ_SLICE};
 pub use self::redis_conn::{check_sentinel_url, cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};
 pub use self::rule::{ReferenceChange, ReferenceClaim, ReferenceRecord, ReferenceStore};
 pub use self::tls::{split_sslmode, SslMode, TlsError};
+pub use self::unsettled::UnsettledClaim;
 pub use self::window::Window;
 
 use crate::clock::Clock;

@@ -99,6 +99,15 @@ async fn bounded<T>(op: &'static str, f: impl Future<Output = Result<T, Postgres
 /// `now()` is), in Unix microseconds.
 const CLOCK_MICROS: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
 
+/// The partial index of the unsettled claims (`claimed`, `unknown`) that reconciliation reads
+/// ([`PostgresClaims::unsettled`]): created at connect, under the migration lock, if missing,
+/// and NOT as a versioned migration: refinery in every earlier release refuses to start on a
+/// database that has a version it does not know (`abort_missing`), which would stop the
+/// replicas of a rolling upgrade (or a rollback). An index changes no row and no statement of
+/// an earlier release, which keeps it up to date as it writes (see `migrations/README.md`).
+const UNSETTLED_INDEX: &str =
+    "CREATE INDEX IF NOT EXISTS claims_unsettled ON claims (prefix, match_key) WHERE state IN ('claimed', 'unknown')";
+
 /// A claim row is live (the claim exists) while it is not released and not past its TTL.
 const LIVE: &str = "state <> 'released' AND expires_at > now()";
 
@@ -710,8 +719,80 @@ impl PostgresClaims {
         self.checked("release", key, token, None, window).await
     }
 
+    /// The name of every live key starting with `prefix` (claims and other keys alike), in no
+    /// order (nothing else read: what `claims list` reads first, to then read the records a
+    /// page at a time).
+    pub(super) async fn scan_names(&self, prefix: &str) -> Result<Vec<String>, ClaimError> {
+        bounded("list", async {
+            let client = self.pool.get().await?;
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT key FROM (
+                           SELECT prefix || 'match:' || match_key AS key FROM claims WHERE {LIVE}
+                           UNION ALL
+                           SELECT key FROM store_keys WHERE expires_at > now()
+                         ) AS live WHERE starts_with(key, $1)"
+                    ),
+                    &[&prefix],
+                )
+                .await?;
+            Ok(rows.into_iter().map(|r| r.get(0)).collect())
+        })
+        .await
+    }
+
+    /// The value and TTL of each of `keys` still live, as `(key, value, TTL)`, in one query.
+    pub(super) async fn read_listed(
+        &self,
+        keys: Vec<String>,
+    ) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
+        bounded("list", async {
+            let client = self.pool.get().await?;
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT key, value, floor(extract(epoch FROM expires_at - now()))::bigint FROM (
+                           SELECT prefix || 'match:' || match_key AS key, record::text AS value, expires_at
+                             FROM claims WHERE {LIVE} AND prefix || 'match:' || match_key = ANY($1)
+                           UNION ALL
+                           SELECT key, value, expires_at FROM store_keys WHERE expires_at > now() AND key = ANY($1)
+                         ) AS live"
+                    ),
+                    &[&keys],
+                )
+                .await?;
+            Ok(rows
+                .into_iter()
+                .map(|r| {
+                    let left = u64::try_from(r.get::<_, i64>(2)).ok().map(Duration::from_secs);
+                    (r.get(0), r.get(1), left)
+                })
+                .collect())
+        })
+        .await
+    }
+
     /// Every live key starting with `prefix` (claims of any bot prefix, and other keys), with
     /// its value and TTL, as Redis `SCAN MATCH prefix*` would find them.
+    /// Every live claim in state `claimed` or `unknown` whose prefix starts with `root`, as
+    /// (`<prefix>match:<key>`, record): read through the partial index `claims_unsettled`
+    /// ([`UNSETTLED_INDEX`]), so the cost is what is unsettled, not the ledger.
+    pub(super) async fn unsettled(&self, root: &str) -> Result<Vec<(String, String)>, ClaimError> {
+        bounded("read the unsettled claims", async {
+            let client = self.pool.get().await?;
+            let rows = client
+                .query(
+                    "SELECT prefix || 'match:' || match_key, record::text FROM claims
+                     WHERE state IN ('claimed', 'unknown') AND expires_at > now() AND starts_with(prefix, $1)",
+                    &[&root],
+                )
+                .await?;
+            Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+        .await
+    }
+
     pub(super) async fn scan(&self, prefix: &str) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
         bounded("list", async {
             let client = self.pool.get().await?;
@@ -838,6 +919,7 @@ async fn migrate(mut client: tokio_postgres::Client, schema: Option<&str>) -> Re
     for m in report.applied_migrations() {
         tracing::info!(migration = %m, "applied PostgreSQL migration");
     }
+    client.batch_execute(UNSETTLED_INDEX).await?;
     client
         .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
         .await?;

@@ -1,6 +1,6 @@
 //! What the protocol reads without writing (dry run, operators, the cycle's look-ups of one
-//! match): a claim by its key, by any identity of a match, every claim under the prefix, a
-//! claim's TTL and failed attempts.
+//! match): a claim by its key, by any identity of a match, every claim under the prefix (at
+//! once, or a page at a time: [`Listing`]), a claim's TTL and failed attempts.
 
 use super::decide::{decide, Decision, NotRead, ReadSoFar};
 use super::error::ClaimError;
@@ -132,5 +132,77 @@ impl ClaimStore {
             .collect();
         all.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(all)
+    }
+
+    /// Every live claim under this store's prefix, sorted by key, to be read a page at a time
+    /// ([`Listing::next_page`]): only the keys' names are read now (tens of bytes each), the
+    /// records page by page, so a reader that stops early (`claims list | head -1`, `--limit`)
+    /// reads no more records than it shows, and memory holds one page of records at a time.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn listing(&self) -> Result<Listing<'_>, ClaimError> {
+        let strip = format!("{}match:", self.prefix());
+        let mut names = each!(self, s => s.scan_names(&strip).await)?;
+        // Only names that are match keys are listed (as `list` does), sorted as they are.
+        names.retain(|k| k.strip_prefix(&strip).and_then(MatchKey::parse).is_some());
+        names.sort_unstable();
+        Ok(Listing {
+            store: self,
+            strip,
+            names,
+            at: 0,
+        })
+    }
+}
+
+/// The claims of one store a page at a time, in key order (see [`ClaimStore::listing`]).
+pub struct Listing<'s> {
+    store: &'s ClaimStore,
+    /// What each name starts with before its match key (`<prefix>match:`).
+    strip: String,
+    /// Every live key's name when the listing began, sorted.
+    names: Vec<String>,
+    /// How many names the pages so far covered.
+    at: usize,
+}
+
+/// How many claims one page of a [`Listing`] reads (one round trip on Redis: a pipeline of a
+/// `GET` and a `TTL` each, in batches of 200).
+pub const LIST_PAGE: usize = 500;
+
+impl Listing<'_> {
+    /// The match keys listed (live when the listing began; a claim that expired since is left
+    /// out of its page), in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().filter_map(|n| n.strip_prefix(&self.strip))
+    }
+
+    /// The next page of claims, sorted by key (up to [`LIST_PAGE`]; fewer where some expired
+    /// since the listing began), or `None` past the last.
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer; the page can be asked for again.
+    pub async fn next_page(&mut self) -> Result<Option<Vec<ListedClaim>>, ClaimError> {
+        if self.at >= self.names.len() {
+            return Ok(None);
+        }
+        let end = self.names.len().min(self.at + LIST_PAGE);
+        let page = self.names[self.at..end].to_vec();
+        let store = self.store;
+        let rows = each!(store, s => s.read_listed(page).await)?;
+        self.at = end;
+        let mut claims: Vec<ListedClaim> = rows
+            .into_iter()
+            .filter_map(|(k, raw, ttl)| {
+                Some(ListedClaim {
+                    key: k.strip_prefix(&self.strip).and_then(MatchKey::parse)?,
+                    claim: Claim::from_stored(&raw),
+                    ttl,
+                })
+            })
+            .collect();
+        claims.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(Some(claims))
     }
 }

@@ -6,6 +6,7 @@
 
 use super::error::ClaimError;
 use super::key::{RecordName, StoreKey};
+use super::record::Claim;
 use super::redis_conn::{self, Deployment, RedisConn, SentinelConn, SENTINEL_SCHEMES};
 use super::request::{Found, IdentityClaim, IdentityReply, StoredLookup, Swapped};
 use super::window::Window;
@@ -15,8 +16,11 @@ use chrono::{DateTime, Utc};
 use redis::aio::ConnectionManager;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
 use redis::{AsyncCommands, ExistenceCheck, Script, SetExpiry, SetOptions};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
+
+mod unsettled;
 
 /// How long one Redis command may take before it is an error (not "claimed", not "free").
 pub(super) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -24,6 +28,12 @@ pub(super) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
 pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest wait between reconnection attempts, milliseconds.
 pub(super) const MAX_RECONNECT_DELAY_MS: u64 = 2_000;
+/// The most keys one command names when the bot reads many (`MGET`, a page of the index of
+/// unsettled claims, `ZADD`/`ZREM` of it): a longer command holds Redis, which serves no other
+/// client meanwhile, for longer. `MGET` costs about 1 µs per key (issue 36: 101 ms for 100,000
+/// keys, 649 ms for 500,000), so a slice holds it about a millisecond; the slices of one read go
+/// in one pipeline, one round trip.
+pub const READ_SLICE: usize = 1_000;
 
 /// What to ask of Redis beyond its URL.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,6 +56,12 @@ pub struct RedisOptions {
 pub struct RedisClaims {
     conn: RedisConn,
     prefix: Arc<str>,
+    /// The deployment's prefix (`KEY_PREFIX`, hash-tagged on a cluster), which every channel's
+    /// prefix starts with: where its index of unsettled claims lives (`unsettled.rs`).
+    root: Arc<str>,
+    /// Whether this process saw the index of unsettled claims filled with the claims of
+    /// earlier releases (its marker): then it no longer asks.
+    indexed: Arc<AtomicBool>,
     owner: Arc<str>,
     /// The clock this store's records are written and judged by (see [`Clock`]).
     clock: Clock,
@@ -53,6 +69,11 @@ pub struct RedisClaims {
     compare_and_delete: Arc<Script>,
     claim_match: Arc<Script>,
     replace: Arc<Script>,
+    /// Takes settled or gone claims out of the index of unsettled ones (`lua/prune.lua`).
+    prune: Arc<Script>,
+    /// Says in the first-start marker that the index of unsettled claims holds the claims of
+    /// earlier releases (`lua/mark_indexed.lua`).
+    mark_indexed: Arc<Script>,
     /// `TIME`, run as a script on a key of this prefix: on a cluster it reaches the node that
     /// holds the prefix's slot, whose clock the claim scripts judge by.
     time: Arc<Script>,
@@ -148,6 +169,8 @@ impl RedisClaims {
         };
         Ok(RedisClaims {
             conn,
+            root: prefix.as_str().into(),
+            indexed: Arc::new(AtomicBool::new(false)),
             prefix: prefix.into(),
             owner: owner.into(),
             clock: Clock::system(),
@@ -155,6 +178,8 @@ impl RedisClaims {
             compare_and_delete: Arc::new(Script::new(include_str!("lua/release.lua"))),
             claim_match: Arc::new(Script::new(CLAIM_MATCH)),
             replace: Arc::new(Script::new(include_str!("lua/replace.lua"))),
+            prune: Arc::new(Script::new(include_str!("lua/prune.lua"))),
+            mark_indexed: Arc::new(Script::new(include_str!("lua/mark_indexed.lua"))),
             time: Arc::new(Script::new("return redis.call('TIME')")),
             min_replicas: options.min_replicas,
         })
@@ -213,9 +238,10 @@ impl RedisClaims {
     /// The values of `keys`, in order, in one round trip, as bytes: a value that is not UTF-8
     /// (not written by this bot) must not fail the reading of every other key. With
     /// `refresh_secs`, one pipelined `GETEX key EX ttl` per key (the value, and its TTL set
-    /// again in the same command; nothing happens to an absent key); without, a single `MGET`
-    /// (a read of all keys in one command, less than half the server's and client's work of a
-    /// pipeline of one command per key; it answers nil for a key of another type).
+    /// again in the same command; nothing happens to an absent key); without, `MGET`s of at
+    /// most [`READ_SLICE`] keys in one pipeline (a read of many keys per command, less than half the
+    /// server's and client's work of a pipeline of one command per key; it answers nil for a key
+    /// of another type).
     /// `GETEX` needs Redis 6.2 (<https://redis.io/docs/latest/commands/getex/>); the claim itself
     /// already needs 7.0.
     /// With `refresh_secs`, each of `touch` gets `EXPIRE key ttl` in the same pipeline (its
@@ -227,11 +253,7 @@ impl RedisClaims {
         refresh_secs: Option<u64>,
     ) -> Result<Vec<Option<Vec<u8>>>, ClaimError> {
         let Some(ttl) = refresh_secs else {
-            return redis::cmd("MGET")
-                .arg(keys)
-                .query_async(&mut self.conn.clone())
-                .await
-                .map_err(err("peek"));
+            return self.mget(keys).await;
         };
         let mut pipe = redis::pipe();
         for key in keys {
@@ -264,56 +286,27 @@ impl RedisClaims {
         }
     }
 
-    /// Several look-ups in ONE round trip (see [`super::ClaimStore::holders_across`]): for each
-    /// `(keys, touch, refresh)`, what [`RedisClaims::get_many`] sends, all in one pipeline (a
-    /// look-up that does not refresh reads with `GET`; when none refreshes,
-    /// [`RedisClaims::mget_across`] is the one `MGET`). The values, per look-up, in order.
-    pub(super) async fn get_many_across(
-        &self,
-        reads: &[(Vec<StoreKey>, Vec<StoreKey>, Option<u64>)],
-    ) -> Result<Vec<Vec<Option<Vec<u8>>>>, ClaimError> {
-        // Nothing to read: no round trip (an empty pipeline is an error to the client).
-        if reads.iter().all(|(keys, _, _)| keys.is_empty()) {
-            return Ok(vec![Vec::new(); reads.len()]);
+    /// Sets the TTL of each of `keys` to `ttl_secs` where it exists (an absent key stays
+    /// absent), in ONE pipeline of `EXPIRE`s, their replies ignored: a batch of refreshes (see
+    /// [`super::ClaimStore::refresh_many`], which bounds its size). `EXPIRE` works on a key of
+    /// any type, so no foreign value fails the batch.
+    pub(super) async fn expire_each(&self, keys: &[StoreKey], ttl_secs: u64) -> Result<(), ClaimError> {
+        if keys.is_empty() {
+            return Ok(());
         }
-        let values: Vec<Option<Vec<u8>>> = {
-            let mut pipe = redis::pipe();
-            for (keys, touch, refresh) in reads {
-                for key in keys {
-                    match refresh {
-                        Some(ttl) => pipe.cmd("GETEX").arg(key).arg("EX").arg(*ttl),
-                        None => pipe.cmd("GET").arg(key),
-                    };
-                }
-                if let Some(ttl) = refresh {
-                    for key in touch {
-                        pipe.cmd("EXPIRE").arg(key).arg(*ttl).ignore();
-                    }
-                }
-            }
-            match pipe.query_async(&mut self.conn.clone()).await {
-                Ok(values) => values,
-                // A key of another type fails the whole pipeline: look-up by look-up instead.
-                Err(e) if wrong_type(&e) => {
-                    let mut out = Vec::with_capacity(reads.len());
-                    for (keys, touch, refresh) in reads {
-                        out.push(self.get_many(keys, touch, *refresh).await?);
-                    }
-                    return Ok(out);
-                }
-                Err(e) => return Err(err("peek")(e)),
-            }
-        };
-        let mut values = values.into_iter();
-        Ok(reads
-            .iter()
-            .map(|(keys, _, _)| values.by_ref().take(keys.len()).collect())
-            .collect())
+        let mut pipe = redis::pipe();
+        for key in keys {
+            pipe.cmd("EXPIRE").arg(key).arg(ttl_secs).ignore();
+        }
+        pipe.query_async::<()>(&mut self.conn.clone())
+            .await
+            .map_err(err("refresh"))
     }
 
-    /// The values of several look-ups' keys in ONE `MGET` (a held cycle: no look-up refreshes),
-    /// each key's name written straight into the command from its parts (a key of another type
-    /// reads as nil): the values per look-up (`names`, one list a look-up), in order.
+    /// The values of several look-ups' keys in ONE round trip of `MGET`s of at most [`READ_SLICE`]
+    /// keys each (a held cycle: no look-up refreshes), each key's name written straight into the
+    /// command from its parts (a key of another type reads as nil): the values per look-up
+    /// (`names`, one list a look-up), in order.
     pub(super) async fn mget_across(
         &self,
         names: &[Vec<RecordName<'_>>],
@@ -322,16 +315,28 @@ impl RedisClaims {
         if names.iter().all(Vec::is_empty) {
             return Ok(vec![Vec::new(); names.len()]);
         }
-        let mut mget = redis::cmd("MGET");
-        for name in names.iter().flatten() {
-            mget.arg(name);
-        }
-        let values: Vec<Option<Vec<u8>>> = mget.query_async(&mut self.conn.clone()).await.map_err(err("peek"))?;
-        let mut values = values.into_iter();
+        let all: Vec<&RecordName<'_>> = names.iter().flatten().collect();
+        let mut values = self.mget(&all).await?.into_iter();
         Ok(names
             .iter()
             .map(|keys| values.by_ref().take(keys.len()).collect())
             .collect())
+    }
+
+    /// The values of `keys`, in order, as bytes (nil for a key of another type): `MGET`s of at
+    /// most [`READ_SLICE`] keys, in one pipeline, so that no one command holds Redis long however
+    /// many keys are read, in one round trip.
+    pub(super) async fn mget<K: redis::ToRedisArgs>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>, ClaimError> {
+        // Nothing to read: no round trip (MGET needs a key).
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for slice in keys.chunks(READ_SLICE) {
+            pipe.cmd("MGET").arg(slice);
+        }
+        let slices: Vec<Vec<Option<Vec<u8>>>> = pipe.query_async(&mut self.conn.clone()).await.map_err(err("peek"))?;
+        Ok(slices.into_iter().flatten().collect())
     }
 
     /// The claim of a match under all its identities: one Lua script (`lua/claim_match.lua`),
@@ -355,11 +360,14 @@ impl RedisClaims {
         keys.extend(&c.rivals);
         keys.extend(&c.fixture);
         keys.extend(&c.beside);
+        let index = self.index_key();
+        keys.push(&index);
         let (ttl, lookups, record_prefix) = (c.ttl_secs.to_string(), c.lookups.len().to_string(), c.record_key_of(""));
         let (pointers, rivals) = (c.pointers.len().to_string(), c.rivals.len().to_string());
         let lists = StoreKey::identity(c.prefix(), "fixture:");
         let tolerances = [facts::CLOSE, facts::DAY, facts::EAST, facts::WEST].map(|t| t.to_string());
-        let args: [&str; 18] = [
+        let due = c.record.due_ms.to_string();
+        let args: [&str; 19] = [
             &c.record.text,
             &ttl,
             if c.marker.is_some() { "1" } else { "0" },
@@ -378,6 +386,7 @@ impl RedisClaims {
             &tolerances[1],
             &tolerances[2],
             &tolerances[3],
+            &due,
         ];
         let reply: Vec<redis::Value> = match self.min_replicas {
             None => {
@@ -551,14 +560,21 @@ impl RedisClaims {
         window: Window,
     ) -> Result<Swapped, ClaimError> {
         let (from, until) = window.micros();
+        // The index of unsettled claims follows the new state in the same step (`unsettled.rs`).
+        let due = Claim::from_stored(new)
+            .due()
+            .map(|due| due.timestamp_millis().to_string())
+            .unwrap_or_default();
         let (status, current): (i64, Vec<u8>) = self
             .compare_and_set
             .key(key)
+            .key(self.index_key())
             .arg(token)
             .arg(new)
             .arg(from)
             .arg(until)
             .arg(self.simulated_micros())
+            .arg(due)
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err("transition"))?;
@@ -582,6 +598,7 @@ impl RedisClaims {
         let (status, current): (i64, Vec<u8>) = self
             .compare_and_delete
             .key(key)
+            .key(self.index_key())
             .arg(token)
             .arg(from)
             .arg(until)
@@ -595,32 +612,24 @@ impl RedisClaims {
     /// Every key starting with `prefix`, with its value and TTL (`SCAN`, then `GET`/`TTL` in
     /// pipelined batches).
     pub(super) async fn scan(&self, prefix: &str) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
+        let keys = self.scan_names(prefix).await?;
+        self.read_listed(keys).await
+    }
+
+    /// The name of every key starting with `prefix`, on every primary (a cluster's each), in
+    /// no order: `SCAN … MATCH` by pages of 500, nothing else read (what `claims list` reads
+    /// first, to then read the values a page at a time).
+    pub(super) async fn scan_names(&self, prefix: &str) -> Result<Vec<String>, ClaimError> {
+        self.scan_keys(&format!("{}*", escape_glob(prefix))).await
+    }
+
+    /// The value and TTL of each of `keys` that still holds one (a key of another type read
+    /// as [`FOREIGN_TYPE`]), in pipelines of 200 (`GET` and `TTL` each), as `(key, value, TTL)`.
+    pub(super) async fn read_listed(
+        &self,
+        mut keys: Vec<String>,
+    ) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
         let mut conn = self.conn.clone();
-        let pattern = format!("{}*", escape_glob(prefix));
-        let mut keys: Vec<String> = Vec::new();
-        for node in self.scan_nodes().await? {
-            let mut cursor: u64 = 0;
-            loop {
-                let mut scan = redis::cmd("SCAN");
-                scan.arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(500);
-                let (next, batch): (u64, Vec<String>) = match (&mut conn, &node) {
-                    (RedisConn::Cluster(cluster), Some((host, port))) => {
-                        let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
-                            host: host.clone(),
-                            port: *port,
-                        });
-                        let reply = cluster.route_command(scan, routing).await.map_err(err("list"))?;
-                        redis::from_redis_value(reply).map_err(|e| err("list")(e.into()))?
-                    }
-                    _ => scan.query_async(&mut conn).await.map_err(err("list"))?,
-                };
-                keys.extend(batch);
-                cursor = next;
-                if cursor == 0 {
-                    break;
-                }
-            }
-        }
         // On a cluster, keys of several slots cannot share a pipeline: one slot per batch.
         if let RedisConn::Cluster(_) = self.conn {
             keys = by_slot(keys);
@@ -655,6 +664,36 @@ impl RedisClaims {
             }
         }
         Ok(out)
+    }
+
+    /// Every key matching the glob `pattern`, on every primary (`SCAN … MATCH`).
+    async fn scan_keys(&self, pattern: &str) -> Result<Vec<String>, ClaimError> {
+        let mut conn = self.conn.clone();
+        let mut keys: Vec<String> = Vec::new();
+        for node in self.scan_nodes().await? {
+            let mut cursor: u64 = 0;
+            loop {
+                let mut scan = redis::cmd("SCAN");
+                scan.arg(cursor).arg("MATCH").arg(pattern).arg("COUNT").arg(500);
+                let (next, batch): (u64, Vec<String>) = match (&mut conn, &node) {
+                    (RedisConn::Cluster(cluster), Some((host, port))) => {
+                        let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+                            host: host.clone(),
+                            port: *port,
+                        });
+                        let reply = cluster.route_command(scan, routing).await.map_err(err("list"))?;
+                        redis::from_redis_value(reply).map_err(|e| err("list")(e.into()))?
+                    }
+                    _ => scan.query_async(&mut conn).await.map_err(err("list"))?,
+                };
+                keys.extend(batch);
+                cursor = next;
+                if cursor == 0 {
+                    break;
+                }
+            }
+        }
+        Ok(keys)
     }
 }
 

@@ -1,6 +1,8 @@
 //! Upgrades of a store written by an earlier release: [`ClaimStore::index_identities`] gives
 //! every identity a claim kept only inside its record a pointer of its own, so the claim holds
-//! its match through every identity as the rule (`rule.rs`) reads them.
+//! its match through every identity as the rule (`rule.rs`) reads them;
+//! [`ClaimStore::index_unsettled`] puts its unsettled claims in the index reconciliation reads
+//! (`unsettled.rs`).
 
 use super::error::ClaimError;
 use super::key::StoreKey;
@@ -41,5 +43,22 @@ impl ClaimStore {
             }
         }
         Ok(written)
+    }
+
+    /// Fills the index of unsettled claims with those of the whole deployment written before
+    /// it existed (Redis: one `SCAN` of the deployment's claim keys, once per deployment; see
+    /// `unsettled.rs`), as its first reconciliation would: done at start, so that `run`'s
+    /// reconciliations only read. Returns how many claims it added, when it filled the index
+    /// now; `None` when it was filled already, the store has no first-start marker yet (the
+    /// reconciliation after it is written fills it), or the store needs no filling (SQLite and
+    /// PostgreSQL keep theirs as part of each row).
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer.
+    pub async fn index_unsettled(&self) -> Result<Option<usize>, ClaimError> {
+        match self {
+            ClaimStore::Redis(s) => s.fill_index().await,
+            ClaimStore::Embedded(_) | ClaimStore::Postgres(_) => Ok(None),
+        }
     }
 }

@@ -16,6 +16,17 @@ pub(super) fn write_stdout(text: &str) -> std::io::Result<()> {
     }
 }
 
+/// Writes `text` to stdout: `Ok(false)` when stdout is closed (`| head -1`: the reader had
+/// what it wanted, and a streaming command stops its work there, quietly).
+pub(super) fn write_stdout_while_read(text: &str) -> std::io::Result<bool> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Prints the summary line. A closed stdout is not an error here: the exit code still says how
 /// the run went (and `println!` would panic on it).
 pub(super) fn print_summary(what: &str, summary: &Summary, ok: bool, config: &Config) {

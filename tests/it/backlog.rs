@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Cyprus v Estonia, 1st T20I, on the saved Cricbuzz API page: each listing below is this one,
 /// retold with sides, id and start of its own.
-const LISTING: &str = "96744";
+pub(crate) const LISTING: &str = "96744";
 /// Its start, 2024-06-17 05:30 UTC, in ms.
 const START_MS: i64 = 1_718_602_200_000;
 const DAY_MS: i64 = 86_400_000;
@@ -40,7 +40,7 @@ const SIDES: [&str; 21] = [
 
 /// The name listing `i` gives its sides before `Hawks` and `Owls`: one word below 21, two or
 /// three words of [`SIDES`] above, so that every listing up to 9,260 is a match of its own.
-fn side(i: usize) -> String {
+pub(crate) fn side(i: usize) -> String {
     let n = SIDES.len();
     let mut words = vec![SIDES[i % n]];
     if i >= n {
@@ -54,7 +54,7 @@ fn side(i: usize) -> String {
 
 /// Listing `i`: `<side> Hawks v <side> Owls` (see [`side`]), its own id, starting `day` days
 /// after the saved listing.
-fn listing(i: usize, day: i64) -> impl Fn(&mut Value) {
+pub(crate) fn listing(i: usize, day: i64) -> impl Fn(&mut Value) {
     move |m: &mut Value| {
         let word = side(i);
         // Short names of letters alone: one per word of the side's name.

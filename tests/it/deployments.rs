@@ -220,8 +220,9 @@ async fn on_a_cluster_three_processes_post_each_match_once_and_every_claim_is_li
         );
     }
 
-    // A held cycle reads every claim in one batch, on the home node: one pipelined GETEX per
-    // match (which also refreshes its TTL), no claim script and no GET of its own.
+    // A held cycle reads every claim in one batch, on the home node: one MGET (this new
+    // process's first cycle then refreshes every claim's TTL, and its identities', with
+    // EXPIRE), no claim script and no GET of its own.
     let home_url = cluster.nodes[home].url();
     let count = |cmds: [&'static str; 4]| {
         let url = home_url.clone();
@@ -233,14 +234,14 @@ async fn on_a_cluster_three_processes_post_each_match_once_and_every_claim_is_li
             out
         }
     };
-    let watched = ["getex", "get", "evalsha", "eval"];
+    let watched = ["mget", "get", "evalsha", "eval"];
     let app = live_app(&cluster.nodes[(home + 1) % 3].url(), "cricket-announcer:", &x).await;
     let before = count(watched).await;
     let (summary, ok) = app.backfill().await;
     assert_eq!((summary.posted, summary.skipped, ok), (0, 4, true));
     let after = count(watched).await;
     let grew: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
-    assert_eq!(grew, vec![4, 0, 0, 0], "{watched:?}");
+    assert_eq!(grew, vec![1, 0, 0, 0], "{watched:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

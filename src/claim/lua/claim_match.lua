@@ -6,7 +6,8 @@
 -- KEYS[1] = our record key (<prefix>match:<key>); KEYS[2] = the first-start marker's key;
 -- KEYS[3 .. 2+n] = the lookups, in order (n = ARGV[4]); then ARGV[9] pointer keys of ours;
 -- then ARGV[10] pointer keys of our rivals; then our fixture's list key (when ARGV[12] = '1');
--- then the record key beside ours (when ARGV[13] is not empty).
+-- then the record key beside ours (when ARGV[13] is not empty); then, last, the deployment's
+-- index of unsettled claims (a sorted set, src/claim/unsettled.rs).
 -- ARGV[1] = our record; ARGV[2] = TTL in seconds; ARGV[3] = '1' when the marker must exist;
 -- ARGV[4] = n; ARGV[5] = one letter per lookup: 'r' a record key (compared), 'b' the record
 -- key beside ours (held at once), 's' a source id's pointer key (held at once), 'k' a key
@@ -16,7 +17,8 @@
 -- that key (the record answers for it); empty when the match has no key identity; ARGV[11] =
 -- our facts ('' for none); ARGV[13] = the match key beside ours; ARGV[14] = <prefix>id:fixture:
 -- (what a key's fixture's list key starts with); ARGV[15..18] = the tolerances CLOSE, DAY,
--- EAST, WEST of src/cricket/facts.rs, in seconds.
+-- EAST, WEST of src/cricket/facts.rs, in seconds; ARGV[19] = when our record is due for a
+-- reconciliation (Unix milliseconds: its owner's deadline), its score in the index.
 -- A fixture's list holds one line per claim: '<match key> <facts>'.
 -- Returns {'won', 0 under our key or 1 beside it}, {'nomarker'}, or {'held', lookup index
 -- (1-based), the holder's key (without <prefix>match:), holder record, the facts listed for it
@@ -278,4 +280,6 @@ for j = first_pointer, first_rival - 1 do
   end
 end
 redis.call('SET', target_key, ARGV[1], 'EX', ttl)
+-- In the same step as the record: no claim is ever unsettled without being in the index.
+redis.call('ZADD', KEYS[#KEYS], ARGV[19], target_key)
 return {'won', beside}

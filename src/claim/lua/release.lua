@@ -3,7 +3,8 @@
 -- store's own clock (TIME, read here, in the step that judges it), as transition.lua.
 -- KEYS[1] = claim key; ARGV[1] = our token; ARGV[2], ARGV[3] = the window's first allowed
 -- time and the time it closes, Unix microseconds, '' for unbounded; ARGV[4] = the time to
--- judge by instead of TIME ('' for TIME: only a test's simulated clock sets it).
+-- judge by instead of TIME ('' for TIME: only a test's simulated clock sets it); KEYS[2] = the
+-- deployment's index of unsettled claims (src/claim/unsettled.rs), which the claim leaves.
 -- Returns {1, old} when deleted, {0, current} when the record is someone else's,
 -- {-1, ''} when the key no longer exists, {2, current} when the store's time is outside the
 -- window.
@@ -27,4 +28,5 @@ if from or to then
   end
 end
 redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], KEYS[1])
 return {1, cur}

@@ -3,7 +3,9 @@
 -- KEYS[1] = claim key; ARGV[1] = our token; ARGV[2] = the new record (JSON);
 -- ARGV[3], ARGV[4] = the window's first allowed time and the time it closes, Unix
 -- microseconds, '' for unbounded; ARGV[5] = the time to judge by instead of TIME ('' for
--- TIME: only a test's simulated clock sets it).
+-- TIME: only a test's simulated clock sets it); KEYS[2] = the deployment's index of unsettled
+-- claims (src/claim/unsettled.rs); ARGV[6] = when the new record is due for a reconciliation
+-- (Unix milliseconds), its score there, or '' when it is settled (it leaves the index).
 -- Returns {1, old} when applied, {0, current} when the record is someone else's,
 -- {-1, ''} when the key no longer exists (expired or released), {2, current} when the
 -- store's time is outside the window.
@@ -27,4 +29,9 @@ if from or to then
   end
 end
 redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+if ARGV[6] == '' then
+  redis.call('ZREM', KEYS[2], KEYS[1])
+else
+  redis.call('ZADD', KEYS[2], ARGV[6], KEYS[1])
+end
 return {1, cur}

@@ -80,7 +80,9 @@ pub(super) async fn claims(
     };
     let store = channel_claims(&base, &config.posting.channels, name);
     match action {
-        ClaimsCommand::List { state, limit } => list::list(config, &store, (state, limit), wide, stuck_after).await,
+        ClaimsCommand::List { state, limit, event } => {
+            list::list(config, &store, list::Filter { state, limit, event }, wide, stuck_after).await
+        }
         ClaimsCommand::Show { key, event } => {
             show::show(
                 config,

@@ -12,8 +12,8 @@ use cricket_announcer::text::escaped;
 use std::time::Duration;
 
 /// `claims reconcile`: the named channel, or every channel, each the way its platform can be
-/// asked (see [`cricket_announcer::reconcile::reconcile`]); exit 1 when a claim could not be
-/// asked.
+/// asked (see [`cricket_announcer::reconcile::reconcile_all`]); exit 1 when a claim could not
+/// be asked.
 ///
 /// # Errors
 /// A usage [`Failure`] in a dry run; a [`Failure`] when a channel's client cannot be built, the
@@ -29,8 +29,10 @@ pub(super) async fn reconcile(
             "claims reconcile records what the platform says; it has no dry run (use `claims list --state unknown` to look)",
         ));
     }
-    let mut decisions = Vec::new();
     let channels = &config.posting.channels;
+    // Every event's claims of every channel named, each with the sink as that event posts (its
+    // dedupe keys): read in one pass over the deployment's unsettled claims.
+    let mut asked = Vec::new();
     for c in channels
         .channels()
         .iter()
@@ -41,14 +43,16 @@ pub(super) async fn reconcile(
             cricket_announcer::source::fetch::CONNECT_TIMEOUT,
         )?;
         let store = channel_claims(base, channels, &c.name);
-        // Every event's claims, each with the sink as that event posts (its dedupe keys).
         for event in Event::ALL {
-            decisions.extend(
-                cricket_announcer::reconcile::reconcile(&store.for_event(event), &sink.for_event(event), stuck_after)
-                    .await?,
-            );
+            asked.push((store.for_event(event), sink.for_event(event)));
         }
     }
+    let pairs: Vec<_> = asked.iter().map(|(store, sink)| (store, sink)).collect();
+    let decisions: Vec<Decision> = cricket_announcer::reconcile::reconcile_all(base, &pairs, stuck_after)
+        .await?
+        .into_iter()
+        .flatten()
+        .collect();
     print_decisions(&decisions, config.json(), &store_label(config))?;
     let asked_all = decisions.iter().all(|d| !matches!(d.outcome, Settled::NotAsked { .. }));
     Ok(Exit::done_if(asked_all))
