@@ -380,6 +380,18 @@ async fn the_page_in_chromium_lists_every_post_with_its_link_shows_hostile_names
         "the console got messages: {:#?}",
         loaded.console
     );
+    // The console is really read: a page that breaks the same policy shows in it.
+    let probe = browse(
+        &browser,
+        "data:text/html,<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\"><p style=\"color:red\">probe",
+        &["--dump-dom"],
+    )
+    .await;
+    assert!(
+        probe.console.iter().any(|l| l.contains("Content Security Policy")),
+        "a CSP violation did not show in the console as read: {:#?}",
+        probe.console
+    );
 
     // Hostile names: text in the DOM, no element made of them.
     assert!(!loaded.dom.contains("<script"), "{}", loaded.dom);
