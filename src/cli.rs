@@ -69,7 +69,8 @@ pub enum Command {
         channel: Option<String>,
     },
     /// Fetch every configured source once and print a table: source, status, matches found,
-    /// the first few matches. Exit 1 if any source failed.
+    /// the first few matches (with a lead time, when each is announced), then the store's
+    /// line. Exit 1 if any source or the store failed.
     CheckSources,
     /// Inspect the claims in the store.
     Claims {
@@ -88,6 +89,16 @@ fn read_event(raw: &str) -> Result<Event, String> {
     Event::parse(raw).ok_or_else(|| format!("{raw:?} is not an event: one of {}", Event::names()))
 }
 
+/// A `--limit` on the command line: a whole number of at least 1 (clap's own words for 0 name
+/// a Rust type).
+fn read_limit(raw: &str) -> Result<std::num::NonZeroUsize, String> {
+    raw.trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(std::num::NonZeroUsize::new)
+        .ok_or_else(|| format!("{raw:?} is not a number of claims: write a whole number, at least 1"))
+}
+
 /// Operator commands on claims.
 #[derive(Subcommand, Debug, Clone, PartialEq, Eq)]
 pub enum ClaimsCommand {
@@ -98,7 +109,7 @@ pub enum ClaimsCommand {
         state: Option<ShownState>,
         /// At most N claims (after --state): the first N by match key, the announcements'
         /// before the results'.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = read_limit)]
         limit: Option<std::num::NonZeroUsize>,
         /// Only the claims of this event: announce or result (default: both).
         #[arg(long, value_parser = read_event)]

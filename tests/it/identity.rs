@@ -434,4 +434,19 @@ async fn claims_show_lists_every_identity_and_finds_the_claim_by_any_of_them() {
         ),
         "{stdout}"
     );
+    // The result's claims hold nothing yet: the answer says which claims were read.
+    let shown = bot(dir.path())
+        .env("STORE_PATH", &db)
+        .args(["claims", "show", "cricbuzz:87752", "--event", "result"])
+        .output()
+        .await
+        .unwrap();
+    let (_, stderr) = text(&shown);
+    assert_eq!(shown.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "no claim on cricbuzz:87752 (as a match key or an identity) among the result claims (without --event: the announcement's)"
+        ),
+        "{stderr}"
+    );
 }

@@ -612,6 +612,12 @@ async fn claims_list_takes_a_limit_and_the_global_flags_anywhere() {
     assert_eq!(keys(&five.2).len(), 3, "{}", five.2);
     assert_eq!(zero.1, Some(2), "{}", zero.3);
     assert!(zero.3.contains("--limit"), "{}", zero.3);
+    assert!(
+        zero.3
+            .contains("\"0\" is not a number of claims: write a whole number, at least 1"),
+        "{}",
+        zero.3
+    );
     for (args, _, table, _) in wide {
         assert_eq!(keys(table).len(), 3, "{args:?}: {table}");
         assert!(table.lines().skip(1).all(|l| l.contains(&owner)), "{args:?}: {table}");

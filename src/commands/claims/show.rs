@@ -29,8 +29,14 @@ pub(super) async fn show(
     stuck_after: Duration,
 ) -> Result<Exit, Failure> {
     let none = || {
+        // Which event's claims were read: an announcement's claim does not answer `--event
+        // result`, and the operator should see why.
+        let other = match event {
+            Event::Announce => String::new(),
+            _ => format!(" among the {event} claims (without --event: the announcement's)"),
+        };
         Failure::incomplete(format!(
-            "no claim on {} (as a match key or an identity)",
+            "no claim on {} (as a match key or an identity){other}",
             written.trim()
         ))
     };
