@@ -10,6 +10,12 @@
 #   BENCH_JSON_ROUNDS=9 bash bench/run.sh  # JSON API pages: alternating rounds of (ours, Python); 5 by default
 #   BENCH_ONLY=sites bash bench/run.sh     # only part 2b (the held cycle, two sites beside one) and
 #                                          # its table: Redis and the `sites` example alone
+#   BENCH_ONLY=scale bash bench/run.sh     # only part 6 (the scale run, issue 36) and its table
+#   BENCH_SCALE="1000x1 10000x20" bash bench/run.sh  # part 6's sizes, MATCHESxCHANNELS; default
+#                                          # 1000x1 1000x20 1000x100 10000x1 10000x20; the issue's
+#                                          # full grid adds 10000x100 and 100000x{1,20,100}
+#                                          # (100000x100 is 10,000,000 sightings: ~10 GB of Redis)
+#   BENCH_SCALE_STEADY=5 bash bench/run.sh # part 6: steady cycles per size (the median is kept)
 #
 # Needs: redis-server and redis-benchmark (Redis 7), python3 with beautifulsoup4, lxml and
 # selectolax (`pip install beautifulsoup4 lxml selectolax`). Starts its own Redis on a free
@@ -69,6 +75,26 @@ trap 'kill "$redis_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 url="redis://127.0.0.1:$port/"
 log "redis on port $port (pid $redis_pid)"
+
+# --- 6. Scale (issue 36): N matches x C channels seeded on the dedicated Redis (emptied before
+# each size), then the process's first cycle, steady cycles, a cycle with one new match and a
+# reconciliation, each timed with its Redis commands and peak resident memory; SLOWLOG's longest
+# command. One JSON per size, and a table (bench/scale_report.py).
+scale_run() {
+  log "cargo build --release --example scale"
+  cargo build --locked --release --example scale >"$out/build-scale.log" 2>&1
+  rm -f "$out"/scale-*.json
+  for size in ${BENCH_SCALE:-1000x1 1000x20 1000x100 10000x1 10000x20}; do
+    redis-cli -p "$port" flushall >/dev/null
+    log "scale: ${size%x*} matches x ${size#*x} channels"
+    $tgt/release/examples/scale "$url" "${size%x*}" "${size#*x}" "${BENCH_SCALE_STEADY:-5}" >"$out/scale-$size.json"
+  done
+  python3 bench/scale_report.py "$out"/scale-*.json | tee "$out/report-scale.md"
+}
+if [ "${BENCH_ONLY:-}" = scale ]; then
+  scale_run
+  exit 0
+fi
 
 # --- 2b alone (BENCH_ONLY=sites): see below.
 if [ "${BENCH_ONLY:-}" = sites ]; then
@@ -133,6 +159,7 @@ if [ "${BENCH_COLD:-0}" = 1 ]; then
 fi
 
 python3 bench/report.py "$out" | tee "$out/report.md"
+scale_run
 if [ -s "$out/results-held.md" ]; then
   printf '\n## Held cycle with results enabled (docs/benchmarks.md 4c)\n\n'
   cat "$out/results-held.md"

@@ -100,9 +100,16 @@ impl ClaimStore {
                 out
             }
         };
-        for r in reads.iter() {
-            if let Some(ttl) = r.refresh {
-                r.store.refresh_many(&r.renew, &r.touch, ttl).await?;
+        match reads.first().map(|r| r.store) {
+            // Every channel's refreshes in the same pipelines: a slice of a few keys on each of
+            // a hundred channels is one round trip, not a hundred.
+            Some(ClaimStore::Redis(redis)) if all_redis => refresh_across(redis, reads).await?,
+            _ => {
+                for r in reads.iter() {
+                    if let Some(ttl) = r.refresh {
+                        r.store.refresh_many(&r.renew, &r.touch, ttl).await?;
+                    }
+                }
             }
         }
         Ok(found)
@@ -142,6 +149,39 @@ impl ClaimStore {
         }
         Ok(())
     }
+}
+
+/// The refreshes of every look-up of `reads` (each on its own store, Redis sharing `redis`'s
+/// connection), in pipelines of at most [`REFRESH_CHUNK`] `EXPIRE`s across look-ups (a
+/// pipeline is flushed early where the TTL changes from one look-up to the next).
+///
+/// # Errors
+/// [`ClaimError`] when the store cannot answer; the pipelines before were sent.
+async fn refresh_across(redis: &super::redis::RedisClaims, reads: &[BatchRead<'_>]) -> Result<(), ClaimError> {
+    let mut chunk: Vec<StoreKey> = Vec::new();
+    let mut chunk_ttl = None;
+    for r in reads {
+        let Some(ttl) = r.refresh.map(ttl_secs) else {
+            continue;
+        };
+        let names = r
+            .renew
+            .iter()
+            .map(|k| r.store.key(k))
+            .chain(r.touch.iter().map(|i| r.store.identity_key(i)));
+        for name in names {
+            if chunk.len() >= REFRESH_CHUNK || chunk_ttl.is_some_and(|t| t != ttl) {
+                redis.expire_each(&chunk, chunk_ttl.unwrap_or(ttl)).await?;
+                chunk.clear();
+            }
+            chunk_ttl = Some(ttl);
+            chunk.push(name);
+        }
+    }
+    if let Some(ttl) = chunk_ttl {
+        redis.expire_each(&chunk, ttl).await?;
+    }
+    Ok(())
 }
 
 /// The most keys one refresh round trip sets the TTL of ([`ClaimStore::refresh_many`]): on

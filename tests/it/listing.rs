@@ -138,3 +138,44 @@ async fn claims_list_filters_as_it_reads_and_stops_at_its_limit() {
         }
     }
 }
+
+/// A listing read page by page gives what one read of every claim gives, on every store.
+async fn a_listing_page_by_page_is_the_whole_list(kind: crate::helpers::Kind) {
+    let prefix = crate::helpers::unique_prefix();
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::helpers::store(kind, &prefix, "lister", &dir.path().join("c.db")).await;
+    let day = Duration::from_secs(86_400);
+    for i in [3, 1, 2] {
+        let key = MatchKey::parse(&format!("2026-07-17_a{i}-v-b{i}")).unwrap();
+        let _ = claim_key(&store, &key, "A v B", day, day).await.won();
+    }
+    let whole: Vec<String> = store.list().await.unwrap().iter().map(|c| c.key.to_string()).collect();
+    let mut listing = store.listing().await.unwrap();
+    assert_eq!(listing.keys().collect::<Vec<_>>(), whole);
+    let mut paged = Vec::new();
+    while let Some(page) = listing.next_page().await.unwrap() {
+        paged.extend(
+            page.into_iter()
+                .map(|c| (c.key.to_string(), c.claim.owner, c.ttl.is_some())),
+        );
+    }
+    let want: Vec<(String, String, bool)> = whole.iter().map(|k| (k.clone(), "lister".into(), true)).collect();
+    assert_eq!(paged, want);
+    assert_eq!(whole.len(), 3);
+    crate::helpers::cleanup(kind, &prefix).await;
+}
+
+#[tokio::test]
+async fn a_listing_on_redis_page_by_page_is_the_whole_list() {
+    a_listing_page_by_page_is_the_whole_list(crate::helpers::Kind::Redis).await;
+}
+
+#[tokio::test]
+async fn a_listing_on_the_embedded_store_page_by_page_is_the_whole_list() {
+    a_listing_page_by_page_is_the_whole_list(crate::helpers::Kind::Embedded).await;
+}
+
+#[tokio::test]
+async fn a_listing_on_postgres_page_by_page_is_the_whole_list() {
+    a_listing_page_by_page_is_the_whole_list(crate::helpers::Kind::Postgres).await;
+}
