@@ -456,7 +456,21 @@ async fn the_page_in_chromium_lists_every_post_with_its_link_shows_hostile_names
     for (row, s) in sources_shown.iter().zip(json["sources"].as_array().unwrap()) {
         assert_eq!(row.cells[0], s["kind"].as_str().unwrap());
         assert_eq!(row.cells[1], s["host"].as_str().unwrap());
-        assert_eq!(row.cells[3], s["matches"].to_string());
+        assert_eq!(row.cells[2], s["location"].as_str().unwrap());
+        assert_eq!(row.cells[4], s["matches"].to_string());
+    }
+    // Two sources on one host tell apart by where they read.
+    let locations: Vec<&str> = sources_shown.iter().map(|r| r.cells[2].as_str()).collect();
+    assert_eq!(locations, ["/cricket-match/live-scores", "/matches"]);
+    // Each post's time ago carries its exact UTC time, shown on hover.
+    for post in listed {
+        let at = post["at"].as_str().unwrap();
+        let utc = chrono::DateTime::parse_from_rfc3339(at)
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+            .format("%Y-%m-%d %H:%M:%S UTC");
+        let time = format!("<time datetime=\"{at}\" title=\"{utc}\">");
+        assert!(loaded.dom.contains(&time), "{time} not in {}", loaded.dom);
     }
 
     // The headers that keep it safe.
@@ -644,10 +658,13 @@ async fn a_thousand_fetches_of_the_page_while_run_posts_cost_the_store_nothing_m
 async fn on_an_address_that_is_not_loopback_the_page_is_off_unless_status_page_is_on() {
     let dir = tempfile::tempdir().unwrap();
     let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    // Nothing listens on port 1: the second source fails at each read (connection refused).
+    let refused = "cricbuzz=http://127.0.0.1:1/live-scores";
+    let sources = format!("{},{refused}", page.display());
     for (setting, served) in [(None, false), (Some("on"), true), (Some("off"), false)] {
         let port = free_port();
         let mut cmd = bot(dir.path());
-        cmd.env("SOURCES", &page)
+        cmd.env("SOURCES", &sources)
             .env("STORE_PATH", dir.path().join("bot.db"))
             .env("METRICS_ADDR", format!("0.0.0.0:{port}"))
             .args(["--dry-run", "run"]);
@@ -667,6 +684,7 @@ async fn on_an_address_that_is_not_loopback_the_page_is_off_unless_status_page_i
         }
         assert_eq!(get(&metrics).await.map(|(code, _)| code), Some(200));
         if setting == Some("on") {
+            dry_run_page(port).await;
             assert!(
                 running
                     .log()
@@ -678,4 +696,50 @@ async fn on_an_address_that_is_not_loopback_the_page_is_off_unless_status_page_i
         running.signal(libc::SIGTERM);
         assert_eq!(running.exit_code().await, Some(0), "{}", running.log());
     }
+}
+
+/// What the status page of the dry run on `port` says once its first cycle is done: its
+/// would-be posts are no posts (0 today, this week and in the chart, counted apart as
+/// `would_post`), and the source that fails is a warning on the page while `/healthz`, which
+/// only counts sources not read for a while, stays ok.
+async fn dry_run_page(port: u16) {
+    let json_url = format!("http://127.0.0.1:{port}/status.json");
+    wait_until("the dry run's first cycle is on the page", || async {
+        get(&json_url)
+            .await
+            .and_then(|(_, body)| serde_json::from_str::<serde_json::Value>(&body).ok())
+            .is_some_and(|s| s["cycles"].as_u64().is_some_and(|n| n >= 1))
+    })
+    .await;
+    let s: serde_json::Value = serde_json::from_str(&get(&json_url).await.unwrap().1).unwrap();
+    assert_eq!(s["dry_run"], true);
+    let recent = s["recent"].as_array().unwrap();
+    assert!(!recent.is_empty(), "{s:#}");
+    assert!(recent.iter().all(|r| r["state"] == "would_post"), "{s:#}");
+    let channel = &s["channels"][0];
+    assert_eq!(channel["posts_today"], 0, "{s:#}");
+    assert_eq!(channel["posts_this_week"], 0, "{s:#}");
+    assert!(
+        channel["posts_by_day"].as_array().unwrap().iter().all(|n| n == 0),
+        "{s:#}"
+    );
+    assert_eq!(channel["would_post"].as_u64(), Some(recent.len() as u64), "{s:#}");
+
+    let warnings = s["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{s:#}");
+    let warning = warnings[0].as_str().unwrap();
+    assert!(
+        warning.starts_with("source cricbuzz=http://127.0.0.1:1/live-scores failed "),
+        "{warning}"
+    );
+    assert!(s["problems"].as_array().unwrap().is_empty(), "{s:#}");
+    let (_, page) = get(&format!("http://127.0.0.1:{port}/")).await.unwrap();
+    assert!(!page.contains("Nothing wrong"), "{page}");
+    assert!(page.contains("busiest day: 0 posts (dry run"), "{page}");
+    assert_eq!(
+        get(&format!("http://127.0.0.1:{port}/healthz"))
+            .await
+            .map(|(code, _)| code),
+        Some(200)
+    );
 }
