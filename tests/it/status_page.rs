@@ -13,7 +13,11 @@
 
 use crate::cli::bot;
 use crate::daemon::{get, sample, wait_until, Running};
-use crate::helpers::{fixture, free_port, root, store_env, unique_prefix, Kind, OwnRedis};
+use crate::helpers::{self, fixture, free_port, root, store_env, unique_prefix, Kind, OwnRedis};
+use crate::skew::{age_claims, replica, Instance};
+use cricket_announcer::clock::Clock;
+use cricket_announcer::journal::PostState;
+use cricket_announcer::reconcile::{Decision, Settled};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -742,4 +746,53 @@ async fn dry_run_page(port: u16) {
             .map(|(code, _)| code),
         Some(200)
     );
+}
+
+/// A Mastodon post whose answer was lost is `unknown` on the page; once the reconciliation finds
+/// it (the repeat under its Idempotency-Key answers the status made), the same row says
+/// `posted` with its id, the channel's unknown count drops and its posts count it, and the
+/// reconciliation's row says it settled it: the page no longer contradicts itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_post_the_reconciliation_finds_turns_from_unknown_to_posted_on_the_page() {
+    let prefix = unique_prefix();
+    let dir = tempfile::tempdir().unwrap();
+    let mastodon = Instance::default();
+    let server = mastodon.start().await;
+    let owner = replica(Kind::Redis, &prefix, dir.path(), &server, Clock::system()).await;
+    owner.init_store().await.unwrap();
+    let (summary, _) = owner.backfill().await;
+    assert_eq!((summary.posted, summary.failed), (0, 1), "{}", summary.line(false));
+    let before = owner.snapshot();
+    assert_eq!(before.recent.len(), 1);
+    assert_eq!(before.recent[0].state, PostState::Unknown);
+    assert_eq!(before.channels[0].unknown, 1);
+    assert_eq!(before.channels[0].posts_this_week, 0);
+
+    // Past Mastodon's settling time (the records aged), once the instance saved the status.
+    wait_until("the instance saved the status", || async { mastodon.saved() }).await;
+    age_claims(Kind::Redis, &prefix, chrono::TimeDelta::minutes(15)).await;
+    let decisions = owner.reconcile().await.unwrap();
+    let [Decision {
+        outcome: Settled::Posted { id, .. },
+        ..
+    }] = decisions.as_slice()
+    else {
+        panic!("{decisions:?}");
+    };
+    assert_eq!(mastodon.made(), 1, "found, not posted again");
+
+    let after = owner.snapshot();
+    let row = &after.recent[0];
+    assert_eq!(row.key, before.recent[0].key);
+    assert_eq!(row.state, PostState::Posted);
+    assert_eq!(row.post_id.as_deref(), Some(id.as_str()));
+    assert!(row.settled_at.is_some());
+    let channel = &after.channels[0];
+    assert_eq!((channel.unknown, channel.posts_this_week), (0, 1), "{channel:?}");
+    assert_eq!(after.waiting.claims.len(), 1);
+    assert!(after.waiting.claims[0].settled, "{:?}", after.waiting.claims);
+    let page = cricket_announcer::status::page::html(&after, 5).unwrap();
+    assert!(page.contains("settled: posted"), "{page}");
+    assert!(!page.contains("<td class=\"state-unknown\">"), "{page}");
+    helpers::cleanup(Kind::Redis, &prefix).await;
 }
