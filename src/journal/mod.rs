@@ -35,6 +35,11 @@ pub const CHART_DAYS: usize = 14;
 /// Most waiting rows kept per channel (claims a reconciliation found, matches waiting for
 /// their window): the page stays small however much waits.
 pub const MAX_ROWS: usize = 50;
+/// Most posts of unknown outcome remembered per channel (match key and day) so that a
+/// reconciliation settling one `posted` moves it to the posts of its day: an unknown outcome
+/// is a platform's failure, rare; past this many the oldest is forgotten (its count stays
+/// unknown).
+pub const UNKNOWN_KEPT: usize = 1_000;
 
 /// What this process did, for the status page. Cheap to write (a lock and a few counters per
 /// post or source read); see the module doc.
@@ -66,6 +71,11 @@ struct ChannelLog {
     by_day: VecDeque<(NaiveDate, u32)>,
     failed: u32,
     unknown: u32,
+    /// Dry run: posts that would have been made (never counted as posts).
+    would_post: u32,
+    /// The posts of unknown outcome still counted in `unknown`: match key and the day (in the
+    /// journal's zone) it was tried, oldest first, at most [`UNKNOWN_KEPT`].
+    unknown_keys: VecDeque<(String, NaiveDate)>,
     waiting: usize,
     claims: Vec<ClaimRow>,
     windows: Vec<WindowRow>,
@@ -98,6 +108,7 @@ impl Journal {
                     Location::Url(u) => u.host_str().unwrap_or_default().to_string(),
                     Location::File(_) => "file".to_string(),
                 },
+                location: location(&spec.location),
                 last_read: None,
                 matches: None,
                 reads: 0,
@@ -117,6 +128,8 @@ impl Journal {
                 by_day: VecDeque::with_capacity(CHART_DAYS + 1),
                 failed: 0,
                 unknown: 0,
+                would_post: 0,
+                unknown_keys: VecDeque::new(),
                 waiting: 0,
                 claims: Vec::new(),
                 windows: Vec::new(),
@@ -193,41 +206,70 @@ impl Journal {
     /// Only what reached the platform (or, in a dry run, would) is recorded: a match held,
     /// withheld or deferred is not a post.
     pub fn announced(&self, channel: &str, event: Event, sighting: &Sighting, outcome: &Outcome, at: DateTime<Utc>) {
+        let Some(sink) = self.with(|i| {
+            i.channels
+                .iter()
+                .find(|c| c.name == channel && c.event == event)
+                .map(|c| c.sink)
+        }) else {
+            return;
+        };
+        let (state, post_id, link, error) = match outcome {
+            Outcome::Posted(receipt) => (
+                PostState::Posted,
+                Some(receipt.id.clone()),
+                post_link(receipt.sink, &receipt.id, receipt.url.as_deref()),
+                None,
+            ),
+            Outcome::AlreadyPosted { id, .. } => (
+                PostState::AlreadyPosted,
+                id.clone(),
+                id.as_deref().and_then(|id| post_link(sink, id, None)),
+                None,
+            ),
+            Outcome::PostFailed { verdict, error, .. } => (
+                if *verdict == Verdict::Unknown {
+                    PostState::Unknown
+                } else {
+                    PostState::Failed
+                },
+                None,
+                None,
+                Some(CauseChain(error).to_string()),
+            ),
+            Outcome::WouldPost(_) => (PostState::WouldPost, None, None, None),
+            Outcome::Skipped { .. } | Outcome::Withheld { .. } | Outcome::Deferred { .. } => return,
+        };
+        self.record(channel, event, sighting, (state, post_id, link, error), at);
+    }
+
+    /// Records a post of `sighting` on the channel `channel`'s run of `event` at `at`: its
+    /// state, the post's id and link, the error; and counts it by its state.
+    fn record(
+        &self,
+        channel: &str,
+        event: Event,
+        sighting: &Sighting,
+        (state, post_id, link, error): (PostState, Option<String>, Option<String>, Option<String>),
+        at: DateTime<Utc>,
+    ) {
         let day = self.zone.date(at);
         self.with(|i| {
             let Some(log) = i.channels.iter_mut().find(|c| c.name == channel && c.event == event) else {
                 return;
             };
-            let (state, post_id, link, error) = match outcome {
-                Outcome::Posted(receipt) => (
-                    PostState::Posted,
-                    Some(receipt.id.clone()),
-                    post_link(receipt.sink, &receipt.id, receipt.url.as_deref()),
-                    None,
-                ),
-                Outcome::AlreadyPosted { id, .. } => (
-                    PostState::AlreadyPosted,
-                    id.clone(),
-                    id.as_deref().and_then(|id| post_link(log.sink, id, None)),
-                    None,
-                ),
-                Outcome::PostFailed { verdict, error, .. } => (
-                    if *verdict == Verdict::Unknown {
-                        PostState::Unknown
-                    } else {
-                        PostState::Failed
-                    },
-                    None,
-                    None,
-                    Some(CauseChain(error).to_string()),
-                ),
-                Outcome::WouldPost(_) => (PostState::WouldPost, None, None, None),
-                Outcome::Skipped { .. } | Outcome::Withheld { .. } | Outcome::Deferred { .. } => return,
-            };
             match state {
-                PostState::Posted | PostState::AlreadyPosted | PostState::WouldPost => log.count_post(day),
-                PostState::Failed => log.failed += 1,
-                PostState::Unknown => log.unknown += 1,
+                PostState::Posted | PostState::AlreadyPosted => log.count_post(day),
+                // A dry run posts nothing: its would-be posts are counted apart.
+                PostState::WouldPost => log.would_post = log.would_post.saturating_add(1),
+                PostState::Failed => log.failed = log.failed.saturating_add(1),
+                PostState::Unknown => {
+                    log.unknown = log.unknown.saturating_add(1);
+                    log.unknown_keys.push_back((sighting.ids.key.to_string(), day));
+                    if log.unknown_keys.len() > UNKNOWN_KEPT {
+                        log.unknown_keys.pop_front();
+                    }
+                }
             }
             let m = &sighting.m;
             i.recent.push_front(PostRow {
@@ -242,13 +284,17 @@ impl Journal {
                 post_id,
                 link,
                 error,
+                settled_at: None,
             });
             i.recent.truncate(RECENT_POSTS);
         });
     }
 
     /// What the last reconciliation of the channel `channel`'s run of `event` decided, at
-    /// `at` (replacing what the one before decided).
+    /// `at` (replacing what the one before decided). A post this process recorded `unknown`
+    /// that the reconciliation settled `posted` becomes a post: its row in the recent posts
+    /// says `posted` with the post's id and link (and when it was settled), and the channel
+    /// counts it among the posts of the day it was tried instead of the unknown ones.
     pub fn reconciled(&self, channel: &str, event: Event, decisions: &[Decision], at: DateTime<Utc>) {
         let rows: Vec<ClaimRow> = decisions
             .iter()
@@ -260,14 +306,42 @@ impl Journal {
                     key: d.key.to_string(),
                     was: d.was.to_string(),
                     decided,
+                    settled: matches!(d.outcome, Settled::Posted { .. }),
                     repeat_at,
                     seen_at: at,
                 }
             })
             .collect();
+        let settled: Vec<(String, &str)> = decisions
+            .iter()
+            .filter_map(|d| match &d.outcome {
+                Settled::Posted { id, .. } => Some((d.key.to_string(), id.as_str())),
+                _ => None,
+            })
+            .collect();
         self.with(|i| {
-            if let Some(log) = i.channels.iter_mut().find(|c| c.name == channel && c.event == event) {
-                log.claims = rows;
+            let Some(log) = i.channels.iter_mut().find(|c| c.name == channel && c.event == event) else {
+                return;
+            };
+            log.claims = rows;
+            for (key, id) in &settled {
+                // Only a post this process counted unknown moves, once: a claim another
+                // process left unknown was never counted here.
+                if let Some(at) = log.unknown_keys.iter().position(|(k, _)| k == key) {
+                    if let Some((_, day)) = log.unknown_keys.remove(at) {
+                        log.unknown = log.unknown.saturating_sub(1);
+                        log.count_post(day);
+                    }
+                }
+                let sink = log.sink;
+                for row in i.recent.iter_mut().filter(|r| {
+                    r.state == PostState::Unknown && r.channel == channel && r.event == event.as_str() && r.key == *key
+                }) {
+                    row.state = PostState::Posted;
+                    row.post_id = Some((*id).to_string());
+                    row.link = post_link(sink, id, None);
+                    row.settled_at = Some(at);
+                }
             }
         });
     }
@@ -322,6 +396,7 @@ impl Journal {
                 dry_run,
                 zone: self.zone.name().to_string(),
                 problems: Vec::new(),
+                warnings: i.sources.iter().filter_map(failing).collect(),
                 cycles: i.cycles,
                 last_cycle: i.last_cycle,
                 sources: i.sources.clone(),
@@ -341,6 +416,7 @@ impl Journal {
                             .sum(),
                         failed: c.failed,
                         unknown: c.unknown,
+                        would_post: c.would_post,
                         waiting: c.waiting,
                         halted: None,
                         posts_by_day: days.iter().map(|d| c.on(*d)).collect(),
@@ -377,6 +453,36 @@ impl ChannelLog {
     fn on(&self, day: NaiveDate) -> u32 {
         self.by_day.iter().find(|(d, _)| *d == day).map_or(0, |(_, n)| *n)
     }
+}
+
+/// Where `location` is read, masked as the logs mask it: a URL's path and query (its host
+/// has its own column), a file's path.
+fn location(location: &Location) -> String {
+    match location {
+        Location::Url(u) => {
+            let shown = crate::redact::url(u);
+            match shown.query() {
+                Some(q) => format!("{}?{q}", shown.path()),
+                None => shown.path().to_string(),
+            }
+        }
+        Location::File(p) => crate::redact::path(p),
+    }
+}
+
+/// A warning for a source whose last read failed, or `None` while it reads.
+fn failing(s: &SourceRow) -> Option<String> {
+    let error = s.last_error.as_deref()?;
+    let times = if s.failures_in_a_row == 1 { "time" } else { "times" };
+    let mut warning = format!(
+        "source {} failed {} {times} in a row: {error}",
+        s.source, s.failures_in_a_row
+    );
+    if s.backoff_cycles > 0 {
+        let cycles = if s.backoff_cycles == 1 { "cycle" } else { "cycles" };
+        warning.push_str(&format!(" (skipped {} more {cycles})", s.backoff_cycles));
+    }
+    Some(warning)
 }
 
 /// A reconciliation's decision in words, and when a repeat may go when it must wait.
@@ -509,6 +615,143 @@ mod tests {
         assert_eq!(w.windows[0].opens, until);
         j.windows("x", Event::Announce, &[]);
         assert!(j.snapshot(at, false).waiting.windows.is_empty());
+    }
+
+    fn unknown() -> Outcome {
+        Outcome::PostFailed {
+            claim_kept: true,
+            verdict: Verdict::Unknown,
+            error: crate::post::SinkError::BadReceipt {
+                sink: SinkKind::X,
+                status: 200,
+                detail: "not JSON".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn a_post_a_reconciliation_settles_posted_becomes_a_post_of_its_day_with_its_link() {
+        let j = journal();
+        let tried = Utc.with_ymd_and_hms(2026, 12, 1, 12, 0, 0).unwrap();
+        let now = tried + TimeDelta::days(1);
+        let s = Sighting::new(sample_match(Site::Cricbuzz, "1", "Zimbabwe", "Bangladesh", None));
+        let other = Sighting::new(sample_match(Site::Cricbuzz, "2", "India", "Australia", None));
+        j.announced("x", Event::Announce, &s, &unknown(), tried);
+        j.announced("x", Event::Announce, &other, &unknown(), tried);
+        let before = j.snapshot(now, false);
+        assert_eq!(before.channels[0].unknown, 2);
+        assert_eq!(before.channels[0].posts_this_week, 0);
+        assert_eq!(before.recent[1].state, PostState::Unknown);
+
+        let found = [Decision {
+            key: s.ids.key.clone(),
+            was: "unknown",
+            outcome: Settled::Posted {
+                id: "1800000000000000001".into(),
+                how: crate::reconcile::Learnt::Found,
+            },
+        }];
+        j.reconciled("x", Event::Announce, &found, now);
+        // Settled twice (the next reconciliation finds it again): counted once.
+        j.reconciled("x", Event::Announce, &found, now);
+        let after = j.snapshot(now, false);
+        let row = &after.recent[1];
+        assert_eq!(row.key, s.ids.key.to_string());
+        assert_eq!(row.state, PostState::Posted);
+        assert_eq!(row.post_id.as_deref(), Some("1800000000000000001"));
+        assert_eq!(
+            row.link.as_deref(),
+            Some("https://x.com/i/web/status/1800000000000000001")
+        );
+        assert_eq!(row.settled_at, Some(now));
+        assert_eq!(row.at, tried);
+        // The other match is still unknown.
+        assert_eq!(after.recent[0].state, PostState::Unknown);
+        assert_eq!(after.recent[0].settled_at, None);
+        let c = &after.channels[0];
+        assert_eq!(c.unknown, 1);
+        // A post of the day it was tried (yesterday), not of the day it was found.
+        assert_eq!(c.posts_today, 0);
+        assert_eq!(c.posts_this_week, 1);
+        assert_eq!(c.posts_by_day[CHART_DAYS - 2], 1);
+        assert_eq!(after.waiting.claims.len(), 1);
+        assert!(after.waiting.claims[0].settled);
+        assert!(after.waiting.claims[0]
+            .decided
+            .starts_with("posted (id 1800000000000000001)"));
+    }
+
+    #[test]
+    fn a_claim_this_process_did_not_count_unknown_changes_no_count_when_settled() {
+        let j = journal();
+        let at = Utc.with_ymd_and_hms(2026, 12, 1, 12, 0, 0).unwrap();
+        let s = Sighting::new(sample_match(Site::Cricbuzz, "1", "Zimbabwe", "Bangladesh", None));
+        j.announced("x", Event::Announce, &s, &posted("5"), at);
+        let found = Decision {
+            key: s.ids.key.clone(),
+            was: "unknown",
+            outcome: Settled::Posted {
+                id: "6".into(),
+                how: crate::reconcile::Learnt::Found,
+            },
+        };
+        j.reconciled("x", Event::Announce, &[found], at);
+        let snap = j.snapshot(at, false);
+        assert_eq!(snap.channels[0].posts_today, 1);
+        assert_eq!(snap.channels[0].unknown, 0);
+        assert_eq!(snap.recent[0].post_id.as_deref(), Some("5"));
+        assert_eq!(snap.recent[0].settled_at, None);
+    }
+
+    #[test]
+    fn a_dry_runs_would_be_posts_are_not_posts() {
+        let j = journal();
+        let at = Utc.with_ymd_and_hms(2026, 12, 1, 12, 0, 0).unwrap();
+        let s = Sighting::new(sample_match(Site::Cricbuzz, "1", "Zimbabwe", "Bangladesh", None));
+        for _ in 0..4 {
+            j.record("x", Event::Announce, &s, (PostState::WouldPost, None, None, None), at);
+        }
+        let snap = j.snapshot(at, true);
+        let c = &snap.channels[0];
+        assert_eq!((c.posts_today, c.posts_this_week), (0, 0));
+        assert_eq!(c.posts_by_day.iter().sum::<u32>(), 0);
+        assert_eq!(c.would_post, 4);
+        assert_eq!(snap.recent.len(), 4);
+        assert!(snap.recent.iter().all(|r| r.state == PostState::WouldPost));
+    }
+
+    #[test]
+    fn a_failing_source_is_a_warning_until_it_reads_and_each_source_says_where_it_reads() {
+        let sources: Vec<SourceSpec> = [
+            "cricbuzz=http://127.0.0.1:1/p/Xk9qL2mZ7vB4nR8t/live-scores?token=hunter2",
+            "cricbuzz=/srv/pages/first.html",
+            "cricbuzz=/srv/pages/second.html",
+        ]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+        let at = Utc.with_ymd_and_hms(2026, 12, 1, 12, 0, 0).unwrap();
+        let j = Journal::new(&sources, Vec::new(), at, Zone::default());
+        let snap = j.snapshot(at, false);
+        let locations: Vec<&str> = snap.sources.iter().map(|s| s.location.as_str()).collect();
+        assert_eq!(
+            locations,
+            [
+                "/p/REDACTED/live-scores?token=REDACTED",
+                "/srv/pages/first.html",
+                "/srv/pages/second.html"
+            ]
+        );
+        assert!(snap.warnings.is_empty());
+
+        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
+        j.source_failed(0, &refused, 2, 1, at);
+        assert_eq!(
+            j.snapshot(at, false).warnings,
+            ["source cricbuzz=http://127.0.0.1:1/p/REDACTED/live-scores?token=REDACTED failed 2 times in a row: Connection refused (skipped 1 more cycle)"]
+        );
+        j.source_read(0, 3, at);
+        assert!(j.snapshot(at, false).warnings.is_empty());
     }
 
     #[test]

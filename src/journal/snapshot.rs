@@ -22,6 +22,10 @@ pub struct Snapshot {
     /// What is wrong, as far as the process knows without asking the store (posting halted,
     /// a store that may evict claims, sources not read for too long); empty when nothing is.
     pub problems: Vec<String>,
+    /// What may be wrong but does not fail `/healthz` (which only counts sources not read for
+    /// `HEALTH_MAX_STALE_CYCLES` poll intervals): each source whose last read failed, masked
+    /// as the logs show it. Empty when every source reads.
+    pub warnings: Vec<String>,
     /// Poll cycles done since start.
     pub cycles: u64,
     /// When the last cycle ended (UTC), once one has.
@@ -49,6 +53,9 @@ pub struct SourceRow {
     pub kind: String,
     /// The host read (`www.cricbuzz.com`), or `file` for a local file.
     pub host: String,
+    /// Where on it: a URL's path and query (`/cricket-match/live-scores`), a file's path, masked
+    /// as in the logs (see [`crate::redact`]), so two sources on one host tell apart.
+    pub location: String,
     /// When it was last read and parsed (UTC); `None` until it has been.
     pub last_read: Option<DateTime<Utc>>,
     /// Matches its last successful read listed.
@@ -76,14 +83,18 @@ pub struct ChannelRow {
     pub event: String,
     /// Its sink (`x`, `mastodon`, `bluesky`, `discord`, `telegram`).
     pub sink: String,
-    /// Posts made today (in [`Snapshot::zone`]), by this process.
+    /// Posts made today (in [`Snapshot::zone`]), by this process (0 in a dry run).
     pub posts_today: u32,
     /// Posts made over the last 7 days (today included), by this process.
     pub posts_this_week: u32,
     /// Posts that failed (nothing was created) since start.
     pub failed: u32,
-    /// Posts whose outcome is unknown (the platform may have made them) since start.
+    /// Posts whose outcome is unknown (the platform may have made them) since start, less
+    /// those a reconciliation since found posted (counted as posts of their day).
     pub unknown: u32,
+    /// Dry run: posts that would have been made since start (none is, so none counts in
+    /// `posts_today`, `posts_this_week` or `posts_by_day`); 0 when posting.
+    pub would_post: u32,
     /// Matches the last cycle left unclaimed until their announcement window opens.
     pub waiting: usize,
     /// Why posting stopped on this channel, when it did.
@@ -146,8 +157,12 @@ pub struct PostRow {
     /// Where people see the post on its platform, when it can be linked (see
     /// [`super::post_link`]).
     pub link: Option<String>,
-    /// Why it failed, as the log says.
+    /// Why it failed, as the log says (kept once a reconciliation settled it: why it was
+    /// unknown).
     pub error: Option<String>,
+    /// When a reconciliation found the post of this `unknown` try and it became `posted`
+    /// (UTC); `None` otherwise.
+    pub settled_at: Option<DateTime<Utc>>,
 }
 
 /// What waits, as far as this process knows.
@@ -173,6 +188,9 @@ pub struct ClaimRow {
     pub was: String,
     /// What the reconciliation decided, in words.
     pub decided: String,
+    /// Whether it settled the claim: its post exists and is recorded `posted` (the row of the
+    /// post, if this process tried it, says `posted` too).
+    pub settled: bool,
     /// When its post may be repeated (Mastodon's wait after a send), when it must wait (UTC).
     pub repeat_at: Option<DateTime<Utc>>,
     /// When the reconciliation looked (UTC).

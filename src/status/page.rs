@@ -135,12 +135,14 @@ mod tests {
             dry_run: false,
             zone: "UTC".into(),
             problems: vec![format!("posting halted on channel {HOSTILE}: 401")],
+            warnings: Vec::new(),
             cycles: 3,
             last_cycle: Some(now),
             sources: vec![SourceRow {
                 source: format!("https://example.com/{ATTRIBUTE}"),
                 kind: "cricbuzz".into(),
                 host: "example.com".into(),
+                location: format!("/{ATTRIBUTE}"),
                 last_read: Some(now),
                 matches: Some(2),
                 reads: 3,
@@ -158,6 +160,7 @@ mod tests {
                 posts_this_week: 1,
                 failed: 0,
                 unknown: 0,
+                would_post: 0,
                 waiting: 1,
                 halted: Some(HOSTILE.into()),
                 posts_by_day: vec![0, 1],
@@ -174,6 +177,7 @@ mod tests {
                 post_id: Some("1".into()),
                 link: Some("https://mastodon.example/@bot/1?x=\"><b>".into()),
                 error: None,
+                settled_at: None,
             }],
             waiting: Waiting {
                 claims: Vec::new(),
@@ -224,6 +228,96 @@ mod tests {
         let s = hostile();
         let back: Snapshot = serde_json::from_str(&json(&s).unwrap()).unwrap();
         assert_eq!(back, s);
+    }
+
+    /// The text of `page` between `from` and the next `to` after it.
+    fn between<'a>(page: &'a str, from: &str, to: &str) -> &'a str {
+        let start = page.find(from).unwrap_or_else(|| panic!("no {from} in {page}"));
+        let rest = &page[start..];
+        &rest[..rest.find(to).unwrap_or(rest.len())]
+    }
+
+    #[test]
+    fn every_time_ago_carries_its_exact_utc_time_to_hover() {
+        let mut s = hostile();
+        s.recent[0].at = s.generated_at - chrono::TimeDelta::seconds(7);
+        let page = html(&s, 5).unwrap();
+        let recent = between(&page, "<tr class=\"post\">", "</tr>");
+        assert!(
+            recent.contains("<time datetime=\"2026-12-03T11:59:53Z\" title=\"2026-12-03 11:59:53 UTC\">7 s ago</time>"),
+            "{recent}"
+        );
+        // Every time shown as time ago has its UTC time in its title.
+        for ago in page.match_indices(" ago</time>") {
+            let time = &page[page[..ago.0].rfind("<time").unwrap()..ago.0];
+            assert!(
+                time.contains(" title=\"2026-12-0") && time.contains(" UTC\">"),
+                "{time}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_tables_name_the_event_column_and_each_sources_location() {
+        let page = html(&hostile(), 5).unwrap();
+        let channels = between(&page, "<section id=\"channels\">", "</thead>");
+        assert!(
+            channels.contains("<th>Channel</th><th>Event</th><th>Sink</th>"),
+            "{channels}"
+        );
+        let recent = between(&page, "<section id=\"recent\">", "</thead>");
+        assert!(
+            recent.contains("<th>Channel</th><th>Event</th><th>Match</th>"),
+            "{recent}"
+        );
+        let sources = between(&page, "<section id=\"sources\">", "</tr>\n</tbody>");
+        assert!(sources.contains("<th>Host</th><th>Location</th>"), "{sources}");
+        assert!(
+            sources.contains("<td>example.com</td><td class=\"err\"><code>&#x2f;&quot;&gt;&lt;img"),
+            "{sources}"
+        );
+    }
+
+    #[test]
+    fn a_failing_source_is_a_warning_beside_the_health_problems_and_nothing_wrong_is_not_said() {
+        let mut s = hostile();
+        s.problems.clear();
+        s.warnings = vec!["source cricbuzz=http://127.0.0.1:1/live failed 2 times in a row: Connection refused".into()];
+        let page = html(&s, 5).unwrap();
+        let health = between(&page, "<section id=\"problems\">", "</section>");
+        assert!(!health.contains("Nothing wrong"), "{health}");
+        assert!(
+            health.contains("<li>source cricbuzz=http:&#x2f;&#x2f;127.0.0.1:1&#x2f;live failed 2 times in a row: Connection refused</li>"),
+            "{health}"
+        );
+        s.warnings.clear();
+        let page = html(&s, 5).unwrap();
+        assert!(between(&page, "<section id=\"problems\">", "</section>").contains("Nothing wrong"));
+    }
+
+    #[test]
+    fn a_dry_run_shows_its_would_be_posts_apart_from_the_posts() {
+        let mut s = hostile();
+        s.dry_run = true;
+        s.channels[0].posts_today = 0;
+        s.channels[0].posts_this_week = 0;
+        s.channels[0].posts_by_day = vec![0, 0];
+        s.channels[0].would_post = 4;
+        let page = html(&s, 5).unwrap();
+        let channels = between(&page, "<section id=\"channels\">", "</section>");
+        assert!(
+            channels.contains("<th class=\"n\">Would post (dry run)</th>"),
+            "{channels}"
+        );
+        assert!(
+            channels.contains("<td class=\"n\">0</td><td class=\"n\">0</td><td class=\"n\">4</td>"),
+            "{channels}"
+        );
+        let chart = between(&page, "<section id=\"chart\">", "</section>");
+        assert!(
+            chart.contains("busiest day: 0 posts (dry run: nothing is posted"),
+            "{chart}"
+        );
     }
 
     #[test]

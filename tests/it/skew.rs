@@ -97,7 +97,7 @@ async fn a_claim_is_stuck_by_the_stores_clock_whatever_a_replicas_clock_reads(ki
 /// POST_TIMEOUT_SECS of 1), and a create under a stored key answers the status made for it.
 /// [`Instance::forget`] is its hour passing: every key is dropped.
 #[derive(Clone, Default)]
-struct Instance {
+pub(crate) struct Instance {
     /// Per key: the status made for it and when the key is stored.
     keys: Arc<Mutex<HashMap<String, (String, Instant)>>>,
     /// Every status made.
@@ -105,7 +105,7 @@ struct Instance {
 }
 
 impl Instance {
-    async fn start(&self) -> MockServer {
+    pub(crate) async fn start(&self) -> MockServer {
         let server = MockServer::start().await;
         let this = self.clone();
         Mock::given(method("POST"))
@@ -141,15 +141,21 @@ impl Instance {
         self.keys.lock().unwrap().clear();
     }
 
-    fn made(&self) -> usize {
+    pub(crate) fn made(&self) -> usize {
         self.made.lock().unwrap().len()
+    }
+
+    /// Whether every key it was sent is stored (its status saved): a repeat now answers it.
+    pub(crate) fn saved(&self) -> bool {
+        let now = Instant::now();
+        self.keys.lock().unwrap().values().all(|(_, stored)| *stored <= now)
     }
 }
 
 /// An `App` as `backfill` builds it on a store of `kind` under `prefix`, its one channel
 /// posting to the Mastodon at `instance`, one post a cycle, each timing out after 1 s, on the
 /// replica's own `clock`.
-async fn replica(kind: Kind, prefix: &str, dir: &Path, instance: &MockServer, clock: Clock) -> App {
+pub(crate) async fn replica(kind: Kind, prefix: &str, dir: &Path, instance: &MockServer, clock: Clock) -> App {
     // The token's variable, named for this test alone (the test process shares one environment).
     let var = format!("T_MASTODON_{}", uuid::Uuid::new_v4().simple()).to_uppercase();
     std::env::set_var(&var, "mastodon-secret");
@@ -198,7 +204,7 @@ async fn replica(kind: Kind, prefix: &str, dir: &Path, instance: &MockServer, cl
 
 /// Moves every time in the claim records under `prefix` `by` into the past, as if that long
 /// had gone by (each record keeps its TTL).
-async fn age_claims(kind: Kind, prefix: &str, by: TimeDelta) {
+pub(crate) async fn age_claims(kind: Kind, prefix: &str, by: TimeDelta) {
     let aged = |raw: &str| {
         let mut record: serde_json::Value = serde_json::from_str(raw).unwrap();
         for field in ["claimed_at", "updated_at", "deadline", "checked_at"] {

@@ -13,7 +13,11 @@
 
 use crate::cli::bot;
 use crate::daemon::{get, sample, wait_until, Running};
-use crate::helpers::{fixture, free_port, root, store_env, unique_prefix, Kind, OwnRedis};
+use crate::helpers::{self, fixture, free_port, root, store_env, unique_prefix, Kind, OwnRedis};
+use crate::skew::{age_claims, replica, Instance};
+use cricket_announcer::clock::Clock;
+use cricket_announcer::journal::PostState;
+use cricket_announcer::reconcile::{Decision, Settled};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -468,7 +472,21 @@ async fn the_page_in_chromium_lists_every_post_with_its_link_shows_hostile_names
     for (row, s) in sources_shown.iter().zip(json["sources"].as_array().unwrap()) {
         assert_eq!(row.cells[0], s["kind"].as_str().unwrap());
         assert_eq!(row.cells[1], s["host"].as_str().unwrap());
-        assert_eq!(row.cells[3], s["matches"].to_string());
+        assert_eq!(row.cells[2], s["location"].as_str().unwrap());
+        assert_eq!(row.cells[4], s["matches"].to_string());
+    }
+    // Two sources on one host tell apart by where they read.
+    let locations: Vec<&str> = sources_shown.iter().map(|r| r.cells[2].as_str()).collect();
+    assert_eq!(locations, ["/cricket-match/live-scores", "/matches"]);
+    // Each post's time ago carries its exact UTC time, shown on hover.
+    for post in listed {
+        let at = post["at"].as_str().unwrap();
+        let utc = chrono::DateTime::parse_from_rfc3339(at)
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+            .format("%Y-%m-%d %H:%M:%S UTC");
+        let time = format!("<time datetime=\"{at}\" title=\"{utc}\">");
+        assert!(loaded.dom.contains(&time), "{time} not in {}", loaded.dom);
     }
 
     // The headers that keep it safe.
@@ -656,10 +674,13 @@ async fn a_thousand_fetches_of_the_page_while_run_posts_cost_the_store_nothing_m
 async fn on_an_address_that_is_not_loopback_the_page_is_off_unless_status_page_is_on() {
     let dir = tempfile::tempdir().unwrap();
     let page = root().join("fixtures/cricbuzz/live-scores_2026-07-17.html");
+    // Nothing listens on port 1: the second source fails at each read (connection refused).
+    let refused = "cricbuzz=http://127.0.0.1:1/live-scores";
+    let sources = format!("{},{refused}", page.display());
     for (setting, served) in [(None, false), (Some("on"), true), (Some("off"), false)] {
         let port = free_port();
         let mut cmd = bot(dir.path());
-        cmd.env("SOURCES", &page)
+        cmd.env("SOURCES", &sources)
             .env("STORE_PATH", dir.path().join("bot.db"))
             .env("METRICS_ADDR", format!("0.0.0.0:{port}"))
             .args(["--dry-run", "run"]);
@@ -679,6 +700,7 @@ async fn on_an_address_that_is_not_loopback_the_page_is_off_unless_status_page_i
         }
         assert_eq!(get(&metrics).await.map(|(code, _)| code), Some(200));
         if setting == Some("on") {
+            dry_run_page(port).await;
             assert!(
                 running
                     .log()
@@ -690,4 +712,99 @@ async fn on_an_address_that_is_not_loopback_the_page_is_off_unless_status_page_i
         running.signal(libc::SIGTERM);
         assert_eq!(running.exit_code().await, Some(0), "{}", running.log());
     }
+}
+
+/// What the status page of the dry run on `port` says once its first cycle is done: its
+/// would-be posts are no posts (0 today, this week and in the chart, counted apart as
+/// `would_post`), and the source that fails is a warning on the page while `/healthz`, which
+/// only counts sources not read for a while, stays ok.
+async fn dry_run_page(port: u16) {
+    let json_url = format!("http://127.0.0.1:{port}/status.json");
+    wait_until("the dry run's first cycle is on the page", || async {
+        get(&json_url)
+            .await
+            .and_then(|(_, body)| serde_json::from_str::<serde_json::Value>(&body).ok())
+            .is_some_and(|s| s["cycles"].as_u64().is_some_and(|n| n >= 1))
+    })
+    .await;
+    let s: serde_json::Value = serde_json::from_str(&get(&json_url).await.unwrap().1).unwrap();
+    assert_eq!(s["dry_run"], true);
+    let recent = s["recent"].as_array().unwrap();
+    assert!(!recent.is_empty(), "{s:#}");
+    assert!(recent.iter().all(|r| r["state"] == "would_post"), "{s:#}");
+    let channel = &s["channels"][0];
+    assert_eq!(channel["posts_today"], 0, "{s:#}");
+    assert_eq!(channel["posts_this_week"], 0, "{s:#}");
+    assert!(
+        channel["posts_by_day"].as_array().unwrap().iter().all(|n| n == 0),
+        "{s:#}"
+    );
+    assert_eq!(channel["would_post"].as_u64(), Some(recent.len() as u64), "{s:#}");
+
+    let warnings = s["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{s:#}");
+    let warning = warnings[0].as_str().unwrap();
+    assert!(
+        warning.starts_with("source cricbuzz=http://127.0.0.1:1/live-scores failed "),
+        "{warning}"
+    );
+    assert!(s["problems"].as_array().unwrap().is_empty(), "{s:#}");
+    let (_, page) = get(&format!("http://127.0.0.1:{port}/")).await.unwrap();
+    assert!(!page.contains("Nothing wrong"), "{page}");
+    assert!(page.contains("busiest day: 0 posts (dry run"), "{page}");
+    assert_eq!(
+        get(&format!("http://127.0.0.1:{port}/healthz"))
+            .await
+            .map(|(code, _)| code),
+        Some(200)
+    );
+}
+
+/// A Mastodon post whose answer was lost is `unknown` on the page; once the reconciliation finds
+/// it (the repeat under its Idempotency-Key answers the status made), the same row says
+/// `posted` with its id, the channel's unknown count drops and its posts count it, and the
+/// reconciliation's row says it settled it: the page no longer contradicts itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_post_the_reconciliation_finds_turns_from_unknown_to_posted_on_the_page() {
+    let prefix = unique_prefix();
+    let dir = tempfile::tempdir().unwrap();
+    let mastodon = Instance::default();
+    let server = mastodon.start().await;
+    let owner = replica(Kind::Redis, &prefix, dir.path(), &server, Clock::system()).await;
+    owner.init_store().await.unwrap();
+    let (summary, _) = owner.backfill().await;
+    assert_eq!((summary.posted, summary.failed), (0, 1), "{}", summary.line(false));
+    let before = owner.snapshot();
+    assert_eq!(before.recent.len(), 1);
+    assert_eq!(before.recent[0].state, PostState::Unknown);
+    assert_eq!(before.channels[0].unknown, 1);
+    assert_eq!(before.channels[0].posts_this_week, 0);
+
+    // Past Mastodon's settling time (the records aged), once the instance saved the status.
+    wait_until("the instance saved the status", || async { mastodon.saved() }).await;
+    age_claims(Kind::Redis, &prefix, chrono::TimeDelta::minutes(15)).await;
+    let decisions = owner.reconcile().await.unwrap();
+    let [Decision {
+        outcome: Settled::Posted { id, .. },
+        ..
+    }] = decisions.as_slice()
+    else {
+        panic!("{decisions:?}");
+    };
+    assert_eq!(mastodon.made(), 1, "found, not posted again");
+
+    let after = owner.snapshot();
+    let row = &after.recent[0];
+    assert_eq!(row.key, before.recent[0].key);
+    assert_eq!(row.state, PostState::Posted);
+    assert_eq!(row.post_id.as_deref(), Some(id.as_str()));
+    assert!(row.settled_at.is_some());
+    let channel = &after.channels[0];
+    assert_eq!((channel.unknown, channel.posts_this_week), (0, 1), "{channel:?}");
+    assert_eq!(after.waiting.claims.len(), 1);
+    assert!(after.waiting.claims[0].settled, "{:?}", after.waiting.claims);
+    let page = cricket_announcer::status::page::html(&after, 5).unwrap();
+    assert!(page.contains("settled: posted"), "{page}");
+    assert!(!page.contains("<td class=\"state-unknown\">"), "{page}");
+    helpers::cleanup(Kind::Redis, &prefix).await;
 }
