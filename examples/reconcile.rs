@@ -301,7 +301,10 @@ where
             per_call = read.iter().map(|(n, _, mean)| (n.clone(), (*mean).into())).collect();
             longest = log
                 .iter()
-                .filter(|(_, _, _, args)| !args.first().is_some_and(|c| c.eq_ignore_ascii_case("slowlog")))
+                .filter(|(_, _, _, args)| {
+                    let name = args.first().map(|c| c.to_ascii_lowercase()).unwrap_or_default();
+                    !["slowlog", "config", "info"].contains(&name.as_str())
+                })
                 .map(|(_, _, us, args)| (*us, args.first().cloned().unwrap_or_default()))
                 .max()
                 .unwrap_or_default();
