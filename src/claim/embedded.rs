@@ -27,12 +27,13 @@ CREATE TABLE IF NOT EXISTS claims (
     record     TEXT NOT NULL,
     expires_at INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS claims_unsettled ON claims (key)
+CREATE INDEX IF NOT EXISTS claims_unsettled ON claims (expires_at)
     WHERE (CASE WHEN json_valid(record) THEN json_extract(record, '$.state') END) IN ('claimed', 'unknown');";
 
 /// The rows [`SCHEMA`]'s partial index `claims_unsettled` holds: the claims in state `claimed`
 /// or `unknown` (the other values of the table, identity pointers and counters, are not JSON
-/// objects with a state). Written as the index's own condition, word for word, so SQLite reads
+/// objects with a state), by expiry, so that the rows of claims that expired unsettled (kept
+/// until their key is written again) are passed over. Written as the index's own condition, word for word, so SQLite reads
 /// the index instead of the table (a query's condition must contain the index's). Every write
 /// keeps it, those of files written by earlier releases included: opening one creates the
 /// index over their rows (`CREATE INDEX IF NOT EXISTS`).

@@ -117,7 +117,7 @@ impl ClaimStore {
                 key: self.key(&ids.key),
                 text: record.to_stored(),
                 token: record.token.clone(),
-                due_ms: record.due().unwrap_or(record.claimed_at).timestamp_millis(),
+                due_ms: record.due().map(|due| due.timestamp_millis()),
             },
             beside: ids.alternate().map(|k| self.key(&k)),
             lookups: lookups.iter().map(|l| self.stored_lookup(l)).collect(),

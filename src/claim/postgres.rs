@@ -100,13 +100,14 @@ async fn bounded<T>(op: &'static str, f: impl Future<Output = Result<T, Postgres
 const CLOCK_MICROS: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
 
 /// The partial index of the unsettled claims (`claimed`, `unknown`) that reconciliation reads
-/// ([`PostgresClaims::unsettled`]): created at connect, under the migration lock, if missing,
+/// ([`PostgresClaims::unsettled`]), by expiry: rows are never deleted, and those of claims that
+/// lapsed unsettled keep their state, so only the live ones are read. Created at connect, under the migration lock, if missing,
 /// and NOT as a versioned migration: refinery in every earlier release refuses to start on a
 /// database that has a version it does not know (`abort_missing`), which would stop the
 /// replicas of a rolling upgrade (or a rollback). An index changes no row and no statement of
 /// an earlier release, which keeps it up to date as it writes (see `migrations/README.md`).
 const UNSETTLED_INDEX: &str =
-    "CREATE INDEX IF NOT EXISTS claims_unsettled ON claims (prefix, match_key) WHERE state IN ('claimed', 'unknown')";
+    "CREATE INDEX IF NOT EXISTS claims_unsettled ON claims (expires_at) WHERE state IN ('claimed', 'unknown')";
 
 /// A claim row is live (the claim exists) while it is not released and not past its TTL.
 const LIVE: &str = "state <> 'released' AND expires_at > now()";

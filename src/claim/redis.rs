@@ -366,7 +366,7 @@ impl RedisClaims {
         let (pointers, rivals) = (c.pointers.len().to_string(), c.rivals.len().to_string());
         let lists = StoreKey::identity(c.prefix(), "fixture:");
         let tolerances = [facts::CLOSE, facts::DAY, facts::EAST, facts::WEST].map(|t| t.to_string());
-        let due = c.record.due_ms.to_string();
+        let due = c.record.due_ms.map(|due| due.to_string()).unwrap_or_default();
         let args: [&str; 19] = [
             &c.record.text,
             &ttl,

@@ -91,8 +91,9 @@ pub(crate) struct NewRecord {
     /// Its token (also inside `text`), for a store that must take back a claim it won.
     pub token: String,
     /// When it is due for a reconciliation, Unix milliseconds (its owner's deadline): its
-    /// score in Redis' index of unsettled claims (`unsettled.rs`), written with it.
-    pub due_ms: i64,
+    /// score in Redis' index of unsettled claims (`unsettled.rs`), written with it; `None` for
+    /// a settled record, which is not.
+    pub due_ms: Option<i64>,
 }
 
 /// One atomic claim of a match under all its identities, as every store receives it (see the

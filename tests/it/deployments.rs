@@ -532,3 +532,111 @@ async fn on_a_cluster_the_eviction_policy_read_is_the_one_of_the_primary_holding
         );
     }
 }
+
+/// On a cluster, the index of unsettled claims shares the deployment's slot: claims made
+/// `unknown` or stuck on two channels are found through it in one pass, the one-time fill of
+/// claims written without it scans every primary once, and a later reconciliation sends no
+/// `SCAN` to any node (issue 36).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_cluster_reconciliation_reads_the_index_in_the_claims_slot_and_scans_no_node() {
+    use cricket_announcer::claim::{MarkerOrigin, MatchClaim, Transition};
+    use cricket_announcer::cricket::{Identities, Identity, MatchKey};
+    let cluster = OwnCluster::start().await;
+    let url = cluster.nodes[0].url();
+    let base = ClaimStore::Redis(RedisClaims::connect(&url, "bot:", "worker-a").await.unwrap());
+    base.initialise(MarkerOrigin::Seed, crate::helpers::DAY).await.unwrap();
+    let (x, mastodon) = (base.for_channel("x"), base.for_channel("mastodon"));
+    for (store, key, gives_up) in [
+        (&x, "2026-07-17_a-v-b", Duration::from_secs(1)),
+        (&mastodon, "2026-07-17_c-v-d", crate::helpers::DAY),
+    ] {
+        let key = MatchKey::parse(key).unwrap();
+        let ids = Identities {
+            ids: vec![Identity::of_key(&key)],
+            key,
+            other_keys: Vec::new(),
+            facts: None,
+            rivals: Vec::new(),
+        };
+        let MatchClaim::Won(token) = store
+            .claim_match(&ids, "A v B", crate::helpers::DAY, gives_up, false)
+            .await
+            .unwrap()
+        else {
+            panic!("won")
+        };
+        if gives_up == crate::helpers::DAY {
+            let unknown = Transition::Unknown {
+                reason: "no answer".into(),
+            };
+            store.transition(&token, &unknown).await.unwrap();
+        }
+    }
+    let tagged = cluster_prefix("bot:").unwrap();
+    let home = cluster.node_of(&tagged).await;
+    assert!(
+        all_keys(&cluster.nodes[home].url())
+            .await
+            .contains(&format!("{tagged}store:unsettled")),
+        "the index lives on the node of the claims' slot"
+    );
+    let later = base.now().await.unwrap() + chrono::Duration::seconds(5);
+    let keys_of = |found: &[(MatchKey, cricket_announcer::claim::Claim)]| -> Vec<String> {
+        found.iter().map(|(k, _)| k.to_string()).collect()
+    };
+    let found = base.unsettled_across(&[&x, &mastodon], later).await.unwrap();
+    assert_eq!(
+        found.iter().map(|f| keys_of(f)).collect::<Vec<_>>(),
+        [vec!["2026-07-17_a-v-b"], vec!["2026-07-17_c-v-d"]]
+    );
+
+    // As an earlier release left them (no index, a marker that says nothing of it): a new
+    // process fills it, scanning each primary.
+    let mut conn = connect(&cluster.nodes[home].url()).await;
+    let _: () = redis::cmd("DEL")
+        .arg(format!("{tagged}store:unsettled"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let marker: String = redis::cmd("GET")
+        .arg(format!("{tagged}store:initialised"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let mut marker: serde_json::Value = serde_json::from_str(&marker).unwrap();
+    assert_eq!(marker["unsettled_indexed"], true, "the first reconciliation filled it");
+    marker.as_object_mut().unwrap().remove("unsettled_indexed");
+    let _: () = redis::cmd("SET")
+        .arg(format!("{tagged}store:initialised"))
+        .arg(marker.to_string())
+        .arg("KEEPTTL")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let scans = |_: ()| async {
+        let mut n = Vec::new();
+        for node in &cluster.nodes {
+            n.push(calls(&node.url(), "scan").await);
+        }
+        n
+    };
+    let before = scans(()).await;
+    let filled = ClaimStore::Redis(RedisClaims::connect(&url, "bot:", "worker-b").await.unwrap());
+    assert_eq!(filled.index_unsettled().await.unwrap(), Some(2));
+    let after_fill = scans(()).await;
+    assert!(
+        before.iter().zip(&after_fill).all(|(b, a)| a > b),
+        "every primary scanned once: {before:?} {after_fill:?}"
+    );
+    let later_process = ClaimStore::Redis(RedisClaims::connect(&url, "bot:", "worker-c").await.unwrap());
+    assert_eq!(later_process.index_unsettled().await.unwrap(), None, "filled already");
+    let found = later_process
+        .unsettled_across(
+            &[&later_process.for_channel("x"), &later_process.for_channel("mastodon")],
+            later,
+        )
+        .await
+        .unwrap();
+    assert_eq!(found.iter().map(Vec::len).sum::<usize>(), 2);
+    assert_eq!(scans(()).await, after_fill, "no SCAN after the fill");
+}

@@ -122,6 +122,25 @@ async fn reconciliation_finds_unknown_and_stuck_claims_through_the_index(kind: K
             ]
         );
     }
+    if kind == Kind::Postgres {
+        // Read through the partial index of the unsettled rows, whatever the ledger holds.
+        let client = crate::helpers::raw_postgres(&crate::helpers::schema_for(&prefix)).await;
+        let plan: Vec<String> = client
+            .simple_query(&format!(
+                "SET enable_seqscan = off; EXPLAIN SELECT record FROM claims WHERE state IN ('claimed', 'unknown') \
+                 AND expires_at > now() AND starts_with(prefix, '{}')",
+                &*prefix
+            ))
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                _ => None,
+            })
+            .collect();
+        assert!(plan.iter().any(|l| l.contains("claims_unsettled")), "{plan:?}");
+    }
     crate::helpers::cleanup(kind, &prefix).await;
 }
 

@@ -18,7 +18,8 @@
 -- our facts ('' for none); ARGV[13] = the match key beside ours; ARGV[14] = <prefix>id:fixture:
 -- (what a key's fixture's list key starts with); ARGV[15..18] = the tolerances CLOSE, DAY,
 -- EAST, WEST of src/cricket/facts.rs, in seconds; ARGV[19] = when our record is due for a
--- reconciliation (Unix milliseconds: its owner's deadline), its score in the index.
+-- reconciliation (Unix milliseconds: its owner's deadline), its score in the index ('' when it
+-- is settled, and not in the index).
 -- A fixture's list holds one line per claim: '<match key> <facts>'.
 -- Returns {'won', 0 under our key or 1 beside it}, {'nomarker'}, or {'held', lookup index
 -- (1-based), the holder's key (without <prefix>match:), holder record, the facts listed for it
@@ -281,5 +282,7 @@ for j = first_pointer, first_rival - 1 do
 end
 redis.call('SET', target_key, ARGV[1], 'EX', ttl)
 -- In the same step as the record: no claim is ever unsettled without being in the index.
-redis.call('ZADD', KEYS[#KEYS], ARGV[19], target_key)
+if ARGV[19] ~= '' then
+  redis.call('ZADD', KEYS[#KEYS], ARGV[19], target_key)
+end
 return {'won', beside}
