@@ -33,7 +33,7 @@ pub(super) async fn show(
         // result`, and the operator should see why.
         let other = match event {
             Event::Announce => String::new(),
-            _ => format!(" among the {event} claims (without --event: the announcement's)"),
+            Event::Result => format!(" among the {event} claims (without --event: the announcement's)"),
         };
         Failure::incomplete(format!(
             "no claim on {} (as a match key or an identity){other}",
