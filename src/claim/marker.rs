@@ -100,11 +100,17 @@ impl ClaimStore {
     /// # Errors
     /// [`ClaimError`] when the store cannot answer.
     pub async fn initialise(&self, how: MarkerOrigin, ttl: Duration) -> Result<(Marker, bool), ClaimError> {
+        // A fresh deployment's marker says its index is filled already, so no start scans it
+        // for claims of an earlier release it never had.
+        let unsettled_indexed = match self {
+            ClaimStore::Redis(s) => s.index_filled_for(self.prefix()),
+            _ => false,
+        };
         let marker = Marker {
             by: self.owner().to_string(),
             at: self.now().await?,
             how,
-            unsettled_indexed: false,
+            unsettled_indexed,
         };
         let stored = serde_json::to_string(&marker).unwrap_or_default();
         let previous = each!(self, s => s.set_nx(&self.marker_key(), &stored, ttl_secs(ttl)).await)?;

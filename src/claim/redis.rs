@@ -62,6 +62,11 @@ pub struct RedisClaims {
     /// Whether this process saw the index of unsettled claims filled with the claims of
     /// earlier releases (its marker): then it no longer asks.
     indexed: Arc<AtomicBool>,
+    /// Whether this process filled the index on a deployment without a first-start marker
+    /// (`unsettled.rs`): every claim then in the store is in the index, and an earlier
+    /// release's process cannot claim before a marker exists, so the marker this process
+    /// writes next may say the index is filled (no later start scans a fresh deployment).
+    filled_unmarked: Arc<AtomicBool>,
     owner: Arc<str>,
     /// The clock this store's records are written and judged by (see [`Clock`]).
     clock: Clock,
@@ -171,6 +176,7 @@ impl RedisClaims {
             conn,
             root: prefix.as_str().into(),
             indexed: Arc::new(AtomicBool::new(false)),
+            filled_unmarked: Arc::new(AtomicBool::new(false)),
             prefix: prefix.into(),
             owner: owner.into(),
             clock: Clock::system(),

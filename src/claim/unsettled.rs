@@ -13,7 +13,10 @@
 //! - **Records of earlier releases** carry no member: the first start of this release (or the
 //!   first reconciliation, for `claims reconcile`) fills the index from one `SCAN` of the
 //!   deployment's claim keys, then says so in the deployment's first-start marker
-//!   ([`super::Marker::unsettled_indexed`]), so no later one scans. A replica of an earlier
+//!   ([`super::Marker::unsettled_indexed`]), so no later one scans. A fresh deployment's
+//!   marker says so when it is written: the process writing it filled the index at its start,
+//!   when no marker existed (and an earlier release's process claims nothing without one).
+//!   A replica of an earlier
 //!   release still running after that (a rolling upgrade) writes claims the index does not
 //!   know: they are reconciled by that replica's own scan while it runs; once the last one
 //!   stopped, clearing the marker's field makes the next start fill the index again (see

@@ -309,6 +309,58 @@ async fn after_the_first_reconciliation_none_scans_and_claims_of_an_earlier_rele
     assert_eq!(keys_of(&found[0]), ["2026-07-17_e-v-f"]);
 }
 
+/// A fresh deployment: the process that starts it finds no marker, fills the index (nothing
+/// to add) and then writes the marker, which says the index is filled; so no later start or
+/// reconciliation scans for claims of an earlier release it never had (a new user saw `claims
+/// reconcile` right after `backfill --init-store` log "indexed the unsettled claims written
+/// before this release").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_deployments_marker_says_its_index_is_filled_so_nothing_scans_after() {
+    let server = OwnRedis::start();
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let starter = ClaimStore::Redis(RedisClaims::connect(&server.url(), "bot:", "worker-a").await.unwrap());
+    assert_eq!(
+        starter.index_unsettled().await.unwrap(),
+        None,
+        "no marker: filled, not marked"
+    );
+    let (marker, wrote) = starter.initialise(MarkerOrigin::InitStore, DAY).await.unwrap();
+    assert!(wrote && marker.unsettled_indexed, "{marker:?}");
+    // A channel's own marker is not the deployment's: it never says so.
+    let (channel_marker, _) = starter
+        .for_channel("x")
+        .initialise(MarkerOrigin::InitStore, DAY)
+        .await
+        .unwrap();
+    assert!(!channel_marker.unsettled_indexed, "{channel_marker:?}");
+    let x = starter.for_channel("x");
+    let _in_flight = won(&x, "2026-07-17_a-v-b", 1, Duration::from_secs(1)).await;
+    let later = starter.now().await.unwrap() + chrono::Duration::seconds(5);
+
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let next = ClaimStore::Redis(RedisClaims::connect(&server.url(), "bot:", "worker-b").await.unwrap());
+    assert_eq!(next.index_unsettled().await.unwrap(), None);
+    let found = next.unsettled_across(&[&next.for_channel("x")], later).await.unwrap();
+    assert_eq!(keys_of(&found[0]), ["2026-07-17_a-v-b"]);
+    assert_eq!(calls(&mut conn, "scan").await, 0, "no SCAN on a fresh deployment");
+
+    // A process that did not fill the index first (its marker may be older than claims it
+    // cannot know of) writes a marker that does not say so.
+    let _: () = redis::cmd("DEL")
+        .arg("bot:store:initialised")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let unfilled = ClaimStore::Redis(RedisClaims::connect(&server.url(), "bot:", "worker-c").await.unwrap());
+    let (marker, wrote) = unfilled.initialise(MarkerOrigin::Seed, DAY).await.unwrap();
+    assert!(wrote && !marker.unsettled_indexed, "{marker:?}");
+}
+
 /// Every `MGET` of the last `SLOWLOG` entries (the server logs every command), as the number of
 /// keys it named. A logged command keeps 32 arguments, the last of them saying how many more
 /// there were.

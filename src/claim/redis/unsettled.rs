@@ -130,6 +130,7 @@ impl RedisClaims {
             .await
             .map_err(err("mark the index of unsettled claims filled"))?;
         if marked == 0 {
+            self.filled_unmarked.store(read.is_none(), Ordering::Relaxed);
             return Ok(None);
         }
         tracing::info!(
@@ -139,5 +140,12 @@ impl RedisClaims {
         );
         self.indexed.store(true, Ordering::Relaxed);
         Ok(Some(due.len()))
+    }
+
+    /// Whether a first-start marker written now at `marker_of` (a store's prefix) may say the
+    /// index of unsettled claims is filled: it is the deployment's marker, and this process
+    /// filled the index while the deployment had none (see the field `filled_unmarked`).
+    pub(in super::super) fn index_filled_for(&self, marker_of: &str) -> bool {
+        marker_of == &*self.root && self.filled_unmarked.load(Ordering::Relaxed)
     }
 }
