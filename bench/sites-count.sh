@@ -29,7 +29,7 @@ for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sle
 # count TAG ROW CYCLES TOGGLES…: total instructions of one run (collection off inside TOGGLES).
 count() {
   local row=$2 cycles=$3 file="$out/$2-$3-$1.callgrind"
-  local toggles=()
+  local toggles=("--toggle-collect=once_cell::imp::OnceCell<T>::initialize::{{closure}}")
   for f in "${@:4}"; do toggles+=("--toggle-collect=$f"); done
   valgrind --tool=callgrind "${toggles[@]}" --collect-atstart=yes --callgrind-out-file="$file" \
     "$sites" "redis://127.0.0.1:$port/" 1000 1 "$cycles" "$row" >/dev/null 2>"$file.log"
