@@ -101,20 +101,33 @@ fn hinted(memory: &mut Memory, sightings: &[&Sighting]) -> Vec<Option<MatchKey>>
     if memory.hints.is_empty() {
         return Vec::new();
     }
-    let listed: foldhash::HashSet<&str> = sightings
-        .iter()
-        .flat_map(|s| s.source_identities())
-        .map(Identity::as_str)
-        .collect();
-    memory.hints.retain(|id, _| listed.contains(id.as_str()));
-    sightings
+    // Every source id is looked up once, and the hits counted: when every hint was hit, every
+    // hinted source id is still listed and nothing is forgotten, without a set of the listed
+    // ids built each cycle (what a held cycle of claims found across sites paid for it).
+    let mut hits = 0;
+    let found = sightings
         .iter()
         .map(|s| {
-            s.source_identities()
-                .find_map(|id| memory.hints.get(id.as_str()))
-                .cloned()
+            let mut first = None;
+            for key in s.source_identities().filter_map(|id| memory.hints.get(id.as_str())) {
+                hits += 1;
+                first.get_or_insert(key);
+            }
+            first.cloned()
         })
-        .collect()
+        .collect();
+    // A source id listed twice (by a caller other than the cycle, whose sightings list each
+    // once) counts twice: then a hint no longer listed may be kept a cycle longer. A hint only
+    // saves a round trip; it never decides whether a match is held.
+    if hits < memory.hints.len() {
+        let listed: foldhash::HashSet<&str> = sightings
+            .iter()
+            .flat_map(|s| s.source_identities())
+            .map(Identity::as_str)
+            .collect();
+        memory.hints.retain(|id, _| listed.contains(id.as_str()));
+    }
+    found
 }
 
 /// The holders of several announcers' sightings (one per channel) in ONE store round trip

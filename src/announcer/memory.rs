@@ -11,7 +11,6 @@
 use crate::claim::LastRecords;
 use crate::cricket::MatchKey;
 use chrono::{DateTime, Utc};
-use std::collections::HashMap;
 use std::time::Duration;
 
 /// One announcer's memory between calls (one channel's, in the cycle). `Default` is a process
@@ -22,7 +21,7 @@ pub struct Memory {
     /// its sighting derives now (the listing changed since the claim): learned from the claim
     /// step, so the next batch look-up reads the claim directly instead of missing it and
     /// taking the claim step again. Forgotten for source ids no longer listed.
-    pub(super) hints: HashMap<String, MatchKey>,
+    pub(super) hints: foldhash::HashMap<String, MatchKey>,
     /// The records the last batch look-up read: a record read again unchanged (a match posted
     /// days ago, seen every cycle) gives the same holder without being parsed again.
     pub(super) last_records: LastRecords,

@@ -5,7 +5,7 @@
 
 use super::names::{description_slug, team_slug};
 use super::Match;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -68,13 +68,12 @@ impl MatchKey {
         let mut teams = [a, b];
         teams.sort();
         let what = what.unwrap_or_else(|| super::names::plain_slug(m.format.label()));
-        MatchKey(cap(format!(
-            "{}_{}-v-{}_{}",
-            start.format("%Y-%m-%d"),
-            teams[0],
-            teams[1],
-            what
-        )))
+        let mut key = String::with_capacity(10 + 1 + teams[0].len() + 3 + teams[1].len() + 1 + what.len());
+        push_date(&mut key, start.date_naive());
+        for part in ["_", &teams[0], "-v-", &teams[1], "_", &what] {
+            key.push_str(part);
+        }
+        MatchKey(cap(key))
     }
 
     /// Accepts a key typed by an operator (`claims show KEY`). Returns `None` for an empty string
@@ -116,9 +115,12 @@ impl MatchKey {
     /// `<site>-<id>` fallback).
     pub(super) fn shifted(&self, days: i64) -> Option<MatchKey> {
         let (date, rest) = self.0.split_once('_')?;
-        let date = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
-        let moved = date.checked_add_signed(chrono::Duration::days(days))?;
-        Some(MatchKey(format!("{}_{rest}", moved.format("%Y-%m-%d"))))
+        let moved = parse_date(date)?.checked_add_signed(chrono::Duration::days(days))?;
+        let mut key = String::with_capacity(self.0.len() + 1);
+        push_date(&mut key, moved);
+        key.push('_');
+        key.push_str(rest);
+        Some(MatchKey(key))
     }
 
     /// What differs between this key and `other`, for people: `start 2026-07-17 → 2026-07-16;
@@ -185,6 +187,46 @@ pub(crate) fn fixture_of(key: &str) -> Option<&str> {
     Some(&key[..teams])
 }
 
+/// Writes `date` as a key does, `YYYY-MM-DD` (chrono's `%Y-%m-%d`), onto `out`: digit by digit
+/// for the years 0 to 9999, where chrono's formatter (which reads its format string each
+/// time) was a tenth of a sighting's cost (docs/benchmarks.md, 4b); chrono's own text for any
+/// other year.
+fn push_date(out: &mut String, date: NaiveDate) {
+    let year = date.year();
+    let Ok(y @ 0..=9999) = u32::try_from(year) else {
+        // Signed and wider years, exactly as chrono writes them.
+        out.push_str(&date.format("%Y-%m-%d").to_string());
+        return;
+    };
+    let digit = |n: u32| char::from(b'0' + u8::try_from(n % 10).unwrap_or(0));
+    for d in [y / 1000, y / 100, y / 10, y] {
+        out.push(digit(d));
+    }
+    out.push('-');
+    out.push(digit(date.month() / 10));
+    out.push(digit(date.month()));
+    out.push('-');
+    out.push(digit(date.day() / 10));
+    out.push(digit(date.day()));
+}
+
+/// Reads a key's date, `YYYY-MM-DD`, as chrono's `%Y-%m-%d` does: digit by digit when it is
+/// written as [`push_date`] writes it, else by chrono.
+fn parse_date(text: &str) -> Option<NaiveDate> {
+    let b = text.as_bytes();
+    let plain = b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    if !plain {
+        return NaiveDate::parse_from_str(text, "%Y-%m-%d").ok();
+    }
+    let n = |from: usize, to: usize| b[from..to].iter().fold(0u32, |acc, c| acc * 10 + u32::from(c - b'0'));
+    NaiveDate::from_ymd_opt(i32::try_from(n(0, 4)).ok()?, n(5, 7), n(8, 10))
+}
+
 fn cap(mut s: String) -> String {
     crate::text::cut_to_bytes(&mut s, MAX_KEY_BYTES);
     s
@@ -194,6 +236,41 @@ fn cap(mut s: String) -> String {
 mod tests {
     use super::*;
     use crate::cricket::{sample_match as m, Site};
+
+    #[test]
+    fn a_keys_date_is_written_and_read_as_chrono_writes_and_reads_it() {
+        let mut day = NaiveDate::from_ymd_opt(-2, 12, 25).unwrap();
+        let days = (0..800).map(|_| {
+            day = day.succ_opt().unwrap();
+            day
+        });
+        let edges = [(0, 1, 1), (1999, 12, 31), (2024, 2, 29), (9999, 12, 31), (10_000, 1, 1)];
+        let edges = edges.map(|(y, m, d)| NaiveDate::from_ymd_opt(y, m, d).unwrap());
+        for date in days
+            .chain(edges)
+            .chain((0..3000).map(|i| edges[1] + chrono::Duration::days(i * 9)))
+        {
+            let mut ours = String::new();
+            push_date(&mut ours, date);
+            assert_eq!(ours, date.format("%Y-%m-%d").to_string());
+            assert_eq!(parse_date(&ours), Some(date), "{ours}");
+        }
+        for text in [
+            "2026-7-17",
+            "2026-02-30",
+            "2026-13-01",
+            "20260717",
+            "2026-07-1x",
+            "+10000-01-01",
+            "",
+        ] {
+            assert_eq!(
+                parse_date(text),
+                NaiveDate::parse_from_str(text, "%Y-%m-%d").ok(),
+                "{text}"
+            );
+        }
+    }
 
     #[test]
     fn the_key_names_date_sorted_teams_and_description() {

@@ -54,13 +54,14 @@ pub(crate) fn plain_slug(s: &str) -> String {
 /// forms and accents folded (NFKD without combining marks: NFC and NFD spellings agree),
 /// lower-cased, `&` read as "and", split on anything that is not a letter or digit.
 pub(super) fn words(s: &str) -> Vec<String> {
-    let decoded = html_escape::decode_html_entities(s);
-    let folded: String = decoded
-        .nfkd()
-        .filter(|c| !is_combining_mark(*c))
-        .flat_map(char::to_lowercase)
-        .map(|c| if c == '&' { '+' } else { c })
-        .collect();
+    // ASCII without `&` (nearly every name and description a site lists) has no entity to
+    // decode and is its own NFKD, with no combining mark: lower-casing is all the folding it
+    // needs. The Unicode passes were most of a key's cost (docs/benchmarks.md, 4b).
+    let folded = if s.is_ascii() && !s.contains('&') {
+        s.to_ascii_lowercase()
+    } else {
+        folded_unicode(s)
+    };
     let mut out = Vec::new();
     for raw in folded.split(|c: char| !(c.is_alphanumeric() || c == '+')) {
         for (i, part) in raw.split('+').enumerate() {
@@ -73,6 +74,17 @@ pub(super) fn words(s: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// `s` folded as [`words`] reads any text: entities decoded, NFKD without combining marks,
+/// lower-cased, `&` as `+`.
+fn folded_unicode(s: &str) -> String {
+    html_escape::decode_html_entities(s)
+        .nfkd()
+        .filter(|c| !is_combining_mark(*c))
+        .flat_map(char::to_lowercase)
+        .map(|c| if c == '&' { '+' } else { c })
+        .collect()
 }
 
 /// Qualifiers after a side's name that make it another side ("India Women", "India U19",
@@ -489,6 +501,16 @@ mod tests {
             "Winnipeg Hawks",
         ] {
             assert!(!is_placeholder_name(t), "{t:?} is a team");
+        }
+    }
+
+    proptest::proptest! {
+        /// The ASCII shortcut of [`words`] folds every ASCII text as the Unicode passes do
+        /// (`+` included), so that no key changes with it.
+        #[test]
+        fn ascii_text_folds_as_the_unicode_passes_fold_it(s in "[ -%'-~]{0,40}") {
+            // Printable ASCII but `&` (0x26), which may open an entity.
+            proptest::prop_assert_eq!(s.to_ascii_lowercase(), folded_unicode(&s));
         }
     }
 }
