@@ -41,7 +41,7 @@ log() { printf '== %s\n' "$*" >&2; }
 cat "$out/machine.txt" >&2
 
 # --- 1. Extraction: criterion for our parsers, then Python on the same pages.
-if [ "${BENCH_ONLY:-}" != sites ]; then
+if [ "${BENCH_ONLY:-}" != sites ] && [ "${BENCH_ONLY:-}" != scale ]; then
 log "cargo bench --bench parse"
 cargo bench --locked --bench parse >"$out/parse.log" 2>&1
 log "bench/extract.py (BeautifulSoup + lxml, selectolax)"
