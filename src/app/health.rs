@@ -79,20 +79,26 @@ impl App {
                 });
             }
         }
+        problems.extend(self.stale_sources());
+        problems
+    }
+}
+
+impl App {
+    /// The problem of a bot that has read no source for `HEALTH_MAX_STALE_CYCLES` poll
+    /// intervals (counted from start until the first read), for `/healthz` and the status page.
+    pub(super) fn stale_sources(&self) -> Option<String> {
         // The jitter can add up to a tenth of an interval to each cycle: allow for it.
         let allowed = self
             .poll_interval
             .mul_f64((1.0 + POLL_JITTER_FRACTION) * f64::from(self.health_max_stale_cycles));
-        if let Ok(at) = self.last_source_read.lock() {
-            let since = at.elapsed();
-            if since > allowed {
-                problems.push(format!(
-                    "no source read for {} s (more than {} poll intervals)",
-                    since.as_secs(),
-                    self.health_max_stale_cycles
-                ));
-            }
-        }
-        problems
+        let since = self.last_source_read.lock().ok()?.elapsed();
+        (since > allowed).then(|| {
+            format!(
+                "no source read for {} s (more than {} poll intervals)",
+                since.as_secs(),
+                self.health_max_stale_cycles
+            )
+        })
     }
 }

@@ -3,7 +3,7 @@
 //! read for too long). Reads memory only, never the store: a page view costs the store
 //! nothing.
 
-use super::{App, POLL_JITTER_FRACTION};
+use super::App;
 use crate::journal::Snapshot;
 
 impl App {
@@ -23,19 +23,7 @@ impl App {
         if let Some(why) = self.eviction_refusal.lock().ok().and_then(|r| r.clone()) {
             s.problems.push(why);
         }
-        let allowed = self
-            .poll_interval
-            .mul_f64((1.0 + POLL_JITTER_FRACTION) * f64::from(self.health_max_stale_cycles));
-        if let Ok(at) = self.last_source_read.lock() {
-            let since = at.elapsed();
-            if since > allowed {
-                s.problems.push(format!(
-                    "no source read for {} s (more than {} poll intervals)",
-                    since.as_secs(),
-                    self.health_max_stale_cycles
-                ));
-            }
-        }
+        s.problems.extend(self.stale_sources());
         s
     }
 }

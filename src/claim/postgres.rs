@@ -763,19 +763,11 @@ impl PostgresClaims {
                     &[&keys],
                 )
                 .await?;
-            Ok(rows
-                .into_iter()
-                .map(|r| {
-                    let left = u64::try_from(r.get::<_, i64>(2)).ok().map(Duration::from_secs);
-                    (r.get(0), r.get(1), left)
-                })
-                .collect())
+            Ok(rows.iter().map(live_row).collect())
         })
         .await
     }
 
-    /// Every live key starting with `prefix` (claims of any bot prefix, and other keys), with
-    /// its value and TTL, as Redis `SCAN MATCH prefix*` would find them.
     /// Every live claim in state `claimed` or `unknown` whose prefix starts with `root`, as
     /// (`<prefix>match:<key>`, record): read through the partial index `claims_unsettled`
     /// ([`UNSETTLED_INDEX`]), so the cost is what is unsettled, not the ledger.
@@ -794,6 +786,8 @@ impl PostgresClaims {
         .await
     }
 
+    /// Every live key starting with `prefix` (claims of any bot prefix, and other keys), with
+    /// its value and TTL, as Redis `SCAN MATCH prefix*` would find them.
     pub(super) async fn scan(&self, prefix: &str) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
         bounded("list", async {
             let client = self.pool.get().await?;
@@ -810,16 +804,17 @@ impl PostgresClaims {
                     &[&prefix],
                 )
                 .await?;
-            Ok(rows
-                .into_iter()
-                .map(|r| {
-                    let left = u64::try_from(r.get::<_, i64>(2)).ok().map(Duration::from_secs);
-                    (r.get(0), r.get(1), left)
-                })
-                .collect())
+            Ok(rows.iter().map(live_row).collect())
         })
         .await
     }
+}
+
+/// A row of the live keys' reads (`scan`, `read_listed`): key, value, and the seconds it has
+/// left as a TTL (`None` when none is left).
+fn live_row(r: &tokio_postgres::Row) -> (String, String, Option<Duration>) {
+    let left = u64::try_from(r.get::<_, i64>(2)).ok().map(Duration::from_secs);
+    (r.get(0), r.get(1), left)
 }
 
 /// The claim: one statement that writes our row ($1 prefix, $2 match key, $3 record, $4 TTL

@@ -113,25 +113,8 @@ async fn a_match_listed_behind_a_backlog_of_later_ones_is_posted_in_the_next_cyc
 /// The calls `INFO commandstats` counts for each of `commands` on the Redis at `url` (0 for one
 /// never called).
 pub(crate) async fn command_calls(url: &str, commands: &[&str]) -> Vec<u64> {
-    let mut conn = redis::Client::open(url)
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    commands
-        .iter()
-        .map(|c| {
-            info.lines()
-                .find_map(|l| l.strip_prefix(&format!("cmdstat_{c}:calls=")))
-                .and_then(|r| r.split(',').next())
-                .map_or(0, |n| n.parse().unwrap())
-        })
-        .collect()
+    let stats = crate::helpers::command_stats(url).await;
+    commands.iter().map(|c| stats.get(*c).copied().unwrap_or(0)).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

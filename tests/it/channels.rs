@@ -758,12 +758,8 @@ async fn a_held_cycle_reads_every_channels_claims_in_one_batch() {
                 .unwrap()
         }
     };
-    let calls = |info: &str, cmd: &str| -> u64 {
-        info.lines()
-            .find_map(|l| l.strip_prefix(&format!("cmdstat_{cmd}:calls=")))
-            .and_then(|r| r.split(',').next())
-            .map_or(0, |n| n.parse().unwrap())
-    };
+    let calls =
+        |info: &str, cmd: &str| -> u64 { crate::helpers::command_stats_of(info).get(cmd).copied().unwrap_or(0) };
     let before = stats("commandstats").await;
     let (held, ok) = app.backfill().await;
     let after = stats("commandstats").await;

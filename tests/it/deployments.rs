@@ -106,10 +106,10 @@ async fn calls(url: &str, command: &str) -> u64 {
         .query_async(&mut connect(url).await)
         .await
         .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("cmdstat_{command}:calls=")))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |n| n.parse().unwrap())
+    crate::helpers::command_stats_of(&info)
+        .get(command)
+        .copied()
+        .unwrap_or(0)
 }
 
 /// `backfill --init-store` of the Cricbuzz fixture against `redis_url` with `env`, as its own

@@ -472,13 +472,9 @@ mod lifecycle {
             .find_map(|l| l.strip_prefix("total_reads_processed:"))
             .and_then(|n| n.trim().parse::<u64>().ok())
             .unwrap();
-        let calls = commands
-            .lines()
-            .filter_map(|l| {
-                let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(":calls=")?;
-                let n = rest.split(',').next()?.parse().ok()?;
-                (!matches!(name, "info" | "config")).then(|| (name.to_string(), n))
-            })
+        let calls = crate::helpers::command_stats_of(&commands)
+            .into_iter()
+            .filter(|(name, _)| !matches!(name.as_str(), "info" | "config"))
             .collect();
         // RESETSTAT's read came before its reset; `INFO stats` counted its own read.
         (reads - 1, calls)

@@ -738,3 +738,29 @@ impl Holders for ClaimStore {
         self.holders_touching(keys, &[], refresh, last).await
     }
 }
+
+/// Every command `INFO commandstats` counts in `info` (the reply's text), by name in lower case,
+/// with its calls (since the server started, or its last `CONFIG RESETSTAT`).
+pub fn command_stats_of(info: &str) -> std::collections::BTreeMap<String, u64> {
+    info.lines()
+        .filter_map(|l| {
+            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(":calls=")?;
+            Some((name.to_string(), rest.split(',').next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// [`command_stats_of`] the Redis at `url` (its `INFO commandstats` counted too).
+pub async fn command_stats(url: &str) -> std::collections::BTreeMap<String, u64> {
+    let mut conn = redis::Client::open(url)
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    command_stats_of(&info)
+}

@@ -24,22 +24,7 @@ const TTL: Duration = Duration::from_secs(864_000);
 
 /// Every command `INFO commandstats` counts on the Redis at `url`, by name, with its calls.
 async fn commands(url: &str) -> BTreeMap<String, u64> {
-    let mut conn = redis::Client::open(url)
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    info.lines()
-        .filter_map(|l| {
-            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(":calls=")?;
-            Some((name.to_string(), rest.split(',').next()?.parse().ok()?))
-        })
-        .collect()
+    crate::helpers::command_stats(url).await
 }
 
 /// The commands sent between `before` and `after` (the `INFO` that read them left out).

@@ -529,24 +529,9 @@ async fn the_page_in_chromium_lists_every_post_with_its_link_shows_hostile_names
 /// Every command Redis ran, by name (`INFO commandstats`), but the test's own (`INFO`, and
 /// the connection's `HELLO` and `CLIENT`).
 async fn commands(redis: &OwnRedis) -> std::collections::BTreeMap<String, u64> {
-    let client = redis::Client::open(redis.url()).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    info.lines()
-        .filter_map(|l| l.strip_prefix("cmdstat_"))
-        .filter(|l| !l.starts_with("info:") && !l.starts_with("hello:") && !l.starts_with("client"))
-        .filter_map(|l| {
-            let (name, rest) = l.split_once(':')?;
-            Some((
-                name.to_string(),
-                rest.split("calls=").nth(1)?.split(',').next()?.parse::<u64>().ok()?,
-            ))
-        })
-        .collect()
+    let mut stats = crate::helpers::command_stats(&redis.url()).await;
+    stats.retain(|name, _| !matches!(name.as_str(), "info" | "hello") && !name.starts_with("client"));
+    stats
 }
 
 /// The commands run between `before` and `after`, by name, and their sum.

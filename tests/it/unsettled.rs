@@ -178,10 +178,10 @@ async fn an_expired_claim_leaves_the_index_when_read_and_a_new_one_stays() {
 /// `INFO commandstats`' count of calls of `command` (lower case) since the last reset.
 async fn calls(conn: &mut redis::aio::MultiplexedConnection, command: &str) -> u64 {
     let info: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("cmdstat_{command}:calls=")))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |n| n.parse().unwrap())
+    crate::helpers::command_stats_of(&info)
+        .get(command)
+        .copied()
+        .unwrap_or(0)
 }
 
 /// A Redis holding 50,000 keys that are not the bot's, and claims written by an earlier release
