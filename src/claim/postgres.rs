@@ -750,19 +750,7 @@ impl PostgresClaims {
     ) -> Result<Vec<(String, String, Option<Duration>)>, ClaimError> {
         bounded("list", async {
             let client = self.pool.get().await?;
-            let rows = client
-                .query(
-                    &format!(
-                        "SELECT key, value, floor(extract(epoch FROM expires_at - now()))::bigint FROM (
-                           SELECT prefix || 'match:' || match_key AS key, record::text AS value, expires_at
-                             FROM claims WHERE {LIVE} AND prefix || 'match:' || match_key = ANY($1)
-                           UNION ALL
-                           SELECT key, value, expires_at FROM store_keys WHERE expires_at > now() AND key = ANY($1)
-                         ) AS live"
-                    ),
-                    &[&keys],
-                )
-                .await?;
+            let rows = client.query(&live_keys_where("key = ANY($1)"), &[&keys]).await?;
             Ok(rows.iter().map(live_row).collect())
         })
         .await
@@ -792,22 +780,26 @@ impl PostgresClaims {
         bounded("list", async {
             let client = self.pool.get().await?;
             let rows = client
-                .query(
-                    &format!(
-                        "SELECT key, value, floor(extract(epoch FROM expires_at - now()))::bigint FROM (
-                           SELECT prefix || 'match:' || match_key AS key, record::text AS value, expires_at
-                             FROM claims WHERE {LIVE}
-                           UNION ALL
-                           SELECT key, value, expires_at FROM store_keys WHERE expires_at > now()
-                         ) AS live WHERE starts_with(key, $1)"
-                    ),
-                    &[&prefix],
-                )
+                .query(&live_keys_where("starts_with(key, $1)"), &[&prefix])
                 .await?;
             Ok(rows.iter().map(live_row).collect())
         })
         .await
     }
+}
+
+/// The live keys (claims as `<prefix>match:<key>`, and the other keys) that meet `filter` (a
+/// condition on `key`, its one parameter `$1`), each as key, value and the seconds its TTL has
+/// left: the query of `scan` and `read_listed`, read by [`live_row`].
+fn live_keys_where(filter: &str) -> String {
+    format!(
+        "SELECT key, value, floor(extract(epoch FROM expires_at - now()))::bigint FROM (
+           SELECT prefix || 'match:' || match_key AS key, record::text AS value, expires_at
+             FROM claims WHERE {LIVE}
+           UNION ALL
+           SELECT key, value, expires_at FROM store_keys WHERE expires_at > now()
+         ) AS live WHERE {filter}"
+    )
 }
 
 /// A row of the live keys' reads (`scan`, `read_listed`): key, value, and the seconds it has
