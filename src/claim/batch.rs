@@ -1,11 +1,11 @@
-//! The cycle's batch look-up: the holder of every match a cycle sees, in one read (one `MGET`
-//! per deployment, across channels, on Redis), the TTLs of the keys due a refresh set again in
+//! The cycle's batch look-up: the holder of every match a cycle sees, in one read (pipelined
+//! `MGET`s across channels on Redis, in rounds of bounded size), the TTLs of the keys due a refresh set again in
 //! bounded chunks, and parsing only the records that changed since the last look-up
 //! ([`LastRecords`]).
 
 use super::error::ClaimError;
 use super::holder::{text_as_bytes, Fingerprint, Holder, Kept, LastRecords, Owners};
-use super::key::{RecordName, StoreKey};
+use super::key::StoreKey;
 use super::{ttl_secs, ClaimStore};
 use crate::cricket::{Identity, MatchKey};
 use std::time::Duration;
@@ -30,8 +30,9 @@ impl ClaimStore {
     /// already claimed cost no round trip of their own.
     ///
     /// # Errors
-    /// [`ClaimError`] when the store cannot answer; then nothing is known about any key, and
-    /// `last` is left as it was.
+    /// [`ClaimError`] when the store cannot answer; then nothing is known about any key (`last`
+    /// may remember some records read before the failure, each with its own holder: it only
+    /// spares parsing).
     pub async fn holders_touching(
         &self,
         keys: &[&MatchKey],
@@ -60,7 +61,9 @@ impl ClaimStore {
     /// prefix), each reading every one of its `keys` as [`ClaimStore::holders_touching`] does
     /// without refreshing, and then setting the TTL of its `renew` keys and `touch` identities
     /// (those of them that exist) to its `refresh` ([`ClaimStore::refresh_many`]). On Redis,
-    /// when every look-up's store shares one connection, ONE `MGET` reads them all; elsewhere
+    /// when every look-up's store shares one connection, pipelined `MGET`s read them all,
+    /// [`READ_ROUND`](super::redis::READ_ROUND) keys a round trip, each round's records read
+    /// into holders before the next (so the records' text is never all held at once); elsewhere
     /// they read one after another. Holders per look-up, in order.
     ///
     /// # Errors
@@ -69,27 +72,28 @@ impl ClaimStore {
     pub async fn holders_across(reads: &mut [BatchRead<'_>]) -> Result<Vec<Vec<Option<Holder>>>, ClaimError> {
         let all_redis = reads.iter().all(|r| matches!(r.store, ClaimStore::Redis(_)));
         let found = match reads.first().map(|r| r.store) {
-            // ONE `MGET` of every key, each named in the command without a `String` of its own.
+            // `MGET`s of every key, each named in the command without a `String` of its own,
+            // each round's records read into holders before the next round is asked for.
             Some(ClaimStore::Redis(redis)) if all_redis => {
-                let names: Vec<Vec<RecordName<'_>>> = reads
-                    .iter()
-                    .map(|r| {
-                        let prefix = r.store.prefix();
-                        r.keys
-                            .iter()
-                            .map(|k| RecordName {
-                                prefix,
-                                key: k.as_str(),
-                            })
-                            .collect()
+                let mut lookups: Vec<(&str, &[&MatchKey])> = Vec::with_capacity(reads.len());
+                let mut readers: Vec<HolderReader<'_>> = Vec::with_capacity(reads.len());
+                for r in reads.iter_mut() {
+                    let BatchRead { store, keys, last, .. } = r;
+                    lookups.push((store.prefix(), keys.as_slice()));
+                    readers.push(HolderReader::new(keys.len(), last));
+                }
+                redis
+                    .mget_across(&lookups, &mut |lookup, value| match readers.get_mut(lookup) {
+                        Some(reader) => reader.push(value),
+                        None => Err(ClaimError::Protocol {
+                            op: "peek",
+                            detail: format!("a reply for look-up {lookup} of {}", lookups.len()),
+                        }),
                     })
-                    .collect();
-                let raw = redis.mget_across(&names).await?;
-                drop(names);
-                reads
-                    .iter_mut()
-                    .zip(raw)
-                    .map(|(r, raw)| read_holders(raw, r.keys.len(), r.last))
+                    .await?;
+                readers
+                    .into_iter()
+                    .map(HolderReader::finish)
                     .collect::<Result<Vec<_>, _>>()?
             }
             _ => {
@@ -206,46 +210,94 @@ pub struct BatchRead<'a> {
     pub last: &'a mut LastRecords,
 }
 
-/// The holders of one look-up's raw values (`expected` of them), reusing what `last` parsed:
-/// a record whose fingerprint equals that of the one the last look-up read at the same place
-/// gives the same holder without being parsed again (a record's text alone decides its holder;
-/// nearly every record of a held cycle is unchanged). `last` then holds this look-up's
-/// records' fingerprints alone: what the next one can reuse.
+/// The holders of one look-up's raw values (`expected` of them), reusing what `last` parsed
+/// (see [`HolderReader`]).
 fn read_holders(
     raw: Vec<Option<Vec<u8>>>,
     expected: usize,
     last: &mut LastRecords,
 ) -> Result<Vec<Option<Holder>>, ClaimError> {
-    if raw.len() != expected {
-        return Err(ClaimError::Protocol {
-            op: "peek",
-            detail: format!("{} replies to {expected} reads", raw.len()),
-        });
+    let mut reader = HolderReader::new(expected, last);
+    for value in raw {
+        reader.push(value)?;
     }
-    // Updated in place: the next look-up of a held cycle keeps nearly every entry as it is.
-    last.0.resize_with(raw.len(), || None);
-    let mut owners = Owners::default();
-    let holders = raw
-        .into_iter()
-        .zip(last.0.iter_mut())
-        .map(|(r, slot)| {
-            let Some(r) = r else {
+    reader.finish()
+}
+
+/// Reads one look-up's raw values into holders one by one as they arrive, reusing what `last`
+/// parsed: a record whose fingerprint equals that of the one the last look-up read at the same
+/// place gives the same holder without being parsed again (a record's text alone decides its
+/// holder; nearly every record of a held cycle is unchanged). `last` then holds this look-up's
+/// records' fingerprints alone: what the next one can reuse. A value is dropped once read, so a
+/// reader holds holders, never the records' text.
+struct HolderReader<'l> {
+    expected: usize,
+    last: &'l mut LastRecords,
+    owners: Owners,
+    holders: Vec<Option<Holder>>,
+}
+
+impl<'l> HolderReader<'l> {
+    fn new(expected: usize, last: &'l mut LastRecords) -> Self {
+        // Updated in place: the next look-up of a held cycle keeps nearly every entry as it is.
+        last.0.resize_with(expected, || None);
+        HolderReader {
+            expected,
+            last,
+            owners: Owners::default(),
+            holders: Vec::with_capacity(expected),
+        }
+    }
+
+    /// The next value, in the order of the look-up's keys.
+    ///
+    /// # Errors
+    /// [`ClaimError::Protocol`] when it is one more than the look-up read.
+    fn push(&mut self, value: Option<Vec<u8>>) -> Result<(), ClaimError> {
+        let Some(slot) = self.last.0.get_mut(self.holders.len()) else {
+            return Err(self.miscounted(self.holders.len() + 1));
+        };
+        let holder = match value {
+            None => {
                 *slot = None;
-                return None;
-            };
-            let fingerprint = Fingerprint::of(&r);
-            if !matches!(slot, Some(known) if known.fingerprint == fingerprint) {
-                *slot = Some(Kept {
-                    // A value that is not UTF-8 is no record of ours; read lossily, it gives
-                    // (as any foreign value) an unreadable record, not an error for the batch.
-                    holder: Holder::from_stored(&String::from_utf8_lossy(&r), &mut owners),
-                    fingerprint,
-                });
+                None
             }
-            slot.as_ref().map(|known| known.holder.clone())
-        })
-        .collect();
-    Ok(holders)
+            Some(r) => {
+                let fingerprint = Fingerprint::of(&r);
+                if !matches!(slot, Some(known) if known.fingerprint == fingerprint) {
+                    *slot = Some(Kept {
+                        // A value that is not UTF-8 is no record of ours; read lossily, it
+                        // gives (as any foreign value) an unreadable record, not an error for
+                        // the batch.
+                        holder: Holder::from_stored(&String::from_utf8_lossy(&r), &mut self.owners),
+                        fingerprint,
+                    });
+                }
+                slot.as_ref().map(|known| known.holder.clone())
+            }
+        };
+        self.holders.push(holder);
+        Ok(())
+    }
+
+    /// The holders, in the order of the look-up's keys.
+    ///
+    /// # Errors
+    /// [`ClaimError::Protocol`] when fewer values came than the look-up read.
+    fn finish(self) -> Result<Vec<Option<Holder>>, ClaimError> {
+        if self.holders.len() == self.expected {
+            Ok(self.holders)
+        } else {
+            Err(self.miscounted(self.holders.len()))
+        }
+    }
+
+    fn miscounted(&self, replies: usize) -> ClaimError {
+        ClaimError::Protocol {
+            op: "peek",
+            detail: format!("{replies} replies to {} reads", self.expected),
+        }
+    }
 }
 
 #[cfg(test)]

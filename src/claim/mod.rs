@@ -74,7 +74,7 @@ pub use self::outcome::{
 pub use self::postgres::PostgresClaims;
 pub use self::reads::{Listing, LIST_PAGE};
 pub use self::record::{known_time, later_by, Claim, ClaimState, Replay, ReplyTo, ShownState, MAX_RECORD_BYTES};
-pub use self::redis::{RedisClaims, RedisOptions, READ_SLICE};
+pub use self::redis::{RedisClaims, RedisOptions, READ_ROUND, READ_SLICE};
 pub use self::redis_conn::{check_sentinel_url, cluster_prefix, ClusterPrefixError, Deployment, SentinelUrlError};
 pub use self::rule::{ReferenceChange, ReferenceClaim, ReferenceRecord, ReferenceStore};
 pub use self::tls::{split_sslmode, SslMode, TlsError};

@@ -11,7 +11,7 @@ use super::redis_conn::{self, Deployment, RedisConn, SentinelConn, SENTINEL_SCHE
 use super::request::{Found, IdentityClaim, IdentityReply, StoredLookup, Swapped};
 use super::window::Window;
 use crate::clock::Clock;
-use crate::cricket::facts;
+use crate::cricket::{facts, MatchKey};
 use chrono::{DateTime, Utc};
 use redis::aio::ConnectionManager;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
@@ -34,6 +34,12 @@ pub(super) const MAX_RECONNECT_DELAY_MS: u64 = 2_000;
 /// keys, 649 ms for 500,000), so a slice holds it about a millisecond; the slices of one read go
 /// in one pipeline, one round trip.
 pub const READ_SLICE: usize = 1_000;
+
+/// The most keys one round trip of a batch read across channels asks for
+/// ([`READ_SLICE`]-key `MGET`s, pipelined): the replies of one round (~25 MB at ~500 bytes a
+/// record) are all the read holds at once, and a round trip on loopback costs well under a
+/// millisecond next to the round's ~50 ms of Redis time.
+pub const READ_ROUND: usize = 50 * READ_SLICE;
 
 /// What to ask of Redis beyond its URL.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -309,24 +315,71 @@ impl RedisClaims {
             .map_err(err("refresh"))
     }
 
-    /// The values of several look-ups' keys in ONE round trip of `MGET`s of at most [`READ_SLICE`]
-    /// keys each (a held cycle: no look-up refreshes), each key's name written straight into the
-    /// command from its parts (a key of another type reads as nil): the values per look-up
-    /// (`names`, one list a look-up), in order.
+    /// The values of several look-ups' keys (`lookups`: each a store's key prefix and its match
+    /// keys), in order, handed to `each` with the look-up's index as they arrive (a key of
+    /// another type reads as nil): `MGET`s of at most [`READ_SLICE`] keys, pipelined
+    /// [`READ_ROUND`] keys to a round trip, each key's name written straight into the command
+    /// from its parts. Only one round's replies are held at a time, so what a read of every
+    /// channel's keys holds in memory is bounded by the round, not by channels × keys (issue 36:
+    /// one pipeline of 2,000,000 keys held ~1 GB of replies at once).
+    ///
+    /// # Errors
+    /// [`ClaimError`] when the store cannot answer, or from `each`; the values before were
+    /// handed over.
     pub(super) async fn mget_across(
         &self,
-        names: &[Vec<RecordName<'_>>],
-    ) -> Result<Vec<Vec<Option<Vec<u8>>>>, ClaimError> {
-        // Nothing to read: no round trip (MGET needs a key).
-        if names.iter().all(Vec::is_empty) {
-            return Ok(vec![Vec::new(); names.len()]);
+        lookups: &[(&str, &[&MatchKey])],
+        each: &mut (dyn FnMut(usize, Option<Vec<u8>>) -> Result<(), ClaimError> + Send),
+    ) -> Result<(), ClaimError> {
+        // By position (look-up, key), not an iterator held across the awaits (a future holding
+        // one is not `Send` for every lifetime, which a spawned cycle needs).
+        let (mut lookup, mut at) = (0, 0);
+        let mut slice: Vec<RecordName<'_>> = Vec::with_capacity(READ_SLICE);
+        let mut owners: Vec<usize> = Vec::with_capacity(READ_ROUND);
+        loop {
+            let mut pipe = redis::pipe();
+            owners.clear();
+            while owners.len() < READ_ROUND {
+                slice.clear();
+                while slice.len() < READ_SLICE {
+                    let Some((prefix, keys)) = lookups.get(lookup) else {
+                        break;
+                    };
+                    let Some(key) = keys.get(at) else {
+                        (lookup, at) = (lookup + 1, 0);
+                        continue;
+                    };
+                    slice.push(RecordName {
+                        prefix,
+                        key: key.as_str(),
+                    });
+                    owners.push(lookup);
+                    at += 1;
+                }
+                if slice.is_empty() {
+                    break;
+                }
+                pipe.cmd("MGET").arg(&slice[..]);
+            }
+            // Nothing (more) to read: no round trip (MGET needs a key).
+            if owners.is_empty() {
+                return Ok(());
+            }
+            let slices: Vec<Vec<Option<Vec<u8>>>> =
+                pipe.query_async(&mut self.conn.clone()).await.map_err(err("peek"))?;
+            let values = slices.into_iter().flatten();
+            let mut answered = 0;
+            for (value, &owner) in values.zip(owners.iter()) {
+                each(owner, value)?;
+                answered += 1;
+            }
+            if answered != owners.len() {
+                return Err(ClaimError::Protocol {
+                    op: "peek",
+                    detail: format!("{answered} replies to {} reads", owners.len()),
+                });
+            }
         }
-        let all: Vec<&RecordName<'_>> = names.iter().flatten().collect();
-        let mut values = self.mget(&all).await?.into_iter();
-        Ok(names
-            .iter()
-            .map(|keys| values.by_ref().take(keys.len()).collect())
-            .collect())
     }
 
     /// The values of `keys`, in order, as bytes (nil for a key of another type): `MGET`s of at

@@ -5,7 +5,7 @@
 use crate::helpers::{id, unique_prefix, Kind, OwnRedis, DAY};
 use cricket_announcer::claim::{
     BatchRead, Checked, ClaimStore, ClaimToken, LastRecords, MarkerOrigin, MatchClaim, RedisClaims, Transition,
-    READ_SLICE,
+    READ_ROUND, READ_SLICE,
 };
 use cricket_announcer::cricket::{Identities, Identity, MatchKey};
 use std::time::Duration;
@@ -476,4 +476,79 @@ async fn batch_reads_go_in_slices_and_read_what_one_read_of_each_key_reads() {
     assert_eq!(across[0], holders);
     let held: Vec<bool> = across[1].iter().map(Option::is_some).collect();
     assert_eq!(held, (0..2_500).map(|i| i % 5 == 0).collect::<Vec<_>>());
+}
+
+/// A read across channels of more keys than one round trip asks for ([`READ_ROUND`]): three
+/// channels of 20,000 keys each (the round's end falls inside the third channel's keys) read
+/// what each channel's own read reads, every holder at its place and with its channel's owner,
+/// and a second read (every record unchanged, reused from the first) reads the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_across_channels_longer_than_a_round_reads_each_key_at_its_place() {
+    const PER_CHANNEL: usize = 20_000;
+    const { assert!(3 * PER_CHANNEL > READ_ROUND && 2 * PER_CHANNEL < READ_ROUND) };
+    let server = OwnRedis::start();
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let base = ClaimStore::Redis(RedisClaims::connect(&server.url(), "bot:", "worker-a").await.unwrap());
+    let names = ["x", "mastodon", "bluesky"];
+    let stores: Vec<ClaimStore> = names.iter().map(|n| base.for_channel(n)).collect();
+    let keys: Vec<MatchKey> = (0..PER_CHANNEL)
+        .map(|i| MatchKey::parse(&format!("2026-07-17_team-{i}-v-other")).unwrap())
+        .collect();
+    // Channel c holds every (c + 2)th match, owned by `host:c`.
+    let mut pipe = redis::pipe();
+    for (c, name) in names.iter().enumerate() {
+        for (i, key) in keys.iter().enumerate().filter(|(i, _)| i % (c + 2) == 0) {
+            pipe.cmd("SET")
+                .arg(format!("bot:ch:{name}:match:{key}"))
+                .arg(format!(
+                    r#"{{"state":"posted","owner":"host:{c}","token":"t{i}","claimed_at":"2026-07-17T10:00:00Z","updated_at":"2026-07-17T10:00:00Z"}}"#
+                ))
+                .ignore();
+        }
+    }
+    let () = pipe.query_async(&mut conn).await.unwrap();
+    let refs: Vec<&MatchKey> = keys.iter().collect();
+    let mut lasts: Vec<LastRecords> = names.iter().map(|_| LastRecords::default()).collect();
+    let mut first = Vec::new();
+    for round in 0..2 {
+        let mut reads: Vec<BatchRead<'_>> = stores
+            .iter()
+            .zip(lasts.iter_mut())
+            .map(|(store, last)| BatchRead {
+                store,
+                keys: refs.clone(),
+                renew: Vec::new(),
+                touch: Vec::new(),
+                refresh: None,
+                last,
+            })
+            .collect();
+        let across = ClaimStore::holders_across(&mut reads).await.unwrap();
+        assert_eq!(across.len(), 3);
+        for (c, holders) in across.iter().enumerate() {
+            assert_eq!(holders.len(), PER_CHANNEL);
+            for (i, holder) in holders.iter().enumerate() {
+                match holder {
+                    Some(h) => {
+                        assert_eq!(i % (c + 2), 0, "channel {c}, key {i}");
+                        assert_eq!(&*h.owner, format!("host:{c}"), "channel {c}, key {i}");
+                    }
+                    None => assert_ne!(i % (c + 2), 0, "channel {c}, key {i}"),
+                }
+            }
+        }
+        if round == 0 {
+            let own = stores[2]
+                .holders_touching(&refs, &[], None, &mut LastRecords::default())
+                .await
+                .unwrap();
+            assert_eq!(across[2], own);
+            first = across;
+        } else {
+            assert_eq!(across, first);
+        }
+    }
+    let held: Vec<usize> = lasts.iter().map(LastRecords::len).collect();
+    assert_eq!(held, [10_000, 6_667, 5_000]);
 }
