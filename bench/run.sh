@@ -14,7 +14,7 @@
 #   BENCH_SCALE="1000x1 10000x20" bash bench/run.sh  # part 6's sizes, MATCHESxCHANNELS; default
 #                                          # 1000x1 1000x20 1000x100 10000x1 10000x20; the issue's
 #                                          # full grid adds 10000x100 and 100000x{1,20,100}
-#                                          # (100000x100 is 10,000,000 sightings: ~10 GB of Redis)
+#                                          # (100000x100 is 10,000,000 sightings: ~12 GB of Redis, ~6 GB for the bench, ~14 min)
 #   BENCH_SCALE_STEADY=5 bash bench/run.sh # part 6: steady cycles per size (the median is kept)
 #
 # Needs: redis-server and redis-benchmark (Redis 7), python3 with beautifulsoup4, lxml and
