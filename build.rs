@@ -1,21 +1,47 @@
 //! Link options for the `cricket-announcer` binary.
 //!
-//! On Linux with glibc, the binary is linked with packed relative relocations
-//! (`-z pack-relative-relocs`, DT_RELR: GNU ld ≥ 2.38, glibc ≥ 2.36 to load it). A
+//! On Linux with glibc ≥ 2.36, the binary is linked with packed relative relocations
+//! (`-z pack-relative-relocs`, DT_RELR: GNU ld ≥ 2.38, lld ≥ 15; glibc loads them since 2.36). A
 //! position-independent executable holds one relocation per pointer in its read-only tables
 //! (~40,000 here: panic locations, string tables, Unicode and HTML entity tables); as plain
-//! `Elf64_Rela` entries they are a 24-byte-an-entry table (~1 MB) the loader reads at every
-//! start and that stays resident; packed, the same relocations take a few KiB (issue 37's
-//! memory target, `docs/benchmarks.md` sections 7 and 8). ld adds a version need on
-//! `GLIBC_ABI_DT_RELR` (LLVM's D120701 and glibc's patch adding that version describe the
-//! mechanism), so a glibc too old to apply them refuses to load the binary with an error naming
-//! that version instead of running it half-relocated.
+//! `Elf64_Rela` entries they are a 24-byte-an-entry table (983 KB) the loader reads at every
+//! start and that stays resident; packed, the same relocations take 15 KB (issue 37's memory
+//! target, `docs/benchmarks.md` sections 7 and 8). The linker adds a version need on
+//! `GLIBC_ABI_DT_RELR`, so a glibc older than 2.36 refuses to load such a binary, naming that
+//! version, instead of running it half-relocated (the "version lockout" glibc and binutils
+//! agreed on: <https://maskray.me/blog/2021-10-31-relative-relocations-and-relr>). So the flag is
+//! given only when building on the machine's own glibc (not cross-compiling) and
+//! `getconf GNU_LIBC_VERSION` reports 2.36 or later; elsewhere the relocations stay unpacked,
+//! which costs memory, never correctness. `CRICKET_NO_RELR=1` leaves them unpacked too (a
+//! binary built here to run on an older glibc).
+
+use std::process::Command;
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
-    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
-    if os == "linux" && env == "gnu" {
-        println!("cargo::rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    println!("cargo::rerun-if-env-changed=CRICKET_NO_RELR");
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let native = var("TARGET") == var("HOST");
+    if var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" || !native {
+        return;
     }
+    if var("CRICKET_NO_RELR") == "1" || !glibc_at_least(2, 36) {
+        return;
+    }
+    println!("cargo::rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+}
+
+/// Whether this machine's glibc (`getconf GNU_LIBC_VERSION`: `glibc 2.36`) is at least
+/// `major.minor`; false when it cannot tell.
+fn glibc_at_least(major: u32, minor: u32) -> bool {
+    let Ok(out) = Command::new("getconf").arg("GNU_LIBC_VERSION").output() else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let Some(version) = text.trim().strip_prefix("glibc ") else {
+        return false;
+    };
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let found = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    found >= (major, minor)
 }
