@@ -17,8 +17,12 @@
 #                                          # (100000x100 is 10,000,000 sightings: ~12 GB of Redis, ~6 GB for the bench, ~14 min)
 #   BENCH_SCALE_STEADY=5 bash bench/run.sh # part 6: steady cycles per size (the median is kept)
 #
-# Needs: redis-server and redis-benchmark (Redis 7), python3 with beautifulsoup4, lxml and
-# selectolax (`pip install beautifulsoup4 lxml selectolax`). Starts its own Redis on a free
+# Needs: redis-server and redis-benchmark (Redis 7), python3, and for part 1 beautifulsoup4,
+# lxml and selectolax (`pip install beautifulsoup4 lxml selectolax`). Part 6 (BENCH_ONLY=scale)
+# builds the release `scale` example (cargo build --release: minutes when cold) and writes
+# $tgt/bench/scale-NxC.json (earlier ones removed) and report-scale.md; part 6 is
+# docs/benchmarks.md's section 11. BENCH_SCALE_SEED=bot seeds every channel through the bot
+# instead of copying channel x000's keys (docs/benchmarks.md section 11). Starts its own Redis on a free
 # loopback port and stops it on exit. Cargo commands run one at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +39,9 @@ log() { printf '== %s\n' "$*" >&2; }
   free -h | sed -n 1,2p
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "rustc: $(rustc --version)"
-  echo "python: $(python3 --version 2>&1); $(python3 -c 'import bs4, lxml.etree, selectolax; print("bs4", bs4.__version__, "lxml", ".".join(map(str, lxml.etree.LXML_VERSION)), "selectolax", selectolax.__version__)')"
+  # The Python parsers are part 1's reference only: absent, the record says so (the sites and
+  # scale parts need python3 alone).
+  echo "python: $(python3 --version 2>&1); $(python3 -c 'import bs4, lxml.etree, selectolax; print("bs4", bs4.__version__, "lxml", ".".join(map(str, lxml.etree.LXML_VERSION)), "selectolax", selectolax.__version__)' 2>/dev/null || echo 'bs4/lxml/selectolax not installed')"
   if command -v redis-server >/dev/null; then echo "redis: $(redis-server --version | cut -d' ' -f3)"; fi
 } > "$out/machine.txt"
 cat "$out/machine.txt" >&2

@@ -267,6 +267,13 @@ impl Check<'_> {
         };
         let timezone = match r.timezone.as_deref() {
             None => None,
+            // Blank is no zone: say so, rather than that "" is not a zone's name.
+            Some(raw) if raw.trim().is_empty() => {
+                return Err(self.field(
+                    "timezone",
+                    "empty: remove the field to use the bot's TIMEZONE, or name a zone as the tz database spells it (e.g. Asia/Kolkata)".to_string(),
+                ))
+            }
             Some(raw) => Some(Zone::parse(raw).map_err(|problem| self.field("timezone", problem))?),
         };
         Ok(Channel {

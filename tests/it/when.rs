@@ -481,6 +481,26 @@ async fn an_unknown_zone_stops_the_bot_at_start_naming_the_setting() {
         stderr.contains("channel \"sydney\": field `timezone`: not an IANA time zone name"),
         "{stderr}"
     );
+    // Blank: said to be empty, with what to do, not that "" is not a zone's name.
+    std::fs::write(
+        &file,
+        "[[channel]]\nname = \"sydney\"\nsink = \"x\"\ntimezone = \" \"\n",
+    )
+    .unwrap();
+    let o = bot(dir.path())
+        .env("CHANNELS_FILE", &file)
+        .args(["--dry-run", "--source"])
+        .arg(&source)
+        .arg("backfill")
+        .output()
+        .await
+        .unwrap();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("channel \"sydney\": field `timezone`: empty: remove the field to use the bot's TIMEZONE"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
