@@ -443,64 +443,53 @@ async fn each_channel_tells_the_start_in_its_zone_and_discord_in_each_readers_ow
     assert_eq!(start_line(&stdout, "india", after), "🕒 Sat 5 Oct, 22:00 IST");
 }
 
+/// A dry-run `backfill` over `source` with one more variable set: its exit code and stderr.
+async fn refused_backfill(
+    dir: &std::path::Path,
+    source: &std::path::Path,
+    var: &str,
+    value: &std::ffi::OsStr,
+) -> (Option<i32>, String) {
+    let o = bot(dir)
+        .env(var, value)
+        .args(["--dry-run", "--source"])
+        .arg(source)
+        .arg("backfill")
+        .output()
+        .await
+        .unwrap();
+    (o.status.code(), text(&o).1)
+}
+
 #[tokio::test]
 async fn an_unknown_zone_stops_the_bot_at_start_naming_the_setting() {
     let dir = tempfile::tempdir().unwrap();
     let source = listing(dir.path());
-    let o = bot(dir.path())
-        .env("TIMEZONE", "India/Mumbai")
-        .args(["--dry-run", "--source"])
-        .arg(&source)
-        .arg("backfill")
-        .output()
-        .await
-        .unwrap();
-    let (_, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    let (code, stderr) = refused_backfill(dir.path(), &source, "TIMEZONE", "India/Mumbai".as_ref()).await;
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("invalid TIMEZONE=\"India/Mumbai\": not an IANA time zone name"),
         "{stderr}"
     );
+    // A channel's `timezone`, refused naming the file's channel and field: a name the database
+    // lacks, and a blank one (said to be empty, with what to do instead).
     let file = dir.path().join("bad.toml");
-    std::fs::write(
-        &file,
-        "[[channel]]\nname = \"sydney\"\nsink = \"x\"\ntimezone = \"Sydney\"\n",
-    )
-    .unwrap();
-    let o = bot(dir.path())
-        .env("CHANNELS_FILE", &file)
-        .args(["--dry-run", "--source"])
-        .arg(&source)
-        .arg("backfill")
-        .output()
-        .await
+    for (zone, said) in [
+        ("Sydney", "not an IANA time zone name"),
+        (" ", "empty: remove the field to use the bot's TIMEZONE"),
+    ] {
+        std::fs::write(
+            &file,
+            format!("[[channel]]\nname = \"sydney\"\nsink = \"x\"\ntimezone = \"{zone}\"\n"),
+        )
         .unwrap();
-    let (_, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("channel \"sydney\": field `timezone`: not an IANA time zone name"),
-        "{stderr}"
-    );
-    // Blank: said to be empty, with what to do, not that "" is not a zone's name.
-    std::fs::write(
-        &file,
-        "[[channel]]\nname = \"sydney\"\nsink = \"x\"\ntimezone = \" \"\n",
-    )
-    .unwrap();
-    let o = bot(dir.path())
-        .env("CHANNELS_FILE", &file)
-        .args(["--dry-run", "--source"])
-        .arg(&source)
-        .arg("backfill")
-        .output()
-        .await
-        .unwrap();
-    let (_, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("channel \"sydney\": field `timezone`: empty: remove the field to use the bot's TIMEZONE"),
-        "{stderr}"
-    );
+        let (code, stderr) = refused_backfill(dir.path(), &source, "CHANNELS_FILE", file.as_os_str()).await;
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("channel \"sydney\": field `timezone`: {said}")),
+            "{zone:?}: {stderr}"
+        );
+    }
 }
 
 #[tokio::test]
