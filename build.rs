@@ -13,7 +13,10 @@
 //! given only when building on the machine's own glibc (not cross-compiling) and
 //! `getconf GNU_LIBC_VERSION` reports 2.36 or later; elsewhere the relocations stay unpacked,
 //! which costs memory, never correctness. `CRICKET_NO_RELR=1` leaves them unpacked too (a
-//! binary built here to run on an older glibc).
+//! binary built here to run on an older glibc). The check runs again only when this file or
+//! `CRICKET_NO_RELR` changes: a target directory carried to a machine with an older glibc keeps
+//! the flag (`cargo clean` there first). It assumes the linker is run through a C compiler
+//! driver (`cc`, Rust's default on Linux), which takes `-Wl,`.
 
 use std::process::Command;
 

@@ -59,7 +59,10 @@ impl Zone {
     /// `at` as a time in this zone, or `None` for a time outside jiff's range (years -9999 to
     /// 9999), which a page could give: the callers then tell it in UTC.
     fn local(self, at: DateTime<Utc>) -> Option<jiff::ZonedDateTime> {
-        let nanos = i32::try_from(at.timestamp_subsec_nanos()).ok()?;
+        // chrono keeps a leap second (`09:29:60`, which a page's RFC 3339 may say) as a second's
+        // nanoseconds past 999,999,999; jiff has no leap seconds: fold it into the second
+        // before, as the clock shows it.
+        let nanos = i32::try_from(at.timestamp_subsec_nanos().min(999_999_999)).ok()?;
         let instant = Timestamp::new(at.timestamp(), nanos).ok()?;
         Some(instant.to_zoned_datetime(self.rules()))
     }
@@ -167,6 +170,17 @@ mod tests {
             chrono::NaiveDate::from_ymd_opt(2026, 7, 17).unwrap()
         );
         assert_eq!(auckland.moment(at), "2026-07-18 01:00:00 NZST");
+    }
+
+    #[test]
+    fn a_leap_second_a_page_gives_is_told_in_the_zone_as_the_second_before() {
+        let leap = DateTime::parse_from_rfc3339("2016-12-31T23:59:60Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let kolkata = Zone::parse("Asia/Kolkata").unwrap();
+        assert_eq!(kolkata.start(leap), "Sun 1 Jan, 05:29 IST");
+        assert_eq!(kolkata.moment(leap), "2017-01-01 05:29:59 IST");
+        assert_eq!(kolkata.date(leap), chrono::NaiveDate::from_ymd_opt(2017, 1, 1).unwrap());
     }
 
     #[test]
