@@ -76,13 +76,7 @@ async fn main() {
     for store in &stores {
         for u in 0..unsettled {
             let key = MatchKey::parse(&format!("2026-07-18_unsettled-{u}-v-x")).unwrap();
-            let ids = Identities {
-                ids: vec![Identity::of_key(&key)],
-                key,
-                other_keys: Vec::new(),
-                facts: None,
-                rivals: Vec::new(),
-            };
+            let ids = Identities::known_by(key.clone(), vec![Identity::of_key(&key)]);
             let MatchClaim::Won(token) = store.claim_match(&ids, "U v X", DAY, DAY, false).await.unwrap() else {
                 panic!("won")
             };

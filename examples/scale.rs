@@ -161,23 +161,16 @@ async fn measured<F: std::future::Future<Output = T>, T>(
 /// measured at 1,000,000). The first measured cycle asserts that every channel holds every
 /// match. `BENCH_SCALE_SEED=bot` seeds every channel through the bot instead.
 async fn copy_channel(conn: &mut redis::aio::MultiplexedConnection, prefix: &str, channels: usize) {
+    use redis::AsyncCommands;
     let from = format!("{prefix}ch:x000:");
     let mut keys: Vec<String> = Vec::new();
-    let mut cursor: u64 = 0;
-    loop {
-        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(format!("{from}*"))
-            .arg("COUNT")
-            .arg(10_000)
-            .query_async(conn)
-            .await
-            .unwrap();
-        keys.extend(batch);
-        cursor = next;
-        if cursor == 0 {
-            break;
+    {
+        let options = redis::ScanOptions::default()
+            .with_pattern(format!("{from}*"))
+            .with_count(10_000);
+        let mut scan = conn.scan_options::<String>(options).await.unwrap();
+        while let Some(key) = scan.next_item().await {
+            keys.push(key.unwrap());
         }
     }
     for i in 1..channels {

@@ -252,6 +252,18 @@ impl Lookup {
 }
 
 impl Identities {
+    /// The identities of a match known by its key and `ids` alone, not from a listing (a claim
+    /// made by key: an operator's command, a test, a bench): no other keys, no facts, no rivals.
+    pub fn known_by(key: MatchKey, ids: Vec<Identity>) -> Identities {
+        Identities {
+            key,
+            ids,
+            other_keys: Vec::new(),
+            facts: None,
+            rivals: Vec::new(),
+        }
+    }
+
     /// The identities the listing `m` gives its match: its source's own id, and (when it has
     /// a start time) its key as an identity and its fixture, with what it says of the match;
     /// the keys a day either side and the previous release's key as other places a claim may

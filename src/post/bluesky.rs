@@ -703,13 +703,7 @@ mod tests {
         let store = ClaimStore::Embedded(EmbeddedClaims::open(&dir.path().join("c.db"), "t:", "host:1").unwrap());
         let claimed = at("2026-07-17T08:30:00.5Z");
         let claim = |k: &str, kept: Option<&str>| {
-            let ids = Identities {
-                key: key(k),
-                ids: Vec::new(),
-                other_keys: Vec::new(),
-                facts: None,
-                rivals: Vec::new(),
-            };
+            let ids = Identities::known_by(key(k), Vec::new());
             let intent = PostIntent {
                 text: "t",
                 dedupe_key: kept,

@@ -14,10 +14,9 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const WEBHOOK: &str = "/api/webhooks/1180000000000000000/tok-secret";
 
-/// A Mastodon instance on `server`: its limits (500 characters, links weigh 23), and a status
-/// created for each post with `Bearer {token}`; exactly `times` of them when given (checked
-/// when `server` is verified or dropped).
-pub(crate) async fn mastodon_accepts(server: &MockServer, token: &str, times: Option<u64>) {
+/// A Mastodon instance's limits on `server` (`GET /api/v2/instance`): 500 characters, links
+/// weigh 23.
+pub(crate) async fn mastodon_instance(server: &MockServer) {
     Mock::given(method("GET"))
         .and(path("/api/v2/instance"))
         .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
@@ -25,6 +24,13 @@ pub(crate) async fn mastodon_accepts(server: &MockServer, token: &str, times: Op
         })))
         .mount(server)
         .await;
+}
+
+/// A Mastodon instance on `server`: its limits ([`mastodon_instance`]), and a status
+/// created for each post with `Bearer {token}`; exactly `times` of them when given (checked
+/// when `server` is verified or dropped).
+pub(crate) async fn mastodon_accepts(server: &MockServer, token: &str, times: Option<u64>) {
+    mastodon_instance(server).await;
     // A channel that does not set `language` posts in English.
     let statuses = Mock::given(method("POST"))
         .and(path("/api/v1/statuses"))

@@ -551,13 +551,7 @@ async fn on_a_cluster_reconciliation_reads_the_index_in_the_claims_slot_and_scan
         (&mastodon, "2026-07-17_c-v-d", crate::helpers::DAY),
     ] {
         let key = MatchKey::parse(key).unwrap();
-        let ids = Identities {
-            ids: vec![Identity::of_key(&key)],
-            key,
-            other_keys: Vec::new(),
-            facts: None,
-            rivals: Vec::new(),
-        };
+        let ids = Identities::known_by(key.clone(), vec![Identity::of_key(&key)]);
         let MatchClaim::Won(token) = store
             .claim_match(&ids, "A v B", crate::helpers::DAY, gives_up, false)
             .await

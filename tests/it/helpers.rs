@@ -268,13 +268,7 @@ pub async fn claim_key(
     ttl: Duration,
     gives_up_after: Duration,
 ) -> MatchClaim {
-    let ids = Identities {
-        key: key.clone(),
-        ids: Vec::new(),
-        other_keys: Vec::new(),
-        facts: None,
-        rivals: Vec::new(),
-    };
+    let ids = Identities::known_by(key.clone(), Vec::new());
     store
         .claim_match(&ids, title, ttl, gives_up_after, false)
         .await

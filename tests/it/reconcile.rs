@@ -273,13 +273,7 @@ async fn only_one_reconciler_takes_a_claim_to_repeat_its_post(kind: Kind) {
         crate::helpers::store(kind, &prefix, "reconciler-2", &file).await,
     );
     let key = MatchKey::parse("2026-07-17_a-v-b_2nd").unwrap();
-    let ids = Identities {
-        key: key.clone(),
-        ids: vec![crate::helpers::id("site:1"), Identity::of_key(&key)],
-        other_keys: Vec::new(),
-        facts: None,
-        rivals: Vec::new(),
-    };
+    let ids = Identities::known_by(key.clone(), vec![crate::helpers::id("site:1"), Identity::of_key(&key)]);
     let MatchClaim::Won(token) = owner.claim_match(&ids, "A v B", DAY, DAY, false).await.unwrap() else {
         panic!("the first claim wins")
     };

@@ -212,13 +212,7 @@ impl Platforms {
             })
             .mount(&p.x)
             .await;
-        Mock::given(method("GET"))
-            .and(path("/api/v2/instance"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
-                "configuration": {"statuses": {"max_characters": 500, "characters_reserved_per_url": 23}}
-            })))
-            .mount(&p.mastodon)
-            .await;
+        crate::channels::mastodon_instance(&p.mastodon).await;
         Mock::given(method("POST"))
             .and(path("/api/v1/statuses"))
             .respond_with(MastodonStatuses {
@@ -314,6 +308,14 @@ fn cricbuzz_json(n: usize, names: Option<(&str, &str)>) -> String {
     page.to_string()
 }
 
+/// The two sources [`site`] serves: its saved Cricbuzz live-scores page and its JSON.
+fn site_sources(site: &MockServer) -> [String; 2] {
+    [
+        format!("cricbuzz={}/cricket-match/live-scores", site.uri()),
+        format!("cricbuzz-json={}/matches", site.uri()),
+    ]
+}
+
 /// A site serving the saved Cricbuzz live-scores page and, at `/matches`, `json`.
 async fn site(json: String) -> MockServer {
     let site = crate::cli::page_server().await;
@@ -346,10 +348,7 @@ async fn the_page_in_chromium_lists_every_post_with_its_link_shows_hostile_names
     let site = site(cricbuzz_json(1, Some((HOSTILE_SCRIPT, HOSTILE_ATTRIBUTE)))).await;
     let dir = tempfile::tempdir().unwrap();
     let addr = format!("127.0.0.1:{}", free_port());
-    let sources = [
-        format!("cricbuzz={}/cricket-match/live-scores", site.uri()),
-        format!("cricbuzz-json={}/matches", site.uri()),
-    ];
+    let sources = site_sources(&site);
     let mut cmd = platforms.bot(dir.path(), &sources);
     cmd.envs(store_env(Kind::Embedded, &unique_prefix(), dir.path()).await)
         .env("METRICS_ADDR", &addr)
@@ -577,10 +576,7 @@ async fn a_thousand_fetches_of_the_page_while_run_posts_cost_the_store_nothing_m
     let site = site(cricbuzz_json(12, None)).await;
     let dir = tempfile::tempdir().unwrap();
     let addr = format!("127.0.0.1:{}", free_port());
-    let sources = [
-        format!("cricbuzz={}/cricket-match/live-scores", site.uri()),
-        format!("cricbuzz-json={}/matches", site.uri()),
-    ];
+    let sources = site_sources(&site);
     let mut cmd = platforms.bot(dir.path(), &sources);
     cmd.env("REDIS_URL", redis.url())
         .env("KEY_PREFIX", unique_prefix().to_string())

@@ -100,13 +100,7 @@ impl Platforms {
             }))
             .mount(&p.x)
             .await;
-        Mock::given(method("GET"))
-            .and(path("/api/v2/instance"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
-                "configuration": {"statuses": {"max_characters": 500, "characters_reserved_per_url": 23}}
-            })))
-            .mount(&p.mastodon)
-            .await;
+        crate::channels::mastodon_instance(&p.mastodon).await;
         Mock::given(method("POST"))
             .and(path("/api/v1/statuses"))
             .respond_with(numbered(110_000_000_000_000_001, |id, _| {

@@ -13,13 +13,7 @@ use std::time::Duration;
 /// The identities of the match `key`, seen as `site:<n>`.
 fn match_ids(key: &str, n: usize) -> Identities {
     let key = MatchKey::parse(key).unwrap();
-    Identities {
-        ids: vec![id(&format!("site:{n}")), Identity::of_key(&key)],
-        key,
-        other_keys: Vec::new(),
-        facts: None,
-        rivals: Vec::new(),
-    }
+    Identities::known_by(key.clone(), vec![id(&format!("site:{n}")), Identity::of_key(&key)])
 }
 
 /// Wins the match `key` on `store`, its owner giving up after `gives_up_after`.
